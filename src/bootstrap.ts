@@ -1,0 +1,48 @@
+// Everything a process needs before it can serve or run a command: configuration, instance secret, database at the
+// latest migration, services. Shared by the server, the CLI, the tests and the benchmarks.
+import { loadConfig, type Config } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { resolveInstanceSecret } from './secret.ts';
+import { createServices, type Services } from './services.ts';
+import { randomString } from './lib/crypto.ts';
+import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
+
+export async function bootstrap(config: Config = loadConfig()): Promise<Services> {
+  const secret = resolveInstanceSecret(config.secret, config.dataDir);
+  const database = openDatabase(config.databaseUrl);
+  try {
+    await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const services = createServices(config, database, secret);
+  services.onClose(() => database.close());
+  return services;
+}
+
+export interface FirstAdmin {
+  email: string;
+  /** Present only when generated here, so it can be printed once. */
+  password: string | null;
+  apiToken: string;
+}
+
+/**
+ * When no staff exists, creates the first administrator from TOLLGATE_ADMIN_* or, when those are unset, with a
+ * generated e-mail, password and token that the caller prints once. Returns null when staff already exists.
+ */
+export async function ensureFirstAdmin(services: Services): Promise<FirstAdmin | null> {
+  if ((await services.staff.count()) > 0) return null;
+  const { email, password, apiToken } = services.config.admin;
+  const generatedPassword = password === null ? `${randomString(20)}aA1` : null;
+  const created = await services.staff.create({
+    email: email ?? 'admin@tollgate.local',
+    password: password ?? generatedPassword!,
+    name: 'Administrator',
+    admin_group_id: ADMINISTRATORS_GROUP_ID,
+    apiToken: apiToken ?? undefined,
+  });
+  return { email: email ?? 'admin@tollgate.local', password: generatedPassword, apiToken: created.apiToken };
+}

@@ -1,0 +1,52 @@
+// Operator commands:
+//   npm run cli -- migrate
+//   npm run cli -- create-admin --email a@b.c --password 'Secret123' [--name 'Ann']
+import { parseArgs } from 'node:util';
+import { bootstrap } from './bootstrap.ts';
+import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
+import { ApiError } from './http/errors.ts';
+import type { Services } from './services.ts';
+
+type Command = (services: Services, args: string[]) => Promise<void>;
+
+const commands: Record<string, Command> = {
+  async migrate() {
+    process.stdout.write('Database is at the latest migration.\n');
+  },
+  async 'create-admin'(services, args) {
+    const { values } = parseArgs({
+      args,
+      options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
+    });
+    if (values.email === undefined || values.password === undefined) {
+      throw new Error('create-admin needs --email and --password');
+    }
+    const created = await services.staff.create({
+      email: values.email,
+      password: values.password,
+      name: values.name ?? 'Administrator',
+      admin_group_id: ADMINISTRATORS_GROUP_ID,
+    });
+    process.stdout.write(`${created.apiToken}\n`);
+  },
+};
+
+export function registerCommand(name: string, command: Command): void {
+  commands[name] = command;
+}
+
+const [name = 'help', ...rest] = process.argv.slice(2);
+const command = commands[name];
+if (command === undefined) {
+  process.stderr.write(`Usage: npm run cli -- <${Object.keys(commands).join('|')}> [options]\n`);
+  process.exit(name === 'help' ? 0 : 2);
+}
+const services = await bootstrap();
+try {
+  await command(services, rest);
+} catch (error) {
+  process.stderr.write(`${error instanceof ApiError || error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  await services.close();
+}

@@ -1,0 +1,67 @@
+// Tables of the platform core: staff and their groups, clients, sessions.
+import type { Generated } from 'kysely';
+
+export interface AdminGroupTable {
+  id: Generated<number>;
+  name: string;
+  /** JSON array of permission strings (`client.view`, …); group 1 may do everything regardless. */
+  permissions: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StaffTable {
+  id: Generated<number>;
+  /** Stored lower-cased; unique. */
+  email: string;
+  name: string;
+  password_hash: string;
+  status: 'active' | 'inactive';
+  admin_group_id: number;
+  /** HMAC of the API token (lookup) and its AES-GCM sealed copy (shown to its owner). */
+  api_token_hash: string;
+  api_token_enc: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ClientTable {
+  id: Generated<number>;
+  email: string;
+  password_hash: string | null;
+  first_name: string;
+  last_name: string | null;
+  company: string | null;
+  phone: string | null;
+  address_1: string | null;
+  address_2: string | null;
+  city: string | null;
+  state: string | null;
+  postcode: string | null;
+  country: string | null;
+  currency: string | null;
+  status: 'active' | 'suspended' | 'canceled';
+  api_token_hash: string;
+  api_token_enc: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionTable {
+  /** HMAC of the session id sent in the cookie: a database dump does not yield usable session ids. */
+  id_hash: string;
+  /** HMAC of the session's CSRF token. */
+  csrf_hash: string;
+  subject_type: 'guest' | 'client' | 'admin';
+  subject_id: number | null;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+}
+
+export interface CoreTables {
+  admin_groups: AdminGroupTable;
+  staff: StaffTable;
+  clients: ClientTable;
+  sessions: SessionTable;
+}

@@ -1,0 +1,48 @@
+// What a module declares: its actions per role, each with an input schema, an optional staff permission and rate
+// limit policy, and a handler that calls the module's service. The gateway turns these into routes.
+import type { Static, TObject } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitPolicy } from '../config.ts';
+import type { Services } from '../services.ts';
+import type { Identity } from './identity.ts';
+import type { SessionControl } from './session-control.ts';
+
+export type Role = 'admin' | 'client' | 'guest';
+export const ROLES: readonly Role[] = ['admin', 'client', 'guest'];
+
+export interface CallContext<I extends Identity = Identity> {
+  services: Services;
+  identity: I;
+  /** The caller's address, honouring X-Forwarded-For only when TRUST_PROXY is set. */
+  ip: string;
+  /** The browser session of this request (guest, client or admin), and the means to start or end one. */
+  session: SessionControl;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface ActionDef<P extends TObject = TObject, I extends Identity = Identity> {
+  params: P;
+  /** Staff permission `module.group` the admin action needs; group 1 has every permission. */
+  permission?: string;
+  /** A policy applied on top of the role's default one (LOGIN, SIGNUP, CHECKOUT…), or replacing API_GUEST. */
+  rateLimit?: RateLimitPolicy;
+  summary?: string;
+  // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry.
+  handler(params: Static<P>, call: CallContext<I>): unknown;
+}
+
+export type AdminIdentity = Extract<Identity, { role: 'admin' }>;
+export type ClientIdentity = Extract<Identity, { role: 'client' }>;
+export type GuestIdentity = Extract<Identity, { role: 'guest' }>;
+
+export interface ModuleApi {
+  name: string;
+  admin?: Record<string, ActionDef<TObject, AdminIdentity>>;
+  client?: Record<string, ActionDef<TObject, ClientIdentity>>;
+  guest?: Record<string, ActionDef<TObject, GuestIdentity>>;
+}
+
+export const adminAction = <P extends TObject>(def: ActionDef<P, AdminIdentity>): ActionDef<P, AdminIdentity> => def;
+export const clientAction = <P extends TObject>(def: ActionDef<P, ClientIdentity>): ActionDef<P, ClientIdentity> => def;
+export const guestAction = <P extends TObject>(def: ActionDef<P, GuestIdentity>): ActionDef<P, GuestIdentity> => def;

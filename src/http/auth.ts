@@ -1,0 +1,109 @@
+// Authentication of admin and client calls (CONTRACT §3): Basic API tokens first, then the session cookie with its
+// CSRF token. Failed Basic attempts count against API_AUTH_FAILED per IP.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Session } from '../modules/session/service.ts';
+import type { Services } from '../services.ts';
+import { safeEqual } from '../lib/crypto.ts';
+import { ApiError, errors } from './errors.ts';
+import type { Identity } from './identity.ts';
+import { enforce } from './rate-limit.ts';
+import { CSRF_COOKIE, readCookies, SESSION_COOKIE } from './session-control.ts';
+
+type AuthRole = 'admin' | 'client';
+
+export interface Authenticated {
+  identity: Extract<Identity, { role: AuthRole }>;
+  session: Session | null;
+}
+
+interface BasicCredentials {
+  user: 'admin' | 'client';
+  password: string;
+}
+
+function readBasic(request: FastifyRequest): BasicCredentials | null {
+  const header = request.headers.authorization;
+  if (header === undefined || !/^basic /i.test(header)) return null;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon === -1 ? decoded : decoded.slice(0, colon);
+  // Any other user name is "no Basic credentials" (CONTRACT §3), e.g. a proxy's own Basic auth.
+  if (user !== 'admin' && user !== 'client') return null;
+  return { user, password: colon === -1 ? '' : decoded.slice(colon + 1) };
+}
+
+/** Throws `failure`, or 429 once this IP has failed too often; either way the failure is counted. */
+async function rejectAttempt(services: Services, reply: FastifyReply, ip: string, failure: ApiError): Promise<never> {
+  if (!services.limiter.isExempt(ip)) {
+    const decision = await services.limiter.hit('API_AUTH_FAILED', ip);
+    if (!decision.allowed) enforce(reply, decision);
+  }
+  throw failure;
+}
+
+export async function rejectIfAuthBlocked(services: Services, reply: FastifyReply, ip: string): Promise<void> {
+  if (services.limiter.isExempt(ip)) return;
+  const blocked = await services.limiter.isBlocked('API_AUTH_FAILED', ip);
+  if (blocked !== null) enforce(reply, blocked);
+}
+
+/** Reads the CSRF token from, in order: the body or query `CSRFToken` (already merged into params), the header. */
+function csrfTokenOf(request: FastifyRequest, params: Record<string, unknown>): string | null {
+  const fromParams = params.CSRFToken;
+  if (typeof fromParams === 'string' && fromParams !== '') return fromParams;
+  const header = request.headers['x-csrf-token'];
+  return typeof header === 'string' && header !== '' ? header : null;
+}
+
+export async function authenticate(
+  role: AuthRole,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  ip: string,
+  params: Record<string, unknown>,
+): Promise<Authenticated> {
+  const basic = readBasic(request);
+  if (basic !== null) {
+    await rejectIfAuthBlocked(services, reply, ip);
+    if (basic.password === '') return rejectAttempt(services, reply, ip, errors.emptyPassword());
+    if (basic.user !== role) return rejectAttempt(services, reply, ip, errors.wrongRole(role));
+    if (role === 'admin') {
+      const staff = await services.staff.principalByToken(basic.password);
+      if (staff === null) return rejectAttempt(services, reply, ip, errors.badAdminToken());
+      return { identity: { role: 'admin', staff, via: 'token' }, session: null };
+    }
+    const client = await services.clients.principalByToken(basic.password);
+    if (client === null) return rejectAttempt(services, reply, ip, errors.badClientToken());
+    return { identity: { role: 'client', client, via: 'token' }, session: null };
+  }
+
+  const cookies = readCookies(request);
+  const sessionId = cookies[SESSION_COOKIE];
+  const session = sessionId === undefined ? null : await services.sessions.load(sessionId);
+  if (session === null || session.subject.type !== role) throw errors.authRequired();
+
+  const token = csrfTokenOf(request, params);
+  if (token === null || !services.sessions.csrfMatches(session, token)) throw errors.csrf();
+  const cookieToken = cookies[CSRF_COOKIE];
+  if (cookieToken !== undefined && !safeEqual(cookieToken, token)) throw errors.csrf();
+
+  const subjectId = session.subject.id;
+  if (subjectId === null) throw errors.authRequired();
+  if (role === 'admin') {
+    const staff = await services.staff.principalById(subjectId);
+    if (staff === null) throw errors.authRequired();
+    return { identity: { role: 'admin', staff, via: 'session' }, session };
+  }
+  const client = await services.clients.principalById(subjectId);
+  if (client === null) throw errors.authRequired();
+  return { identity: { role: 'client', client, via: 'session' }, session };
+}
+
+/** For login actions: refuses at once when this IP has failed too often, before any password is checked. */
+export const guardLogin = rejectIfAuthBlocked;
+
+/** For login actions: counts a failed login against API_AUTH_FAILED and throws 206 (or 429 once over the limit). */
+export function failLogin(services: Services, reply: FastifyReply, ip: string): Promise<never> {
+  return rejectAttempt(services, reply, ip, errors.loginFailed());
+}

@@ -1,0 +1,98 @@
+// The API gateway: one GET+POST route per declared action, `/api/{role}/{module}/{action}`. Each route
+// authenticates for its role, applies the rate-limit policies, validates the parameters, calls the action and wraps
+// the result in the envelope. Modules are known only through the registry; adding an action never touches http/.
+import type { TObject } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import { ROLES, type ActionDef, type ModuleApi, type Role } from './action.ts';
+import { authenticate } from './auth.ts';
+import { errors } from './errors.ts';
+import { hasPermission, type Identity } from './identity.ts';
+import { enforce } from './rate-limit.ts';
+import { createSessionControl } from './session-control.ts';
+import { compileValidator } from './validate.ts';
+
+const GUEST: Identity = { role: 'guest' };
+
+function gatherParams(request: FastifyRequest): Record<string, unknown> {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  if (request.method !== 'POST') return query;
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  return Object.keys(query).length === 0 ? body : { ...query, ...body };
+}
+
+function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Services) {
+  const validate = compileValidator(def.params);
+  const { limiter } = services;
+  const guestPolicy = def.rateLimit ?? 'API_GUEST';
+  // The handler's identity type is narrowed per role by the registry; here every role shares one code path.
+  const run = (params: unknown, call: unknown): unknown => (def.handler as (params: unknown, call: unknown) => unknown).call(def, params, call);
+
+  return async function handle(request: FastifyRequest, reply: FastifyReply) {
+    const ip = request.ip;
+    const raw = gatherParams(request);
+    let identity = GUEST;
+    let session = createSessionControl(request, reply, services.sessions);
+
+    if (role === 'guest') {
+      if (!limiter.isExempt(ip)) {
+        const decision = limiter.hit(guestPolicy, ip);
+        enforce(reply, decision instanceof Promise ? await decision : decision);
+      }
+    } else {
+      const authenticated = await authenticate(role, request, reply, services, ip, raw);
+      identity = authenticated.identity;
+      if (authenticated.session !== null) {
+        session = createSessionControl(request, reply, services.sessions, authenticated.session);
+      }
+      if (identity.role === 'admin' && def.permission !== undefined && !hasPermission(identity.staff, def.permission)) {
+        throw errors.forbidden(def.permission);
+      }
+      if (!limiter.isExempt(ip)) {
+        const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
+        enforce(reply, await limiter.hit('API_AUTHENTICATED', account));
+        if (def.rateLimit !== undefined) enforce(reply, await limiter.hit(def.rateLimit, ip));
+      }
+    }
+
+    const params = validate(raw);
+    const result = await run(params, { services, identity, ip, session, request, reply });
+    return { result: result === undefined ? null : result, error: null };
+  };
+}
+
+export interface RegisteredAction {
+  role: Role;
+  module: string;
+  action: string;
+  def: ActionDef<TObject, never>;
+}
+
+export function listActions(modules: readonly ModuleApi[]): RegisteredAction[] {
+  const out: RegisteredAction[] = [];
+  for (const module of modules) {
+    for (const role of ROLES) {
+      for (const [action, def] of Object.entries(module[role] ?? {})) {
+        out.push({ role, module: module.name, action, def: def as ActionDef<TObject, never> });
+      }
+    }
+  }
+  return out;
+}
+
+export function registerGateway(app: FastifyInstance, services: Services, modules: readonly ModuleApi[]): void {
+  for (const { role, module, action, def } of listActions(modules)) {
+    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, def, services) });
+  }
+
+  const knownModules = new Set(modules.map((module) => module.name));
+  app.setNotFoundHandler((request) => {
+    if (!['GET', 'POST', 'HEAD'].includes(request.method)) throw errors.methodNotAllowed(request.method);
+    const path = (request.raw.url ?? '').split('?')[0] ?? '';
+    const match = /^\/api\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(path);
+    if (match !== null && (ROLES as readonly string[]).includes(match[1]!) && knownModules.has(match[2]!)) {
+      throw errors.unknownAction(match[1]!, match[2]!, match[3]!);
+    }
+    throw errors.unknownPath();
+  });
+}

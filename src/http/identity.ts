@@ -1,0 +1,25 @@
+// Who is calling. Resolved by the gateway before an action runs.
+
+export interface StaffPrincipal {
+  id: number;
+  email: string;
+  name: string;
+  adminGroupId: number;
+  /** 'all' for group 1 (Administrators). */
+  permissions: ReadonlySet<string> | 'all';
+}
+
+export interface ClientPrincipal {
+  id: number;
+  email: string;
+  name: string;
+}
+
+export type Identity =
+  | { role: 'guest' }
+  | { role: 'admin'; staff: StaffPrincipal; via: 'token' | 'session' }
+  | { role: 'client'; client: ClientPrincipal; via: 'token' | 'session' };
+
+export function hasPermission(staff: StaffPrincipal, permission: string): boolean {
+  return staff.permissions === 'all' || staff.permissions.has(permission);
+}

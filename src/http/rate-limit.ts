@@ -1,0 +1,91 @@
+// Rate-limit policies of CONTRACT §4 over a CounterStore: a decision per (policy, subject), the whitelist, and the
+// RateLimit-* / Retry-After headers.
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import type { FastifyReply } from 'fastify';
+import type { Config, RateLimitPolicy } from '../config.ts';
+import type { CounterStore, Hit } from './counter-store.ts';
+import { errors } from './errors.ts';
+
+export interface Decision {
+  policy: RateLimitPolicy;
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+function normaliseIp(ip: string): string {
+  return ip.startsWith('::ffff:') && isIPv4(ip.slice(7)) ? ip.slice(7) : ip;
+}
+
+function buildWhitelist(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : null;
+    if (family === null) throw new Error(`RATE_LIMIT_WHITELIST: "${entry}" is not an IP address or CIDR`);
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}
+
+export class RateLimiter {
+  private readonly whitelist: BlockList;
+
+  constructor(
+    private readonly config: Config['rateLimit'],
+    readonly store: CounterStore,
+  ) {
+    this.whitelist = buildWhitelist(config.whitelist);
+  }
+
+  get enabled(): boolean {
+    return this.config.enabled;
+  }
+
+  isExempt(ip: string): boolean {
+    if (!this.config.enabled) return true;
+    const address = normaliseIp(ip);
+    return this.whitelist.check(address, isIPv4(address) ? 'ipv4' : 'ipv6');
+  }
+
+  private decide(policy: RateLimitPolicy, hit: Hit | null): Decision {
+    const { limit } = this.config.policies[policy];
+    const count = hit?.count ?? 0;
+    return {
+      policy,
+      allowed: count <= limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: Math.max(1, Math.ceil((hit?.resetMs ?? this.config.policies[policy].windowSeconds * 1000) / 1000)),
+    };
+  }
+
+  /** Counts one request of `subject` under `policy`. Synchronous with the memory store. */
+  hit(policy: RateLimitPolicy, subject: string): Decision | Promise<Decision> {
+    const key = `${policy}:${subject}`;
+    const result = this.store.incr(key, this.config.policies[policy].windowSeconds * 1000);
+    return result instanceof Promise ? result.then((hit) => this.decide(policy, hit)) : this.decide(policy, result);
+  }
+
+  /** Whether `subject` is already over the limit of `policy`, without counting anything. */
+  async isBlocked(policy: RateLimitPolicy, subject: string): Promise<Decision | null> {
+    const hit = await this.store.get(`${policy}:${subject}`);
+    if (hit === null) return null;
+    const decision = this.decide(policy, hit);
+    return hit.count >= decision.limit ? { ...decision, allowed: false } : null;
+  }
+}
+
+export function applyHeaders(reply: FastifyReply, decision: Decision): void {
+  reply.header('RateLimit-Limit', decision.limit);
+  reply.header('RateLimit-Remaining', decision.remaining);
+  reply.header('RateLimit-Reset', decision.resetSeconds);
+}
+
+/** Sets the headers and throws 429 when the decision says no. */
+export function enforce(reply: FastifyReply, decision: Decision): void {
+  applyHeaders(reply, decision);
+  if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
+}

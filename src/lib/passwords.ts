@@ -1,0 +1,31 @@
+// argon2id password hashing. Verification of an unknown account runs against a fixed dummy hash so that "no such
+// e-mail" and "wrong password" take the same time.
+import { hash, verify } from '@node-rs/argon2';
+
+// Algorithm.Argon2id is a const enum in the typings; the numeric value keeps isolatedModules happy.
+const ARGON2ID = 2;
+const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+let dummyHash: Promise<string> | null = null;
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, OPTIONS);
+}
+
+export async function verifyPassword(storedHash: string | null, password: string): Promise<boolean> {
+  if (storedHash === null) {
+    dummyHash ??= hash('tollgate-dummy-password', OPTIONS);
+    await verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  return verify(storedHash, password).catch(() => false);
+}
+
+/** Contract: 8–256 characters with at least one digit, one lower-case and one upper-case letter. */
+export function passwordProblem(password: string): string | null {
+  if (password.length < 8 || password.length > 256) return 'must be 8 to 256 characters long';
+  if (!/[0-9]/.test(password)) return 'must contain a digit';
+  if (!/[a-z]/.test(password)) return 'must contain a lower-case letter';
+  if (!/[A-Z]/.test(password)) return 'must contain an upper-case letter';
+  return null;
+}

@@ -1,0 +1,49 @@
+// Process entry: read config, open and migrate the database, create the first admin if needed, serve.
+import { buildApp } from './app.ts';
+import { bootstrap, ensureFirstAdmin } from './bootstrap.ts';
+import { loadConfig } from './config.ts';
+
+const config = loadConfig();
+const services = await bootstrap(config);
+const app = buildApp(services, {
+  logger: {
+    level: config.logLevel,
+    // Never log a secret: keys, tokens and CSRF tokens can travel in the query string of a GET, so the request line
+    // is logged without it, and no header is logged at all.
+    serializers: {
+      req: (request: { method: string; url: string; ip?: string }) => ({
+        method: request.method,
+        path: request.url.split('?')[0],
+        ip: request.ip,
+      }),
+    },
+  },
+});
+
+const firstAdmin = await ensureFirstAdmin(services);
+if (firstAdmin !== null) {
+  // Printed once, to the operator's console, on the very first start only.
+  const lines = [
+    'Created the first administrator:',
+    `  e-mail:    ${firstAdmin.email}`,
+    ...(firstAdmin.password !== null ? [`  password:  ${firstAdmin.password}`] : []),
+    ...(config.admin.apiToken === null ? [`  API token: ${firstAdmin.apiToken}`] : []),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+for (const start of services.startTasks) start();
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  await app.close();
+  await services.close();
+  process.exit(0);
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+await app.listen({ port: config.port, host: config.host });

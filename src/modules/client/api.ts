@@ -1,0 +1,119 @@
+// client: sign-up and login for customers, and staff management of client accounts.
+import { Type } from '@sinclair/typebox';
+import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { failLogin, guardLogin } from '../../http/auth.ts';
+import { paginationParams } from '../../lib/paginator.ts';
+
+export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const Email = Type.String({ format: 'email', maxLength: 254 });
+const Password = Type.String({ minLength: 1, maxLength: 256 });
+const Text = Type.String({ maxLength: 255 });
+const Status = Type.Union([Type.Literal('active'), Type.Literal('suspended'), Type.Literal('canceled')]);
+
+/** Optional profile fields shared by sign-up, staff create/update and the client's own profile update. */
+export const profileParams = {
+  last_name: Type.Optional(Text),
+  company: Type.Optional(Text),
+  phone: Type.Optional(Type.String({ maxLength: 64 })),
+  address_1: Type.Optional(Text),
+  address_2: Type.Optional(Text),
+  city: Type.Optional(Text),
+  state: Type.Optional(Text),
+  postcode: Type.Optional(Type.String({ maxLength: 64 })),
+  country: Type.Optional(Type.String({ maxLength: 64 })),
+  currency: Type.Optional(Type.String({ maxLength: 3 })),
+};
+
+const FirstName = Type.String({ minLength: 1, maxLength: 255 });
+
+export const clientApi: ModuleApi = {
+  name: 'client',
+  guest: {
+    create: guestAction({
+      params: Type.Object({ email: Email, first_name: FirstName, password: Password, password_confirm: Password, ...profileParams }),
+      rateLimit: 'SIGNUP',
+      summary: 'Sign up: creates an active client and starts its session',
+      async handler(params, { services, session }) {
+        const id = await services.clients.create(params);
+        const previous = await session.current();
+        await session.start({ type: 'client', id });
+        await services.db.transaction().execute((trx) =>
+          services.events.emit('client.logged_in', { clientId: id, previousSessionId: previous?.idHash ?? null }, trx),
+        );
+        return id;
+      },
+    }),
+    login: guestAction({
+      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
+      rateLimit: 'LOGIN',
+      summary: 'Client login: starts a client session and sets the session and csrf_token cookies',
+      async handler({ email, password }, { services, reply, ip, session }) {
+        await guardLogin(services, reply, ip);
+        const client = await services.clients.login(email, password);
+        if (client === null) return failLogin(services, reply, ip);
+        const previous = await session.current();
+        await session.start({ type: 'client', id: client.id });
+        await services.db.transaction().execute((trx) =>
+          services.events.emit('client.logged_in', { clientId: client.id, previousSessionId: previous?.idHash ?? null }, trx),
+        );
+        return { id: client.id, email: client.email, name: client.name, role: 'client' };
+      },
+    }),
+  },
+  admin: {
+    create: adminAction({
+      params: Type.Object({
+        email: Email,
+        first_name: FirstName,
+        password: Type.Optional(Password),
+        status: Type.Optional(Status),
+        ...profileParams,
+      }),
+      permission: 'client.manage',
+      handler: (params, { services }) => services.clients.create(params),
+    }),
+    get_list: adminAction({
+      params: Type.Object({
+        search: Type.Optional(Text),
+        status: Type.Optional(Status),
+        email: Type.Optional(Text),
+        name: Type.Optional(Text),
+        company: Type.Optional(Text),
+        date_from: Type.Optional(Type.String({ format: 'date' })),
+        date_to: Type.Optional(Type.String({ format: 'date' })),
+        ...paginationParams,
+      }),
+      permission: 'client.view',
+      handler: (params, { services }) => services.clients.list(params),
+    }),
+    get: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'client.view',
+      handler: ({ id }, { services }) => services.clients.get(id),
+    }),
+    update: adminAction({
+      params: Type.Object({ id: Id, email: Type.Optional(Email), first_name: Type.Optional(FirstName), status: Type.Optional(Status), ...profileParams }),
+      permission: 'client.manage',
+      async handler({ id, ...fields }, { services }) {
+        await services.clients.update(id, fields);
+        return true;
+      },
+    }),
+    delete: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'client.manage',
+      async handler({ id }, { services }) {
+        await services.clients.delete(id);
+        return true;
+      },
+    }),
+    change_password: adminAction({
+      params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
+      permission: 'client.manage',
+      async handler({ id, password, password_confirm }, { services }) {
+        await services.clients.changePassword(id, password, password_confirm);
+        return true;
+      },
+    }),
+  },
+};

@@ -1,0 +1,93 @@
+// profile: the caller's own account, for staff (admin/profile/*) and clients (client/profile/*): read, update,
+// password, API token, logout. Staff may also rotate a client's token (admin/profile/api_key_reset).
+import { Type } from '@sinclair/typebox';
+import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
+import { errors } from '../../http/errors.ts';
+import { Id, profileParams } from '../client/api.ts';
+
+const NO_PARAMS = Type.Object({});
+const Password = Type.String({ minLength: 1, maxLength: 256 });
+
+export const profileApi: ModuleApi = {
+  name: 'profile',
+  admin: {
+    get: adminAction({
+      params: NO_PARAMS,
+      summary: "The staff member's own record, with its API token",
+      handler: (_params, { services, identity }) => services.staff.profile(identity.staff.id),
+    }),
+    update: adminAction({
+      params: Type.Object({
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+      }),
+      async handler(fields, { services, identity }) {
+        await services.staff.update(identity.staff.id, identity.staff.id, fields);
+        return true;
+      },
+    }),
+    change_password: adminAction({
+      params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
+      async handler({ current_password, password, password_confirm }, { services, identity }) {
+        if (!(await services.staff.verifyOwnPassword(identity.staff.id, current_password))) {
+          throw errors.invalid('current_password', 'is not correct');
+        }
+        await services.staff.changePassword(identity.staff.id, password, password_confirm);
+        return true;
+      },
+    }),
+    generate_api_key: adminAction({
+      params: NO_PARAMS,
+      summary: 'Rotates the caller\'s API token and returns the new one (FOSSBilling returns true)',
+      handler: (_params, { services, identity }) => services.staff.rotateApiToken(identity.staff.id),
+    }),
+    api_key_reset: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'client.manage',
+      summary: "Rotates a client's API token and returns the new one",
+      handler: ({ id }, { services }) => services.clients.rotateApiToken(id),
+    }),
+    logout: adminAction({
+      params: NO_PARAMS,
+      async handler(_params, { session }) {
+        await session.end();
+        return true;
+      },
+    }),
+  },
+  client: {
+    get: clientAction({
+      params: NO_PARAMS,
+      handler: (_params, { services, identity }) => services.clients.get(identity.client.id),
+    }),
+    update: clientAction({
+      params: Type.Object({ first_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), ...profileParams }),
+      async handler(fields, { services, identity }) {
+        await services.clients.update(identity.client.id, fields);
+        return true;
+      },
+    }),
+    change_password: clientAction({
+      params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
+      async handler({ current_password, password, password_confirm }, { services, identity }) {
+        await services.clients.changeOwnPassword(identity.client.id, current_password, password, password_confirm);
+        return true;
+      },
+    }),
+    api_key_get: clientAction({
+      params: NO_PARAMS,
+      handler: (_params, { services, identity }) => services.clients.apiToken(identity.client.id),
+    }),
+    api_key_reset: clientAction({
+      params: NO_PARAMS,
+      handler: (_params, { services, identity }) => services.clients.rotateApiToken(identity.client.id),
+    }),
+    logout: clientAction({
+      params: NO_PARAMS,
+      async handler(_params, { session }) {
+        await session.end();
+        return true;
+      },
+    }),
+  },
+};

@@ -1,0 +1,105 @@
+// staff: staff login, staff members and admin groups.
+import { Type } from '@sinclair/typebox';
+import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { failLogin, guardLogin } from '../../http/auth.ts';
+import { paginationParams } from '../../lib/paginator.ts';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const Email = Type.String({ format: 'email', maxLength: 254 });
+const Name = Type.String({ minLength: 1, maxLength: 255 });
+const Password = Type.String({ minLength: 1, maxLength: 256 });
+const Status = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
+const Permissions = Type.Array(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100 }), { maxItems: 200 });
+
+export const staffApi: ModuleApi = {
+  name: 'staff',
+  guest: {
+    login: guestAction({
+      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
+      rateLimit: 'LOGIN',
+      summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies',
+      async handler({ email, password }, { services, reply, ip, session }) {
+        await guardLogin(services, reply, ip);
+        const staff = await services.staff.login(email, password);
+        if (staff === null) return failLogin(services, reply, ip);
+        await session.start({ type: 'admin', id: staff.id });
+        return { id: staff.id, email: staff.email, name: staff.name, role: 'admin' };
+      },
+    }),
+  },
+  admin: {
+    create: adminAction({
+      params: Type.Object({ email: Email, password: Password, name: Name, admin_group_id: Id, status: Type.Optional(Status) }),
+      permission: 'staff.manage',
+      async handler(params, { services }) {
+        return (await services.staff.create(params)).id;
+      },
+    }),
+    get_list: adminAction({
+      params: Type.Object({ search: Type.Optional(Type.String({ maxLength: 255 })), status: Type.Optional(Status), ...paginationParams }),
+      permission: 'staff.manage',
+      handler: (params, { services }) => services.staff.list(params),
+    }),
+    get: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'staff.manage',
+      handler: ({ id }, { services }) => services.staff.get(id),
+    }),
+    update: adminAction({
+      params: Type.Object({
+        id: Id,
+        email: Type.Optional(Email),
+        name: Type.Optional(Name),
+        status: Type.Optional(Status),
+        admin_group_id: Type.Optional(Id),
+      }),
+      permission: 'staff.manage',
+      async handler({ id, ...fields }, { services, identity }) {
+        await services.staff.update(identity.staff.id, id, fields);
+        return true;
+      },
+    }),
+    delete: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'staff.manage',
+      async handler({ id }, { services, identity }) {
+        await services.staff.delete(identity.staff.id, id);
+        return true;
+      },
+    }),
+    change_password: adminAction({
+      params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
+      permission: 'staff.manage',
+      async handler({ id, password, password_confirm }, { services }) {
+        await services.staff.changePassword(id, password, password_confirm);
+        return true;
+      },
+    }),
+    group_get_list: adminAction({
+      params: Type.Object({ ...paginationParams }),
+      permission: 'staff.manage',
+      handler: (params, { services }) => services.staff.groups(params),
+    }),
+    group_create: adminAction({
+      params: Type.Object({ name: Name, permissions: Type.Optional(Permissions) }),
+      permission: 'staff.manage',
+      handler: ({ name, permissions }, { services }) => services.staff.createGroup(name, permissions ?? []),
+    }),
+    group_update: adminAction({
+      params: Type.Object({ id: Id, name: Type.Optional(Name), permissions: Type.Optional(Permissions) }),
+      permission: 'staff.manage',
+      async handler({ id, ...fields }, { services }) {
+        await services.staff.updateGroup(id, fields);
+        return true;
+      },
+    }),
+    group_delete: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'staff.manage',
+      async handler({ id }, { services }) {
+        await services.staff.deleteGroup(id);
+        return true;
+      },
+    }),
+  },
+};

@@ -1,0 +1,309 @@
+// Staff members, admin groups and the admin's own profile. The only writer of `staff` and `admin_groups`.
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { StaffTable } from '../../db/tables/core.ts';
+import { errors } from '../../http/errors.ts';
+import type { StaffPrincipal } from '../../http/identity.ts';
+import { newApiToken, type SecretBox } from '../../lib/crypto.ts';
+import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
+import { nowIso } from '../../lib/time.ts';
+import type { SessionService } from '../session/service.ts';
+
+export const ADMINISTRATORS_GROUP_ID = 1;
+
+export type StaffStatus = 'active' | 'inactive';
+
+export interface StaffRecord {
+  id: number;
+  email: string;
+  name: string;
+  status: StaffStatus;
+  admin_group_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AdminGroupRecord {
+  id: number;
+  name: string;
+  permissions: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StaffServiceDeps {
+  db: Kysely<Database>;
+  secrets: SecretBox;
+  sessions: Pick<SessionService, 'destroyAllOf'>;
+}
+
+function toRecord(row: Selectable<StaffTable>): StaffRecord {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    status: row.status,
+    admin_group_id: row.admin_group_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function parsePermissions(json: string): string[] {
+  const parsed: unknown = JSON.parse(json);
+  return Array.isArray(parsed) ? parsed.filter((item): item is string => typeof item === 'string') : [];
+}
+
+function checkPassword(password: string, param = 'password'): void {
+  const problem = passwordProblem(password);
+  if (problem !== null) throw errors.invalid(param, problem);
+}
+
+export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) {
+  async function principalOf(row: Selectable<StaffTable> | undefined): Promise<StaffPrincipal | null> {
+    if (row === undefined || row.status !== 'active') return null;
+    let permissions: StaffPrincipal['permissions'] = 'all';
+    if (row.admin_group_id !== ADMINISTRATORS_GROUP_ID) {
+      const group = await db.selectFrom('admin_groups').select('permissions').where('id', '=', row.admin_group_id).executeTakeFirst();
+      permissions = new Set(group === undefined ? [] : parsePermissions(group.permissions));
+    }
+    return { id: row.id, email: row.email, name: row.name, adminGroupId: row.admin_group_id, permissions };
+  }
+
+  async function requireStaff(id: number, trx: Kysely<Database> = db): Promise<Selectable<StaffTable>> {
+    const row = await trx.selectFrom('staff').selectAll().where('id', '=', id).executeTakeFirst();
+    if (row === undefined) throw errors.notFound('Staff member');
+    return row;
+  }
+
+  async function requireGroup(id: number, trx: Kysely<Database> = db): Promise<void> {
+    const group = await trx.selectFrom('admin_groups').select('id').where('id', '=', id).executeTakeFirst();
+    if (group === undefined) throw errors.invalid('admin_group_id', `names no admin group (${id})`);
+  }
+
+  async function emailTaken(email: string, exceptId?: number, trx: Kysely<Database> = db): Promise<boolean> {
+    let query = trx.selectFrom('staff').select('id').where('email', '=', email.toLowerCase());
+    if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
+  /** Refuses a change that would leave no active member in the Administrators group. */
+  async function guardLastAdministrator(trx: Kysely<Database>, staffId: number): Promise<void> {
+    const others = await trx
+      .selectFrom('staff')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('admin_group_id', '=', ADMINISTRATORS_GROUP_ID)
+      .where('status', '=', 'active')
+      .where('id', '!=', staffId)
+      .executeTakeFirstOrThrow();
+    if (others.n === 0) throw errors.conflict('This is the last active administrator');
+  }
+
+  const service = {
+    principalByToken(token: string): Promise<StaffPrincipal | null> {
+      return db
+        .selectFrom('staff')
+        .selectAll()
+        .where('api_token_hash', '=', secrets.hash(token))
+        .executeTakeFirst()
+        .then(principalOf);
+    },
+
+    async principalById(id: number): Promise<StaffPrincipal | null> {
+      return principalOf(await db.selectFrom('staff').selectAll().where('id', '=', id).executeTakeFirst());
+    },
+
+    /** The active staff member with these credentials, or null; takes the same time whether the e-mail exists. */
+    async login(email: string, password: string): Promise<StaffPrincipal | null> {
+      const row = await db.selectFrom('staff').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+      const ok = await verifyPassword(row?.password_hash ?? null, password);
+      return ok ? principalOf(row) : null;
+    },
+
+    async count(): Promise<number> {
+      const row = await db.selectFrom('staff').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return row.n;
+    },
+
+    async create(input: {
+      email: string;
+      password: string;
+      name: string;
+      admin_group_id: number;
+      status?: StaffStatus | undefined;
+      apiToken?: string | undefined;
+    }): Promise<{ id: number; apiToken: string }> {
+      checkPassword(input.password);
+      await requireGroup(input.admin_group_id);
+      if (await emailTaken(input.email)) throw errors.conflict('A staff member with this e-mail already exists');
+      const apiToken = input.apiToken ?? newApiToken();
+      const now = nowIso();
+      const row = await db
+        .insertInto('staff')
+        .values({
+          email: input.email.toLowerCase(),
+          name: input.name,
+          password_hash: await hashPassword(input.password),
+          status: input.status ?? 'active',
+          admin_group_id: input.admin_group_id,
+          api_token_hash: secrets.hash(apiToken),
+          api_token_enc: secrets.encrypt(apiToken),
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+        .catch((error: unknown) => {
+          if (isUniqueViolation(error)) throw errors.conflict('A staff member with this e-mail already exists');
+          throw error;
+        });
+      return { id: row.id, apiToken };
+    },
+
+    async list(params: { search?: string | undefined; status?: StaffStatus | undefined; page?: number | undefined; per_page?: number | undefined }): Promise<Page<StaffRecord>> {
+      const request = pageRequest(params);
+      let query = db.selectFrom('staff');
+      if (params.status !== undefined) query = query.where('status', '=', params.status);
+      if (params.search !== undefined && params.search !== '') {
+        const pattern = `%${params.search.toLowerCase()}%`;
+        query = query.where((eb) => eb.or([eb('email', 'like', pattern), eb(eb.fn('lower', ['name']), 'like', pattern)]));
+      }
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('id', 'asc').limit(request.perPage).offset(request.offset).execute();
+      return toPage(request, total.n, rows.map(toRecord));
+    },
+
+    async get(id: number): Promise<StaffRecord> {
+      return toRecord(await requireStaff(id));
+    },
+
+    async update(
+      actorId: number,
+      id: number,
+      fields: { email?: string | undefined; name?: string | undefined; status?: StaffStatus | undefined; admin_group_id?: number | undefined },
+    ): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const row = await requireStaff(id, trx);
+        if (fields.email !== undefined && (await emailTaken(fields.email, id, trx))) {
+          throw errors.conflict('A staff member with this e-mail already exists');
+        }
+        if (fields.admin_group_id !== undefined) await requireGroup(fields.admin_group_id, trx);
+        const deactivating = fields.status === 'inactive' && row.status === 'active';
+        const leavingAdmins =
+          fields.admin_group_id !== undefined &&
+          fields.admin_group_id !== ADMINISTRATORS_GROUP_ID &&
+          row.admin_group_id === ADMINISTRATORS_GROUP_ID;
+        if (deactivating && id === actorId) throw errors.conflict('You cannot deactivate yourself');
+        if ((deactivating || leavingAdmins) && row.admin_group_id === ADMINISTRATORS_GROUP_ID && row.status === 'active') {
+          await guardLastAdministrator(trx, id);
+        }
+        await trx
+          .updateTable('staff')
+          .set({
+            ...(fields.email !== undefined && { email: fields.email.toLowerCase() }),
+            ...(fields.name !== undefined && { name: fields.name }),
+            ...(fields.status !== undefined && { status: fields.status }),
+            ...(fields.admin_group_id !== undefined && { admin_group_id: fields.admin_group_id }),
+            updated_at: nowIso(),
+          })
+          .where('id', '=', id)
+          .execute();
+        if (deactivating) await sessions.destroyAllOf('admin', id, trx);
+      });
+    },
+
+    async delete(actorId: number, id: number): Promise<void> {
+      if (id === actorId) throw errors.conflict('You cannot delete yourself');
+      await db.transaction().execute(async (trx) => {
+        const row = await requireStaff(id, trx);
+        if (row.admin_group_id === ADMINISTRATORS_GROUP_ID && row.status === 'active') await guardLastAdministrator(trx, id);
+        await sessions.destroyAllOf('admin', id, trx);
+        await trx.deleteFrom('staff').where('id', '=', id).execute();
+      });
+    },
+
+    async changePassword(id: number, password: string, confirm: string): Promise<void> {
+      if (password !== confirm) throw errors.invalid('password_confirm', 'does not match password');
+      checkPassword(password);
+      await requireStaff(id);
+      await db
+        .updateTable('staff')
+        .set({ password_hash: await hashPassword(password), updated_at: nowIso() })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async profile(id: number): Promise<StaffRecord & { api_token: string }> {
+      const row = await requireStaff(id);
+      return { ...toRecord(row), api_token: secrets.decrypt(row.api_token_enc) };
+    },
+
+    async rotateApiToken(id: number): Promise<string> {
+      await requireStaff(id);
+      const token = newApiToken();
+      await db
+        .updateTable('staff')
+        .set({ api_token_hash: secrets.hash(token), api_token_enc: secrets.encrypt(token), updated_at: nowIso() })
+        .where('id', '=', id)
+        .execute();
+      return token;
+    },
+
+    async verifyOwnPassword(id: number, password: string): Promise<boolean> {
+      const row = await requireStaff(id);
+      return verifyPassword(row.password_hash, password);
+    },
+
+    // --- admin groups -------------------------------------------------------------------------------------------
+
+    async groups(params: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<AdminGroupRecord>> {
+      const request = pageRequest(params);
+      const total = await db.selectFrom('admin_groups').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await db.selectFrom('admin_groups').selectAll().orderBy('id').limit(request.perPage).offset(request.offset).execute();
+      return toPage(
+        request,
+        total.n,
+        rows.map((row) => ({ ...row, permissions: parsePermissions(row.permissions) })),
+      );
+    },
+
+    async createGroup(name: string, permissions: string[]): Promise<number> {
+      const now = nowIso();
+      const row = await db
+        .insertInto('admin_groups')
+        .values({ name, permissions: JSON.stringify([...new Set(permissions)]), created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    async updateGroup(id: number, fields: { name?: string | undefined; permissions?: string[] | undefined }): Promise<void> {
+      if (id === ADMINISTRATORS_GROUP_ID && fields.permissions !== undefined) {
+        throw errors.conflict('The Administrators group always has every permission');
+      }
+      const result = await db
+        .updateTable('admin_groups')
+        .set({
+          ...(fields.name !== undefined && { name: fields.name }),
+          ...(fields.permissions !== undefined && { permissions: JSON.stringify([...new Set(fields.permissions)]) }),
+          updated_at: nowIso(),
+        })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) throw errors.notFound('Admin group');
+    },
+
+    async deleteGroup(id: number): Promise<void> {
+      if (id === ADMINISTRATORS_GROUP_ID) throw errors.conflict('The Administrators group cannot be deleted');
+      const member = await db.selectFrom('staff').select('id').where('admin_group_id', '=', id).executeTakeFirst();
+      if (member !== undefined) throw errors.conflict('The group still has staff members');
+      const result = await db.deleteFrom('admin_groups').where('id', '=', id).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) throw errors.notFound('Admin group');
+    },
+  };
+  return service;
+}
+
+export type StaffService = ReturnType<typeof createStaffService>;

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    // Tests share one PostgreSQL server in CI; each file gets its own database, so files may run in parallel.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
