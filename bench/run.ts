@@ -1,0 +1,14 @@
+// `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
+// `npm run bench -- core` (or selling, check) runs one.
+import { runCoreBench } from './core.ts';
+
+const suites: Record<string, () => Promise<unknown>> = {
+  core: () => runCoreBench(),
+};
+
+const wanted = process.argv.slice(2);
+for (const [name, run] of Object.entries(suites)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  process.stdout.write(`\n### ${name}\n`);
+  await run();
+}
