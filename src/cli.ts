@@ -1,5 +1,6 @@
 // Operator commands:
 //   npm run cli -- migrate
+//   npm run cron                 (the scheduled jobs once: renewal invoices, suspensions, cancellations)
 //   npm run cli -- create-admin --email a@b.c --password 'Secret123' [--name 'Ann']
 import { parseArgs } from 'node:util';
 import { bootstrap } from './bootstrap.ts';
@@ -12,6 +13,10 @@ type Command = (services: Services, args: string[]) => Promise<void>;
 const commands: Record<string, Command> = {
   async migrate() {
     process.stdout.write('Database is at the latest migration.\n');
+  },
+  async cron(services) {
+    const report = await services.cron.run(new Date());
+    process.stdout.write(`${JSON.stringify(report)}\n`);
   },
   async 'create-admin'(services, args) {
     const { values } = parseArgs({

@@ -1,0 +1,77 @@
+// Money: integer minor units everywhere inside Tollgate, decimal strings at the edge. Parsing reads the decimal
+// string digit by digit, never through floating point, so "0.10" is exactly 10 cents and three of them are 30.
+import { errors } from '../http/errors.ts';
+
+/** Currencies without minor units (ISO 4217 exponent 0); every other one has two decimals. */
+const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+const THREE_DECIMAL = new Set(['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND']);
+
+/** Largest amount accepted as input, in major units. */
+export const MAX_MAJOR_UNITS = 1_000_000_000;
+
+export function precisionOf(currency: string): number {
+  const code = currency.toUpperCase();
+  if (ZERO_DECIMAL.has(code)) return 0;
+  if (THREE_DECIMAL.has(code)) return 3;
+  return 2;
+}
+
+const DECIMAL = /^(?=\.?\d)(\d*)(?:\.(\d*))?$/;
+
+/**
+ * A decimal string or number (`"10"`, `"10.5"`, `10.25`) as integer minor units. Rejects, with a 422 naming
+ * `param`: anything but digits and one dot, negative amounts, more decimals than the currency has, and amounts above
+ * MAX_MAJOR_UNITS.
+ */
+export function parseMoney(value: unknown, param: string, precision = 2): number {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw errors.invalid(param, 'must be a decimal amount');
+    // String(0.1) is "0.1": the shortest text that reads back as the same double, i.e. what the sender wrote.
+    text = String(value);
+  } else if (typeof value === 'string') {
+    text = value.trim();
+  } else {
+    throw errors.invalid(param, 'must be a decimal amount');
+  }
+  if (text.startsWith('-')) throw errors.invalid(param, 'must not be negative');
+  if (text.startsWith('+')) text = text.slice(1);
+  const match = DECIMAL.exec(text);
+  if (match === null || text.length > 40) throw errors.invalid(param, 'must be a decimal amount such as "10.00"');
+  const whole = match[1]!.replace(/^0+(?=\d)/, '') || '0';
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > precision) throw errors.invalid(param, `must have at most ${precision} decimals`);
+  if (whole.length > 10 || Number(whole) > MAX_MAJOR_UNITS) {
+    throw errors.invalid(param, `must not be more than ${MAX_MAJOR_UNITS}`);
+  }
+  const minor = Number(whole) * 10 ** precision + Number(fraction.padEnd(precision, '0') || '0');
+  if (minor > MAX_MAJOR_UNITS * 10 ** precision) throw errors.invalid(param, `must not be more than ${MAX_MAJOR_UNITS}`);
+  return minor;
+}
+
+/** Integer minor units as a decimal string with the currency's precision: 1000 → "10.00", -5 → "-0.05". */
+export function formatMoney(minor: number, precision = 2): string {
+  if (!Number.isSafeInteger(minor)) throw new Error(`Not an amount in minor units: ${minor}`);
+  const sign = minor < 0 ? '-' : '';
+  const digits = String(Math.abs(minor)).padStart(precision + 1, '0');
+  if (precision === 0) return `${sign}${digits}`;
+  return `${sign}${digits.slice(0, -precision)}.${digits.slice(-precision)}`;
+}
+
+/** Money helpers bound to one currency, as services use them. */
+export interface Money {
+  currency: string;
+  precision: number;
+  parse(value: unknown, param: string): number;
+  format(minor: number): string;
+}
+
+export function moneyFor(currency: string): Money {
+  const precision = precisionOf(currency);
+  return {
+    currency,
+    precision,
+    parse: (value, param) => parseMoney(value, param, precision),
+    format: (minor) => formatMoney(minor, precision),
+  };
+}

@@ -1,0 +1,107 @@
+// cart: the same actions for guests (cart of the guest session, started on the first add) and clients (their own
+// cart; a guest cart carried in the cookie moves to the client), plus the client's checkout.
+import { Type } from '@sinclair/typebox';
+import { clientAction, guestAction, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../http/action.ts';
+import { readCookies, SESSION_COOKIE } from '../../http/session-control.ts';
+import type { CartOwner } from './service.ts';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const NO_PARAMS = Type.Object({});
+const AddItem = Type.Object({
+  id: Id,
+  period: Type.Optional(Type.String({ minLength: 1, maxLength: 8 })),
+  quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  multiple: Type.Optional(Type.Boolean()),
+});
+const RemoveItem = Type.Object({ id: Id });
+
+/** A guest call's cart: the logged-in client's if the session is a client's, else the guest session's. */
+async function guestOwner(call: CallContext<GuestIdentity>, start: boolean): Promise<CartOwner | null> {
+  const session = await call.session.current();
+  if (session !== null) return session.subject.type === 'client' ? { clientId: session.subject.id } : { sessionHash: session.idHash };
+  if (!start) return null;
+  const created = await call.session.start({ type: 'guest', id: null });
+  return { sessionHash: created.session.idHash };
+}
+
+/** A client call's cart; a guest session cookie sent along (API token calls) hands its cart over first. */
+async function clientOwner(call: CallContext<ClientIdentity>): Promise<CartOwner> {
+  const clientId = call.identity.client.id;
+  if (call.identity.via === 'token') {
+    const cookie = readCookies(call.request)[SESSION_COOKIE];
+    if (cookie !== undefined && cookie !== '') {
+      const session = await call.services.sessions.load(cookie);
+      if (session !== null && session.subject.type === 'guest') await call.services.carts.moveGuestCart(session.idHash, clientId);
+    }
+  }
+  return { clientId };
+}
+
+export const cartApi: ModuleApi = {
+  name: 'cart',
+  guest: {
+    add_item: guestAction({
+      params: AddItem,
+      summary: 'Adds a product to the guest cart (emptied first unless `multiple`); starts a guest session if needed',
+      async handler(params, call) {
+        await call.services.carts.addItem((await guestOwner(call, true))!, params);
+        return true;
+      },
+    }),
+    get: guestAction({
+      params: NO_PARAMS,
+      handler: async (_params, call) => call.services.carts.get(await guestOwner(call, false)),
+    }),
+    remove_item: guestAction({
+      params: RemoveItem,
+      async handler({ id }, call) {
+        await call.services.carts.removeItem(await guestOwner(call, false), id);
+        return true;
+      },
+    }),
+    reset: guestAction({
+      params: NO_PARAMS,
+      async handler(_params, call) {
+        await call.services.carts.reset(await guestOwner(call, false));
+        return true;
+      },
+    }),
+  },
+  client: {
+    add_item: clientAction({
+      params: AddItem,
+      summary: "Adds a product to the client's cart (emptied first unless `multiple`)",
+      async handler(params, call) {
+        await call.services.carts.addItem(await clientOwner(call), params);
+        return true;
+      },
+    }),
+    get: clientAction({
+      params: NO_PARAMS,
+      handler: async (_params, call) => call.services.carts.get(await clientOwner(call)),
+    }),
+    remove_item: clientAction({
+      params: RemoveItem,
+      async handler({ id }, call) {
+        await call.services.carts.removeItem(await clientOwner(call), id);
+        return true;
+      },
+    }),
+    reset: clientAction({
+      params: NO_PARAMS,
+      async handler(_params, call) {
+        await call.services.carts.reset(await clientOwner(call));
+        return true;
+      },
+    }),
+    checkout: clientAction({
+      params: Type.Object({ gateway_id: Type.Optional(Id) }),
+      rateLimit: 'CHECKOUT',
+      summary: 'Turns the cart into orders and, when something is owed, one unpaid invoice',
+      async handler({ gateway_id }, call) {
+        const owner = await clientOwner(call);
+        return call.services.carts.checkout((owner as { clientId: number }).clientId, { gatewayId: gateway_id });
+      },
+    }),
+  },
+};

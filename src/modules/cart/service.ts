@@ -1,0 +1,289 @@
+// Carts and checkout. A cart belongs to a client, or to a guest session until the guest logs in or signs up; the
+// only writer of `cart_items`. Checkout turns the cart into orders and one invoice in a single transaction.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { EventBus } from '../../events.ts';
+import { errors } from '../../http/errors.ts';
+import type { Money } from '../../lib/money.ts';
+import { periodLabel } from '../../lib/periods.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
+import type { GatewayRegistry } from '../invoice/gateways.ts';
+import type { OrderRow, OrderService } from '../order/service.ts';
+import { quote, type Quote } from '../product/pricing.ts';
+import type { ProductRow, ProductService } from '../product/service.ts';
+
+/** Whose cart: a client's, or a guest session's (by the session's id hash). */
+export type CartOwner = { clientId: number } | { sessionHash: string };
+
+export interface CartItemView {
+  id: number;
+  product_id: number;
+  title: string;
+  type: string;
+  period: string | null;
+  quantity: number;
+  price: string;
+  setup_price: string;
+  total: string;
+}
+
+export interface CartView {
+  items: CartItemView[];
+  subtotal: string;
+  total: string;
+  currency: string;
+}
+
+export interface CheckoutResult {
+  order_id: number;
+  orders: number[];
+  invoice_id: number | null;
+  invoice_hash: string | null;
+}
+
+export interface AdminOrderInput {
+  client_id: number;
+  product_id: number;
+  period?: string | undefined;
+  quantity?: number | undefined;
+  price?: string | number | undefined;
+  activate?: boolean | undefined;
+  invoice_option?: 'no-invoice' | 'issue-invoice' | undefined;
+}
+
+export const MAX_CART_ITEMS = 50;
+
+export interface CartServiceDeps {
+  db: Kysely<Database>;
+  events: EventBus;
+  products: ProductService;
+  orders: OrderService;
+  invoices: InvoiceService;
+  gateways: GatewayRegistry;
+  money: Money;
+}
+
+function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null): string {
+  return period === null ? product.title : `${product.title} (${periodLabel(period)})`;
+}
+
+export function createCartService({ db, events, products, orders, invoices, gateways, money }: CartServiceDeps) {
+  function itemsOf(trx: Kysely<Database>, owner: CartOwner) {
+    const query = trx.selectFrom('cart_items').selectAll();
+    return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash).where('client_id', 'is', null);
+  }
+
+  function deleteAll(trx: Kysely<Database>, owner: CartOwner) {
+    const query = trx.deleteFrom('cart_items');
+    return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash).where('client_id', 'is', null);
+  }
+
+  /** The product if it can be bought now (404 otherwise), and its price for `period` (422 when not offered). */
+  async function sellable(trx: Kysely<Database>, productId: number, period: string | null | undefined): Promise<{ product: ProductRow; quote: Quote }> {
+    const product = await trx.selectFrom('products').selectAll().where('id', '=', productId).executeTakeFirst();
+    if (product === undefined || product.status !== 'enabled') throw errors.notFound('Product');
+    return { product, quote: quote(products.pricingOf(product), period) };
+  }
+
+  function lineTotal(q: Quote, quantity: number): number {
+    return q.price * quantity + q.setup;
+  }
+
+  /** Moves a guest session's cart (if it has items) to a client, replacing what the client's cart held. */
+  async function moveGuestCart(trx: Kysely<Database>, sessionHash: string, clientId: number): Promise<boolean> {
+    const guest = await itemsOf(trx, { sessionHash }).select('id').limit(1).executeTakeFirst();
+    if (guest === undefined) return false;
+    await deleteAll(trx, { clientId }).execute();
+    await trx.updateTable('cart_items').set({ client_id: clientId, session_hash: null }).where('session_hash', '=', sessionHash).where('client_id', 'is', null).execute();
+    return true;
+  }
+
+  events.on('client.logged_in', async ({ clientId, previousSessionId }, trx) => {
+    if (previousSessionId !== null) await moveGuestCart(trx, previousSessionId, clientId);
+  });
+
+  events.on('client.deleted', async ({ clientId }, trx) => {
+    await deleteAll(trx, { clientId }).execute();
+  });
+
+  /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
+  async function place(
+    trx: Kysely<Database>,
+    clientId: number,
+    lines: Array<{ product: ProductRow; quote: Quote; quantity: number; price?: number }>,
+    options: { invoice: boolean; activate: 'auto' | 'now' | 'no'; now: Date },
+  ): Promise<{ orders: OrderRow[]; invoice: { id: number; hash: string } | null }> {
+    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number }> = [];
+    for (const line of lines) {
+      const unit = line.price ?? line.quote.price;
+      const order = await orders.create(trx, { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit }, options.now);
+      placed.push({ order, product: line.product, total: unit * line.quantity + line.quote.setup, unit });
+    }
+    const total = placed.reduce((sum, line) => sum + line.total, 0);
+    if (!Number.isSafeInteger(total)) throw errors.invalid('quantity', 'makes the total too large');
+    let invoice: { id: number; hash: string } | null = null;
+    if (options.invoice && total > 0) {
+      const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
+        orderId: order.id,
+        task: 'activate',
+        title: lineTitle(product, order.period),
+        period: order.period,
+        quantity: order.quantity,
+        price: unit,
+        total: lineSum,
+      }));
+      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now });
+      invoice = { id: row.id, hash: row.hash };
+    }
+    for (const { order, product } of placed) {
+      const activate =
+        options.activate === 'now' ||
+        (options.activate === 'auto' && product.setup !== 'manual' && (invoice === null || product.setup === 'after_order'));
+      if (activate) await orders.transition(trx, order.id, 'activate', { now: options.now });
+    }
+    return { orders: placed.map(({ order }) => order), invoice };
+  }
+
+  return {
+    moveGuestCart: (sessionHash: string, clientId: number): Promise<boolean> =>
+      db.transaction().execute((trx) => moveGuestCart(trx, sessionHash, clientId)),
+
+    async hasItems(owner: CartOwner): Promise<boolean> {
+      return (await itemsOf(db, owner).select('id').limit(1).executeTakeFirst()) !== undefined;
+    },
+
+    async addItem(
+      owner: CartOwner,
+      input: { id: number; period?: string | undefined; quantity?: number | undefined; multiple?: boolean | undefined },
+      now = new Date(),
+    ): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const { quote: q } = await sellable(trx, input.id, input.period);
+        if (input.multiple !== true) await deleteAll(trx, owner).execute();
+        const count = await itemsOf(trx, owner)
+          .clearSelect()
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
+        if (count.n >= MAX_CART_ITEMS) throw errors.conflict(`A cart holds at most ${MAX_CART_ITEMS} items`);
+        await trx
+          .insertInto('cart_items')
+          .values({
+            client_id: 'clientId' in owner ? owner.clientId : null,
+            session_hash: 'sessionHash' in owner ? owner.sessionHash : null,
+            product_id: input.id,
+            period: q.period,
+            quantity: input.quantity ?? 1,
+            created_at: isoSeconds(now),
+          })
+          .execute();
+      });
+    },
+
+    async get(owner: CartOwner | null): Promise<CartView> {
+      const empty: CartView = { items: [], subtotal: money.format(0), total: money.format(0), currency: money.currency };
+      if (owner === null) return empty;
+      const rows = await itemsOf(db, owner)
+        .clearSelect()
+        .innerJoin('products', 'products.id', 'cart_items.product_id')
+        .select([
+          'cart_items.id as id',
+          'cart_items.product_id as product_id',
+          'cart_items.period as period',
+          'cart_items.quantity as quantity',
+          'products.title as title',
+          'products.type as type',
+          'products.pricing as pricing',
+          'products.status as status',
+        ])
+        .orderBy('cart_items.id')
+        .execute();
+      let sum = 0;
+      const items: CartItemView[] = [];
+      for (const row of rows) {
+        let q: Quote;
+        try {
+          q = quote(products.pricingOf({ pricing: row.pricing } as ProductRow), row.period);
+        } catch {
+          // The product no longer offers this period: checkout will refuse it; show it at no price meanwhile.
+          q = { period: row.period, price: 0, setup: 0 };
+        }
+        const total = lineTotal(q, row.quantity);
+        sum += total;
+        items.push({
+          id: row.id,
+          product_id: row.product_id,
+          title: row.title,
+          type: row.type,
+          period: row.period,
+          quantity: row.quantity,
+          price: money.format(q.price),
+          setup_price: money.format(q.setup),
+          total: money.format(total),
+        });
+      }
+      return { items, subtotal: money.format(sum), total: money.format(sum), currency: money.currency };
+    },
+
+    async removeItem(owner: CartOwner | null, itemId: number): Promise<void> {
+      if (owner === null) throw errors.notFound('Cart item');
+      const query = db.deleteFrom('cart_items').where('id', '=', itemId);
+      const result = await ('clientId' in owner
+        ? query.where('client_id', '=', owner.clientId)
+        : query.where('session_hash', '=', owner.sessionHash).where('client_id', 'is', null)
+      ).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) throw errors.notFound('Cart item');
+    },
+
+    /** Deletes guest cart items whose session has ended (expired or logged out); returns how many. */
+    async purgeAbandoned(): Promise<number> {
+      const result = await db
+        .deleteFrom('cart_items')
+        .where('client_id', 'is', null)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('sessions').select('id_hash').whereRef('sessions.id_hash', '=', 'cart_items.session_hash'))))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    async reset(owner: CartOwner | null): Promise<void> {
+      if (owner !== null) await deleteAll(db, owner).execute();
+    },
+
+    /** The client's cart becomes orders (and one invoice when something is owed), all or nothing. */
+    async checkout(clientId: number, input: { gatewayId?: number | undefined } = {}, now = new Date()): Promise<CheckoutResult> {
+      if (input.gatewayId !== undefined) gateways.require(input.gatewayId);
+      return db.transaction().execute(async (trx) => {
+        const items = await itemsOf(trx, { clientId }).orderBy('id').execute();
+        if (items.length === 0) throw errors.conflict('The cart is empty');
+        const lines = [];
+        for (const item of items) {
+          const { product, quote: q } = await sellable(trx, item.product_id, item.period);
+          lines.push({ product, quote: q, quantity: item.quantity });
+        }
+        const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now });
+        await deleteAll(trx, { clientId }).execute();
+        const ids = placed.orders.map((order) => order.id);
+        return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
+      });
+    },
+
+    /** admin/order/create: an order for a client, optionally activated and/or invoiced at once. */
+    async adminCreate(input: AdminOrderInput, now = new Date()): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        const client = await trx.selectFrom('clients').select('id').where('id', '=', input.client_id).executeTakeFirst();
+        if (client === undefined) throw errors.notFound('Client');
+        const product = await products.requireRow(input.product_id, trx);
+        const q = quote(products.pricingOf(product), input.period, { allowDisabled: true });
+        const price = input.price === undefined ? undefined : money.parse(input.price, 'price');
+        const placed = await place(trx, input.client_id, [{ product, quote: q, quantity: input.quantity ?? 1, ...(price !== undefined && { price }) }], {
+          invoice: input.invoice_option === 'issue-invoice',
+          activate: input.activate === true ? 'now' : 'no',
+          now,
+        });
+        return placed.orders[0]!.id;
+      });
+    },
+  };
+}
+
+export type CartService = ReturnType<typeof createCartService>;

@@ -1,0 +1,198 @@
+// Scheduled jobs (CONTRACT §6 scheduled jobs): renewal invoices ahead of expiry, suspension at expiry, cancellation
+// after a long suspension, and clean-up of abandoned guest carts. Every job takes `now`, works order by order in its
+// own transaction and is idempotent: running it twice in a row changes nothing the second time.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { ApiError } from '../../http/errors.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import type { CartService } from '../cart/service.ts';
+import type { InvoiceService } from '../invoice/service.ts';
+import type { OrderService } from '../order/service.ts';
+
+export const NON_PAYMENT = 'Non-payment';
+
+export interface CronReport {
+  renewal_invoices: number;
+  renewed_free: number;
+  suspended: number;
+  canceled: number;
+  carts_purged: number;
+  /** Orders a job could not change (logged); the next run tries again. */
+  failed: number;
+}
+
+export interface CronServiceDeps {
+  db: Kysely<Database>;
+  orders: OrderService;
+  invoices: InvoiceService;
+  carts: Pick<CartService, 'purgeAbandoned'>;
+  invoiceDaysBeforeExpiry: number;
+  cancelSuspendedAfterDays: number;
+  log?: (message: string, error: unknown) => void;
+}
+
+const DAY_MS = 86_400_000;
+
+export function createCronService({ db, orders, invoices, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, log }: CronServiceDeps) {
+  /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
+  async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
+    let done = 0;
+    for (const id of ids) {
+      try {
+        if (await db.transaction().execute((trx) => work(trx, id))) done += 1;
+      } catch (error) {
+        if (error instanceof ApiError && (error.status === 409 || error.status === 404)) continue;
+        report.failed += 1;
+        log?.(`scheduled job failed for order ${id}`, error);
+      }
+    }
+    return done;
+  }
+
+  return {
+    /** Issues renewal invoices for paid recurrent orders expiring within the notice period that have none. */
+    async issueRenewalInvoices(now: Date, report: CronReport): Promise<void> {
+      const horizon = isoSeconds(new Date(now.getTime() + invoiceDaysBeforeExpiry * DAY_MS));
+      const rows = await db
+        .selectFrom('orders')
+        .select('id')
+        .where('status', '=', 'active')
+        .where('period', 'is not', null)
+        .where('price', '>', 0)
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<=', horizon)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('invoice_items')
+                .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
+                .select('invoice_items.id')
+                .whereRef('invoice_items.order_id', '=', 'orders.id')
+                .where('invoice_items.task', '=', 'renew')
+                .where('invoices.status', '=', 'unpaid'),
+            ),
+          ),
+        )
+        .orderBy('id')
+        .execute();
+      report.renewal_invoices += await each(
+        rows.map((row) => row.id),
+        report,
+        async (trx, id) => {
+          const order = await orders.requireRow(trx, id);
+          if (order.status !== 'active' || order.expires_at === null || order.expires_at > horizon) return false;
+          return (await invoices.renewalFor(trx, order, now)).created;
+        },
+      );
+    },
+
+    /** Free recurrent orders renew themselves at expiry: there is nothing to pay. */
+    async renewFreeOrders(now: Date, report: CronReport): Promise<void> {
+      const nowText = isoSeconds(now);
+      const rows = await db
+        .selectFrom('orders')
+        .select('id')
+        .where('status', '=', 'active')
+        .where('period', 'is not', null)
+        .where('price', '=', 0)
+        .where('expires_at', '<=', nowText)
+        .orderBy('id')
+        .execute();
+      report.renewed_free += await each(
+        rows.map((row) => row.id),
+        report,
+        async (trx, id) => {
+          await orders.transition(trx, id, 'renew', { now });
+          return true;
+        },
+      );
+    },
+
+    /** Suspends active orders past their expiry. */
+    async suspendExpired(now: Date, report: CronReport): Promise<void> {
+      const nowText = isoSeconds(now);
+      const rows = await db.selectFrom('orders').select('id').where('status', '=', 'active').where('expires_at', '<=', nowText).orderBy('id').execute();
+      report.suspended += await each(
+        rows.map((row) => row.id),
+        report,
+        async (trx, id) => {
+          const order = await orders.requireRow(trx, id);
+          if (order.status !== 'active' || order.expires_at === null || order.expires_at > nowText) return false;
+          await orders.transition(trx, id, 'suspend', { reason: NON_PAYMENT, now });
+          return true;
+        },
+      );
+    },
+
+    /** Cancels orders suspended for more than the grace period. */
+    async cancelLongSuspended(now: Date, report: CronReport): Promise<void> {
+      const cutoff = isoSeconds(new Date(now.getTime() - cancelSuspendedAfterDays * DAY_MS));
+      const rows = await db.selectFrom('orders').select('id').where('status', '=', 'suspended').where('suspended_at', '<', cutoff).orderBy('id').execute();
+      report.canceled += await each(
+        rows.map((row) => row.id),
+        report,
+        async (trx, id) => {
+          const order = await orders.requireRow(trx, id);
+          if (order.status !== 'suspended' || order.suspended_at === null || order.suspended_at >= cutoff) return false;
+          await orders.transition(trx, id, 'cancel', { reason: `Suspended for more than ${cancelSuspendedAfterDays} days`, now });
+          return true;
+        },
+      );
+    },
+
+    /** Deletes guest carts whose session has ended. */
+    async purgeGuestCarts(report: CronReport): Promise<void> {
+      report.carts_purged += await carts.purgeAbandoned();
+    },
+
+    /** Every job, in order. */
+    async run(now: Date = new Date()): Promise<CronReport> {
+      const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, failed: 0 };
+      await this.renewFreeOrders(now, report);
+      await this.issueRenewalInvoices(now, report);
+      await this.suspendExpired(now, report);
+      await this.cancelLongSuspended(now, report);
+      await this.purgeGuestCarts(report);
+      return report;
+    },
+  };
+}
+
+export type CronService = ReturnType<typeof createCronService>;
+
+/**
+ * The in-process scheduler: runs the jobs every `intervalMs` (never two runs at once) on a timer that does not keep
+ * the process alive. Returns the starter to push into `services.startTasks`.
+ */
+export function cronStarter(
+  cron: Pick<CronService, 'run'>,
+  onClose: (task: () => Promise<void>) => void,
+  log: (message: string, error: unknown) => void,
+  intervalMs = 60_000,
+): () => void {
+  return () => {
+    let running: Promise<unknown> | null = null;
+    const tick = (): void => {
+      if (running !== null) return;
+      running = cron
+        .run(new Date())
+        .catch((error: unknown) => log('scheduled jobs failed', error))
+        .finally(() => {
+          running = null;
+        });
+    };
+    const timer = setInterval(tick, intervalMs);
+    timer.unref();
+    onClose(async () => {
+      clearInterval(timer);
+      if (running !== null) await running;
+    });
+  };
+}
+
+/** Writes a scheduler failure to stderr as one JSON line (the server's log format). */
+export function logSchedulerError(message: string, error: unknown): void {
+  const detail = error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };
+  process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), msg: message, ...detail })}\n`);
+}

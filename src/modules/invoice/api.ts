@@ -1,0 +1,82 @@
+// invoice: staff read, mark paid, cancel and refund; clients read their own and ask for renewal invoices; guests
+// read one invoice by its unguessable hash and the payment gateways.
+import { Type } from '@sinclair/typebox';
+import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { paginationParams } from '../../lib/paginator.ts';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const ById = Type.Object({ id: Id });
+const Status = Type.Union([Type.Literal('unpaid'), Type.Literal('paid'), Type.Literal('canceled'), Type.Literal('refunded')]);
+const TransactionId = Type.String({ maxLength: 255 });
+
+export const invoiceApi: ModuleApi = {
+  name: 'invoice',
+  admin: {
+    get_list: adminAction({
+      params: Type.Object({ status: Type.Optional(Status), client_id: Type.Optional(Id), ...paginationParams }),
+      permission: 'invoice.view',
+      handler: (params, { services }) => services.invoices.list(params),
+    }),
+    get: adminAction({ params: ById, permission: 'invoice.view', handler: ({ id }, { services }) => services.invoices.get(id) }),
+    mark_as_paid: adminAction({
+      params: Type.Object({
+        id: Id,
+        transaction_id: Type.Optional(TransactionId),
+        transactionId: Type.Optional(TransactionId),
+        gateway_id: Type.Optional(Id),
+        execute: Type.Optional(Type.Boolean()),
+      }),
+      permission: 'invoice.manage',
+      summary: 'Records a payment and (unless execute=false) activates or renews the orders; paying twice → 409',
+      async handler(params, { services }) {
+        await services.invoices.markAsPaid(params.id, {
+          transactionId: params.transaction_id ?? params.transactionId,
+          gatewayId: params.gateway_id,
+          execute: params.execute,
+        });
+        return true;
+      },
+    }),
+    cancel: adminAction({
+      params: ById,
+      permission: 'invoice.manage',
+      async handler({ id }, { services }) {
+        await services.invoices.cancel(id);
+        return true;
+      },
+    }),
+    refund: adminAction({
+      params: ById,
+      permission: 'invoice.manage',
+      summary: 'paid → refunded; suspends nothing by itself',
+      async handler({ id }, { services }) {
+        await services.invoices.refund(id);
+        return true;
+      },
+    }),
+  },
+  client: {
+    get_list: clientAction({
+      params: Type.Object({ status: Type.Optional(Status), ...paginationParams }),
+      handler: (params, { services, identity }) => services.invoices.list(params, identity.client.id),
+    }),
+    get: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.invoices.get(id, identity.client.id) }),
+    renewal_invoice: clientAction({
+      params: Type.Object({ order_id: Id }),
+      summary: 'The unpaid renewal invoice of an own recurrent order (issued now if there is none)',
+      handler: ({ order_id }, { services, identity }) => services.invoices.renewalInvoice(order_id, identity.client.id),
+    }),
+  },
+  guest: {
+    get: guestAction({
+      params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),
+      summary: 'The invoice with this hash',
+      handler: ({ hash }, { services }) => services.invoices.getByHash(hash),
+    }),
+    gateways: guestAction({
+      params: Type.Object({}),
+      summary: 'Payment gateways: [{id, code, title, instructions}]',
+      handler: (_params, { services }) => services.invoices.gateways(),
+    }),
+  },
+};

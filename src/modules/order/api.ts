@@ -1,0 +1,105 @@
+// order: staff run the status machine; clients read their own orders.
+import { Type } from '@sinclair/typebox';
+import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
+import { paginationParams } from '../../lib/paginator.ts';
+import type { Transition } from './service.ts';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const Money = Type.Union([Type.String({ maxLength: 32 }), Type.Number()]);
+const Reason = Type.String({ maxLength: 255 });
+const Status = Type.Union(
+  ['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'].map((status) => Type.Literal(status as 'active')),
+);
+const ById = Type.Object({ id: Id });
+
+function transitionAction(action: Transition, summary: string, withReason = false) {
+  return adminAction({
+    params: withReason ? Type.Object({ id: Id, reason: Type.Optional(Reason) }) : ById,
+    permission: 'order.manage',
+    summary,
+    async handler(params: { id: number; reason?: string }, { services }) {
+      await services.orders.change(params.id, action, { reason: params.reason });
+      return true;
+    },
+  });
+}
+
+export const orderApi: ModuleApi = {
+  name: 'order',
+  admin: {
+    create: adminAction({
+      params: Type.Object({
+        client_id: Id,
+        product_id: Id,
+        period: Type.Optional(Type.String({ minLength: 1, maxLength: 8 })),
+        quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+        price: Type.Optional(Money),
+        activate: Type.Optional(Type.Boolean()),
+        invoice_option: Type.Optional(Type.Union([Type.Literal('no-invoice'), Type.Literal('issue-invoice')])),
+      }),
+      permission: 'order.manage',
+      summary: 'Creates an order for a client, optionally activated and/or invoiced',
+      handler: (params, { services }) => services.carts.adminCreate(params),
+    }),
+    activate: transitionAction('activate', 'pending_setup or failed_setup → active; sets expires_at for recurrent orders'),
+    renew: transitionAction('renew', 'Extends expires_at by one period from the current expiry (or from now if passed)'),
+    suspend: transitionAction('suspend', 'active → suspended', true),
+    unsuspend: transitionAction('unsuspend', 'suspended → active'),
+    cancel: transitionAction('cancel', '→ canceled', true),
+    uncancel: transitionAction('uncancel', 'canceled → active (or pending_setup if never activated)'),
+    delete: adminAction({
+      params: ById,
+      permission: 'order.manage',
+      async handler({ id }, { services }) {
+        await services.orders.delete(id);
+        return true;
+      },
+    }),
+    update: adminAction({
+      params: Type.Object({
+        id: Id,
+        expires_at: Type.Optional(Type.String({ minLength: 10, maxLength: 40 })),
+        period: Type.Optional(Type.String({ minLength: 1, maxLength: 8 })),
+        price: Type.Optional(Money),
+        notes: Type.Optional(Type.String({ maxLength: 10_000 })),
+      }),
+      permission: 'order.manage',
+      async handler({ id, ...fields }, { services }) {
+        await services.orders.update(id, fields);
+        return true;
+      },
+    }),
+    get: adminAction({ params: ById, permission: 'order.view', handler: ({ id }, { services }) => services.orders.get(id) }),
+    get_list: adminAction({
+      params: Type.Object({
+        status: Type.Optional(Status),
+        client_id: Type.Optional(Id),
+        product_id: Type.Optional(Id),
+        type: Type.Optional(Type.String({ maxLength: 32 })),
+        ...paginationParams,
+      }),
+      permission: 'order.view',
+      handler: (params, { services }) => services.orders.list(params),
+    }),
+    service: adminAction({
+      params: ById,
+      permission: 'order.view',
+      summary: "The order with its product type's service fields",
+      handler: ({ id }, { services }) => services.orders.service(id),
+    }),
+    history: adminAction({
+      params: ById,
+      permission: 'order.view',
+      summary: "The order's status changes, oldest first",
+      handler: ({ id }, { services }) => services.orders.history(id),
+    }),
+  },
+  client: {
+    get_list: clientAction({
+      params: Type.Object({ status: Type.Optional(Status), ...paginationParams }),
+      handler: (params, { services, identity }) => services.orders.list(params, identity.client.id),
+    }),
+    get: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.orders.get(id, identity.client.id) }),
+    service: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.orders.service(id, identity.client.id) }),
+  },
+};

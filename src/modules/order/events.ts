@@ -1,0 +1,34 @@
+// Events of orders and invoices, emitted inside the transaction of the change they report.
+export interface OrderEvent {
+  orderId: number;
+  clientId: number;
+  productId: number;
+  /** The order's status after the change. */
+  status: string;
+}
+
+export interface InvoiceEvent {
+  invoiceId: number;
+  clientId: number;
+  /** Minor units. */
+  total: number;
+}
+
+declare module '../../events.ts' {
+  interface TollgateEvents {
+    'order.created': OrderEvent;
+    'order.activated': OrderEvent;
+    'order.renewed': OrderEvent & { expiresAt: string | null };
+    'order.suspended': OrderEvent & { reason: string | null };
+    'order.unsuspended': OrderEvent;
+    'order.canceled': OrderEvent & { reason: string | null };
+    'order.uncanceled': OrderEvent;
+    /** Emitted before the row is deleted: listeners can still read it. */
+    'order.deleted': OrderEvent;
+    'order.updated': OrderEvent;
+    'invoice.created': InvoiceEvent;
+    'invoice.paid': InvoiceEvent & { transactionId: number };
+    'invoice.canceled': InvoiceEvent;
+    'invoice.refunded': InvoiceEvent;
+  }
+}

@@ -1,0 +1,398 @@
+// Orders: one purchased product of one client, and its status machine (CONTRACT §6 orders). The only writer of
+// `orders` and `order_history`. Every change runs in a transaction, checks the current status with compare-and-set,
+// records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { OrderTable } from '../../db/tables/selling.ts';
+import type { EventBus } from '../../events.ts';
+import { errors } from '../../http/errors.ts';
+import type { Money } from '../../lib/money.ts';
+import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { addPeriod, parsePeriod } from '../../lib/periods.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import type { OrderSnapshot, OrderStatus, ProductType } from '../product/product-type.ts';
+import { quote } from '../product/pricing.ts';
+import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
+import type { ProductTypeRegistry } from '../product/types-registry.ts';
+import type { OrderEvent } from './events.ts';
+
+export type OrderRow = Selectable<OrderTable>;
+export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
+
+/** The statuses each transition may start from; anything else answers 409. */
+export const ALLOWED_FROM: Readonly<Record<Transition, readonly OrderStatus[]>> = {
+  activate: ['pending_setup', 'failed_setup'],
+  renew: ['active', 'suspended'],
+  suspend: ['active'],
+  unsuspend: ['suspended'],
+  cancel: ['pending_setup', 'failed_setup', 'active', 'suspended'],
+  uncancel: ['canceled'],
+};
+
+export interface OrderRecord {
+  id: number;
+  client_id: number;
+  product_id: number;
+  title: string;
+  type: string;
+  period: string | null;
+  quantity: number;
+  price: string;
+  currency: string;
+  status: OrderStatus;
+  reason: string | null;
+  expires_at: string | null;
+  activated_at: string | null;
+  suspended_at: string | null;
+  canceled_at: string | null;
+  unpaid_invoice_id: number | null;
+  created_at: string;
+  updated_at: string;
+  /** Staff only. */
+  notes?: string | null;
+}
+
+export interface OrderFilters {
+  status?: OrderStatus | undefined;
+  client_id?: number | undefined;
+  product_id?: number | undefined;
+  type?: string | undefined;
+  page?: number | undefined;
+  per_page?: number | undefined;
+}
+
+export interface NewOrder {
+  clientId: number;
+  product: ProductRow;
+  period: string | null;
+  quantity: number;
+  /** Unit price per period (or once), minor units. */
+  price: number;
+}
+
+export interface OrderUpdate {
+  expires_at?: string | undefined;
+  period?: string | undefined;
+  price?: string | number | undefined;
+  notes?: string | undefined;
+}
+
+export interface OrderServiceDeps {
+  db: Kysely<Database>;
+  events: EventBus;
+  productTypes: ProductTypeRegistry;
+  products: ProductService;
+  money: Money;
+}
+
+export function snapshotOf(row: OrderRow): OrderSnapshot {
+  return {
+    id: row.id,
+    client_id: row.client_id,
+    product_id: row.product_id,
+    period: row.period,
+    quantity: row.quantity,
+    status: row.status,
+    expires_at: row.expires_at,
+    config: readConfig(row.config),
+  };
+}
+
+function eventOf(row: OrderRow): OrderEvent {
+  return { orderId: row.id, clientId: row.client_id, productId: row.product_id, status: row.status };
+}
+
+export function createOrderService({ db, events, productTypes, products, money }: OrderServiceDeps) {
+  function typeOf(row: OrderRow): ProductType {
+    const type = productTypes.get(row.type);
+    if (type === undefined) throw new Error(`Order ${row.id} has the unregistered product type "${row.type}"`);
+    return type;
+  }
+
+  async function unpaidInvoiceIds(trx: Kysely<Database>, orderIds: number[]): Promise<Map<number, number>> {
+    if (orderIds.length === 0) return new Map();
+    const rows = await trx
+      .selectFrom('invoice_items')
+      .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
+      .select(['invoice_items.order_id as order_id', (eb) => eb.fn.min('invoices.id').as('invoice_id')])
+      .where('invoices.status', '=', 'unpaid')
+      .where('invoice_items.order_id', 'in', orderIds)
+      .groupBy('invoice_items.order_id')
+      .execute();
+    return new Map(rows.map((row) => [row.order_id ?? 0, row.invoice_id]));
+  }
+
+  function toRecord(row: OrderRow, unpaid: Map<number, number>, staff: boolean): OrderRecord {
+    return {
+      id: row.id,
+      client_id: row.client_id,
+      product_id: row.product_id,
+      title: row.title,
+      type: row.type,
+      period: row.period,
+      quantity: row.quantity,
+      price: money.format(row.price),
+      currency: row.currency,
+      status: row.status,
+      reason: row.reason,
+      expires_at: row.expires_at,
+      activated_at: row.activated_at,
+      suspended_at: row.suspended_at,
+      canceled_at: row.canceled_at,
+      unpaid_invoice_id: unpaid.get(row.id) ?? null,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      ...(staff && { notes: row.notes }),
+    };
+  }
+
+  /** The order, or 404; with `clientId`, another client's order is 404 too. */
+  async function requireRow(trx: Kysely<Database>, id: number, clientId?: number): Promise<OrderRow> {
+    let query = trx.selectFrom('orders').selectAll().where('id', '=', id);
+    if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+    const row = await query.executeTakeFirst();
+    if (row === undefined) throw errors.notFound('Order');
+    return row;
+  }
+
+  async function history(trx: Kysely<Database>, orderId: number, from: string | null, to: string, note: string | null, now: Date) {
+    await trx
+      .insertInto('order_history')
+      .values({ order_id: orderId, from_status: from, to_status: to, note: note?.slice(0, 255) ?? null, created_at: isoSeconds(now) })
+      .execute();
+  }
+
+  /**
+   * Moves an order along the status machine inside `trx`. 409 when the current status does not allow it, also when
+   * a concurrent change got there first.
+   */
+  async function transition(
+    trx: Kysely<Database>,
+    id: number,
+    action: Transition,
+    options: { reason?: string | null | undefined; now?: Date } = {},
+  ): Promise<OrderSnapshot> {
+    const now = options.now ?? new Date();
+    const nowText = isoSeconds(now);
+    const row = await requireRow(trx, id);
+    if (!ALLOWED_FROM[action].includes(row.status)) {
+      throw errors.conflict(`The order is ${row.status}: "${action}" is not allowed from that status`);
+    }
+    const reason = options.reason === undefined || options.reason === null || options.reason === '' ? null : options.reason;
+    let changes: Partial<OrderRow>;
+    switch (action) {
+      case 'activate': {
+        let config = row.config;
+        if (row.activated_at === null) {
+          const product = await trx.selectFrom('products').select('config').where('id', '=', row.product_id).executeTakeFirst();
+          if (product !== undefined) config = product.config;
+        }
+        changes = {
+          status: 'active',
+          activated_at: nowText,
+          expires_at: row.period === null ? null : isoSeconds(addPeriod(now, row.period)),
+          reason: null,
+          suspended_at: null,
+          config,
+        };
+        break;
+      }
+      case 'renew': {
+        if (row.period === null) throw errors.conflict('The order is not recurrent; it cannot be renewed');
+        const from = row.expires_at !== null && row.expires_at > nowText ? new Date(row.expires_at) : now;
+        changes = { expires_at: isoSeconds(addPeriod(from, row.period)) };
+        break;
+      }
+      case 'suspend':
+        changes = { status: 'suspended', suspended_at: nowText, reason };
+        break;
+      case 'unsuspend':
+        changes = { status: 'active', suspended_at: null, reason: null };
+        break;
+      case 'cancel':
+        changes = { status: 'canceled', canceled_at: nowText, reason };
+        break;
+      default:
+        changes = { status: row.activated_at === null ? 'pending_setup' : 'active', canceled_at: null, reason: null };
+    }
+    let update = trx
+      .updateTable('orders')
+      .set({ ...changes, updated_at: nowText })
+      .where('id', '=', id)
+      .where('status', '=', row.status);
+    if (action === 'renew') update = update.where('expires_at', row.expires_at === null ? 'is' : '=', row.expires_at);
+    const result = await update.executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+
+    const next: OrderRow = { ...row, ...changes, updated_at: nowText };
+    const note = action === 'renew' ? `renewed until ${next.expires_at}` : (reason ?? action);
+    await history(trx, id, row.status, next.status, note, now);
+    const snapshot = snapshotOf(next);
+    await typeOf(next)[action](trx, snapshot);
+    const event = eventOf(next);
+    switch (action) {
+      case 'activate':
+        await events.emit('order.activated', event, trx);
+        break;
+      case 'renew':
+        await events.emit('order.renewed', { ...event, expiresAt: next.expires_at }, trx);
+        break;
+      case 'suspend':
+        await events.emit('order.suspended', { ...event, reason }, trx);
+        break;
+      case 'unsuspend':
+        await events.emit('order.unsuspended', event, trx);
+        break;
+      case 'cancel':
+        await events.emit('order.canceled', { ...event, reason }, trx);
+        break;
+      default:
+        await events.emit('order.uncanceled', event, trx);
+    }
+    return snapshot;
+  }
+
+  // A client with orders or invoices cannot be deleted: cancel and keep the records instead.
+  events.on('client.deleted', async ({ clientId }, trx) => {
+    const order = await trx.selectFrom('orders').select('id').where('client_id', '=', clientId).limit(1).executeTakeFirst();
+    const invoice = await trx.selectFrom('invoices').select('id').where('client_id', '=', clientId).limit(1).executeTakeFirst();
+    if (order !== undefined || invoice !== undefined) {
+      throw errors.conflict('The client has orders or invoices; cancel the account instead of deleting it');
+    }
+  });
+
+  return {
+    transition,
+    requireRow,
+    typeOf,
+
+    /**
+     * Serialises work on one order until `trx` ends: a no-op update takes the row lock on PostgreSQL (SQLite runs
+     * one write transaction at a time anyway).
+     */
+    async lock(trx: Kysely<Database>, id: number): Promise<void> {
+      await trx
+        .updateTable('orders')
+        .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+        .where('id', '=', id)
+        .execute();
+    },
+
+    /** Inserts a `pending_setup` order inside `trx` and runs the type's `create` hook. */
+    async create(trx: Kysely<Database>, input: NewOrder, now = new Date()): Promise<OrderRow> {
+      const type = products.typeOf(input.product);
+      const nowText = isoSeconds(now);
+      const row = await trx
+        .insertInto('orders')
+        .values({
+          client_id: input.clientId,
+          product_id: input.product.id,
+          title: input.product.title,
+          type: type.code,
+          period: input.period,
+          quantity: input.quantity,
+          price: input.price,
+          currency: money.currency,
+          status: 'pending_setup',
+          reason: null,
+          notes: null,
+          config: input.product.config,
+          expires_at: null,
+          activated_at: null,
+          suspended_at: null,
+          canceled_at: null,
+          created_at: nowText,
+          updated_at: nowText,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await history(trx, row.id, null, 'pending_setup', 'created', now);
+      await type.create(trx, snapshotOf(row));
+      await events.emit('order.created', eventOf(row), trx);
+      return row;
+    },
+
+    /** Runs one transition in its own transaction. */
+    async change(id: number, action: Transition, options: { reason?: string | undefined; now?: Date } = {}): Promise<void> {
+      await db.transaction().execute((trx) => transition(trx, id, action, options));
+    },
+
+    async update(id: number, fields: OrderUpdate, now = new Date()): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const row = await requireRow(trx, id);
+        const changes: Partial<OrderRow> = {};
+        if (fields.expires_at !== undefined) {
+          const time = Date.parse(fields.expires_at);
+          if (!/^\d{4}-\d{2}-\d{2}/.test(fields.expires_at) || Number.isNaN(time)) {
+            throw errors.invalid('expires_at', 'must be an ISO 8601 date and time');
+          }
+          changes.expires_at = isoSeconds(new Date(time));
+        }
+        if (fields.period !== undefined) {
+          if (row.period === null) throw errors.invalid('period', 'cannot be set on an order that is not recurrent');
+          if (parsePeriod(fields.period) === null) throw errors.invalid('period', 'is not a period code');
+          const product = await trx.selectFrom('products').selectAll().where('id', '=', row.product_id).executeTakeFirstOrThrow();
+          quote(products.pricingOf(product), fields.period, { allowDisabled: true });
+          changes.period = fields.period;
+        }
+        if (fields.price !== undefined) changes.price = money.parse(fields.price, 'price');
+        if (fields.notes !== undefined) changes.notes = fields.notes === '' ? null : fields.notes;
+        const nowText = isoSeconds(now);
+        await trx.updateTable('orders').set({ ...changes, updated_at: nowText }).where('id', '=', id).execute();
+        const next: OrderRow = { ...row, ...changes, updated_at: nowText };
+        await typeOf(next).update(trx, snapshotOf(next));
+        await events.emit('order.updated', eventOf(next), trx);
+      });
+    },
+
+    async delete(id: number): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const row = await requireRow(trx, id);
+        await typeOf(row).delete(trx, snapshotOf(row));
+        await events.emit('order.deleted', eventOf(row), trx);
+        await trx.deleteFrom('order_history').where('order_id', '=', id).execute();
+        await trx.deleteFrom('orders').where('id', '=', id).execute();
+      });
+    },
+
+    async get(id: number, clientId?: number): Promise<OrderRecord> {
+      const row = await requireRow(db, id, clientId);
+      return toRecord(row, await unpaidInvoiceIds(db, [row.id]), clientId === undefined);
+    },
+
+    /** The order merged with its product type's service fields (e.g. the API key). */
+    async service(id: number, clientId?: number): Promise<Record<string, unknown>> {
+      return db.transaction().execute(async (trx) => {
+        const row = await requireRow(trx, id, clientId);
+        const extra = await typeOf(row).service(trx, snapshotOf(row));
+        return { ...toRecord(row, await unpaidInvoiceIds(trx, [row.id]), clientId === undefined), ...extra };
+      });
+    },
+
+    async list(filters: OrderFilters, clientId?: number): Promise<Page<OrderRecord>> {
+      const request = pageRequest(filters);
+      let query = db.selectFrom('orders');
+      const owner = clientId ?? filters.client_id;
+      if (owner !== undefined) query = query.where('client_id', '=', owner);
+      if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+      if (filters.product_id !== undefined) query = query.where('product_id', '=', filters.product_id);
+      if (filters.type !== undefined) query = query.where('type', '=', filters.type);
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
+      return toPage(request, total.n, rows.map((row) => toRecord(row, unpaid, clientId === undefined)));
+    },
+
+    async history(id: number): Promise<Array<{ from_status: string | null; to_status: string; note: string | null; created_at: string }>> {
+      await requireRow(db, id);
+      return db
+        .selectFrom('order_history')
+        .select(['from_status', 'to_status', 'note', 'created_at'])
+        .where('order_id', '=', id)
+        .orderBy('id')
+        .execute();
+    },
+  };
+}
+
+export type OrderService = ReturnType<typeof createOrderService>;

@@ -1,0 +1,86 @@
+// product: the catalogue. Staff prepare, price, configure and enable products; guests read enabled ones.
+import { Type } from '@sinclair/typebox';
+import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { paginationParams } from '../../lib/paginator.ts';
+
+export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const Title = Type.String({ minLength: 1, maxLength: 255 });
+const Status = Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]);
+const Setup = Type.Union([Type.Literal('after_order'), Type.Literal('after_payment'), Type.Literal('manual')]);
+const Config = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown());
+
+export const productApi: ModuleApi = {
+  name: 'product',
+  admin: {
+    prepare: adminAction({
+      params: Type.Object({ title: Title, type: Type.String({ minLength: 1, maxLength: 32 }) }),
+      permission: 'product.manage',
+      summary: 'Creates a disabled, free product of a registered type (custom, apikey…)',
+      handler: ({ title, type }, { services }) => services.products.prepare(title, type),
+    }),
+    update: adminAction({
+      params: Type.Object({
+        id: Id,
+        title: Type.Optional(Title),
+        slug: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        description: Type.Optional(Type.String({ maxLength: 10_000 })),
+        status: Type.Optional(Status),
+        hidden: Type.Optional(Type.Boolean()),
+        setup: Type.Optional(Setup),
+        pricing: Type.Optional(Type.Unknown()),
+        config: Type.Optional(Config),
+      }),
+      permission: 'product.manage',
+      summary: 'Changes a product; `config` is merged into the stored one',
+      async handler({ id, ...fields }, { services }) {
+        await services.products.update(id, fields);
+        return true;
+      },
+    }),
+    update_config: adminAction({
+      params: Type.Object({ id: Id, config: Config }),
+      permission: 'product.manage',
+      summary: "Replaces a product's config",
+      async handler({ id, config }, { services }) {
+        await services.products.updateConfig(id, config);
+        return true;
+      },
+    }),
+    get: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'product.view',
+      handler: ({ id }, { services }) => services.products.get(id),
+    }),
+    get_list: adminAction({
+      params: Type.Object({
+        type: Type.Optional(Type.String({ maxLength: 32 })),
+        status: Type.Optional(Status),
+        search: Type.Optional(Type.String({ maxLength: 255 })),
+        ...paginationParams,
+      }),
+      permission: 'product.view',
+      handler: (params, { services }) => services.products.list(params),
+    }),
+    delete: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'product.manage',
+      summary: 'Deletes a product that no order uses (409 otherwise)',
+      async handler({ id }, { services }) {
+        await services.products.delete(id);
+        return true;
+      },
+    }),
+  },
+  guest: {
+    get_list: guestAction({
+      params: Type.Object({ ...paginationParams }),
+      summary: 'Enabled, listed products with their pricing and public config',
+      handler: (params, { services }) => services.products.publicList(params),
+    }),
+    get: guestAction({
+      params: Type.Object({ id: Type.Optional(Id), slug: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+      summary: 'One enabled product by id or slug',
+      handler: (params, { services }) => services.products.publicGet(params),
+    }),
+  },
+};

@@ -1,0 +1,263 @@
+// Products: the catalogue staff sell from. The only writer of `products`.
+import type { Kysely, Selectable } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { Database } from '../../db/schema.ts';
+import type { ProductTable, ProductStatus, SetupMode } from '../../db/tables/selling.ts';
+import { errors } from '../../http/errors.ts';
+import type { Money } from '../../lib/money.ts';
+import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { nowIso } from '../../lib/time.ts';
+import { FREE_PRICING, parsePricing, readPricing, viewPricing, type Pricing, type PricingView } from './pricing.ts';
+import type { ProductType } from './product-type.ts';
+import type { ProductTypeRegistry } from './types-registry.ts';
+
+export type ProductRow = Selectable<ProductTable>;
+
+export interface ProductRecord {
+  id: number;
+  title: string;
+  slug: string;
+  description: string | null;
+  type: string;
+  status: ProductStatus;
+  hidden: boolean;
+  setup: SetupMode;
+  pricing: PricingView;
+  config: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PublicProduct {
+  id: number;
+  title: string;
+  slug: string;
+  description: string | null;
+  type: string;
+  pricing: PricingView;
+  config: Record<string, unknown>;
+}
+
+export interface ProductUpdate {
+  title?: string | undefined;
+  slug?: string | undefined;
+  description?: string | undefined;
+  status?: ProductStatus | undefined;
+  hidden?: boolean | undefined;
+  setup?: SetupMode | undefined;
+  pricing?: unknown;
+  config?: Record<string, unknown> | undefined;
+}
+
+export interface ProductFilters {
+  type?: string | undefined;
+  status?: ProductStatus | undefined;
+  search?: string | undefined;
+  page?: number | undefined;
+  per_page?: number | undefined;
+}
+
+export interface ProductServiceDeps {
+  db: Kysely<Database>;
+  productTypes: ProductTypeRegistry;
+  money: Money;
+}
+
+const MAX_CONFIG_BYTES = 65_536;
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+export function slugify(title: string): string {
+  const slug = title
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 200)
+    .replace(/-+$/, '');
+  return slug === '' ? 'product' : slug;
+}
+
+export function readConfig(json: string): Record<string, unknown> {
+  const parsed = JSON.parse(json) as unknown;
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function createProductService({ db, productTypes, money }: ProductServiceDeps) {
+  function typeOf(row: ProductRow): ProductType {
+    const type = productTypes.get(row.type);
+    if (type === undefined) throw new Error(`Product ${row.id} has the unregistered type "${row.type}"`);
+    return type;
+  }
+
+  function toRecord(row: ProductRow): ProductRecord {
+    return {
+      id: row.id,
+      title: row.title,
+      slug: row.slug,
+      description: row.description,
+      type: row.type,
+      status: row.status,
+      hidden: row.hidden === 1,
+      setup: row.setup,
+      pricing: viewPricing(readPricing(row.pricing), money),
+      config: readConfig(row.config),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
+  }
+
+  function toPublic(row: ProductRow): PublicProduct {
+    return {
+      id: row.id,
+      title: row.title,
+      slug: row.slug,
+      description: row.description,
+      type: row.type,
+      pricing: viewPricing(readPricing(row.pricing), money, true),
+      config: typeOf(row).publicConfig(readConfig(row.config)),
+    };
+  }
+
+  function normalizeConfig(row: { type: string }, config: Record<string, unknown>): string {
+    if (!isPlainObject(config)) throw errors.invalid('config', 'must be an object');
+    const normalized = productTypes.require(row.type).normalizeConfig(config);
+    const json = JSON.stringify(normalized);
+    if (json.length > MAX_CONFIG_BYTES) throw errors.invalid('config', `must be at most ${MAX_CONFIG_BYTES} bytes as JSON`);
+    return json;
+  }
+
+  async function requireRow(id: number, trx: Kysely<Database> = db): Promise<ProductRow> {
+    const row = await trx.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+    if (row === undefined) throw errors.notFound('Product');
+    return row;
+  }
+
+  async function uniqueSlug(base: string): Promise<string> {
+    const taken = new Set(
+      (await db.selectFrom('products').select('slug').where('slug', 'like', `${base}%`).execute()).map((row) => row.slug),
+    );
+    if (!taken.has(base)) return base;
+    for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  }
+
+  const conflictOnSlug = (error: unknown): never => {
+    if (isUniqueViolation(error)) throw errors.conflict('Another product has this slug');
+    throw error;
+  };
+
+  return {
+    typeOf,
+    requireRow,
+    pricingOf: (row: ProductRow): Pricing => readPricing(row.pricing),
+    configOf: (row: ProductRow): Record<string, unknown> => readConfig(row.config),
+
+    async prepare(title: string, type: string): Promise<number> {
+      const productType = productTypes.require(type);
+      if (title.trim() === '') throw errors.invalid('title', 'must not be empty');
+      const now = nowIso();
+      const row = await db
+        .insertInto('products')
+        .values({
+          title: title.trim(),
+          slug: await uniqueSlug(slugify(title)),
+          description: null,
+          type: productType.code,
+          status: 'disabled',
+          hidden: 0,
+          setup: 'after_payment',
+          pricing: JSON.stringify(FREE_PRICING),
+          config: JSON.stringify(productType.normalizeConfig({})),
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+        .catch(conflictOnSlug);
+      return row.id;
+    },
+
+    async update(id: number, fields: ProductUpdate): Promise<void> {
+      const row = await requireRow(id);
+      if (fields.title !== undefined && fields.title.trim() === '') throw errors.invalid('title', 'must not be empty');
+      if (fields.slug !== undefined && !SLUG.test(fields.slug)) {
+        throw errors.invalid('slug', 'must be lower-case letters, digits and single dashes');
+      }
+      const pricing = fields.pricing === undefined ? undefined : parsePricing(fields.pricing, readPricing(row.pricing), money);
+      const config = fields.config === undefined ? undefined : normalizeConfig(row, { ...readConfig(row.config), ...fields.config });
+      await db
+        .updateTable('products')
+        .set({
+          ...(fields.title !== undefined && { title: fields.title.trim() }),
+          ...(fields.slug !== undefined && { slug: fields.slug }),
+          ...(fields.description !== undefined && { description: fields.description === '' ? null : fields.description }),
+          ...(fields.status !== undefined && { status: fields.status }),
+          ...(fields.hidden !== undefined && { hidden: fields.hidden ? 1 : 0 }),
+          ...(fields.setup !== undefined && { setup: fields.setup }),
+          ...(pricing !== undefined && { pricing: JSON.stringify(pricing) }),
+          ...(config !== undefined && { config }),
+          updated_at: nowIso(),
+        })
+        .where('id', '=', id)
+        .execute()
+        .catch(conflictOnSlug);
+    },
+
+    async updateConfig(id: number, config: Record<string, unknown>): Promise<void> {
+      const row = await requireRow(id);
+      await db.updateTable('products').set({ config: normalizeConfig(row, config), updated_at: nowIso() }).where('id', '=', id).execute();
+    },
+
+    async get(id: number): Promise<ProductRecord> {
+      return toRecord(await requireRow(id));
+    },
+
+    async list(filters: ProductFilters): Promise<Page<ProductRecord>> {
+      const request = pageRequest(filters);
+      let query = db.selectFrom('products');
+      if (filters.type !== undefined) query = query.where('type', '=', filters.type);
+      if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+      if (filters.search !== undefined && filters.search !== '') {
+        const pattern = `%${filters.search.toLowerCase()}%`;
+        query = query.where((eb) => eb.or([eb(eb.fn('lower', ['title']), 'like', pattern), eb('slug', 'like', pattern)]));
+      }
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('id').limit(request.perPage).offset(request.offset).execute();
+      return toPage(request, total.n, rows.map(toRecord));
+    },
+
+    async delete(id: number): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await requireRow(id, trx);
+        const used = await trx.selectFrom('orders').select('id').where('product_id', '=', id).limit(1).executeTakeFirst();
+        if (used !== undefined) throw errors.conflict('The product has orders; disable it instead');
+        // Cart items of the product go with it (ON DELETE CASCADE).
+        await trx.deleteFrom('products').where('id', '=', id).execute();
+      });
+    },
+
+    /** The catalogue: enabled products, hidden ones left out. */
+    async publicList(filters: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<PublicProduct>> {
+      const request = pageRequest(filters);
+      const query = db.selectFrom('products').where('status', '=', 'enabled').where('hidden', '=', 0);
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('id').limit(request.perPage).offset(request.offset).execute();
+      return toPage(request, total.n, rows.map(toPublic));
+    },
+
+    /** One enabled product by id or slug (hidden ones too: they are reachable by a direct link). */
+    async publicGet(key: { id?: number | undefined; slug?: string | undefined }): Promise<PublicProduct> {
+      if (key.id === undefined && key.slug === undefined) throw errors.invalid('id', 'is required (or slug)');
+      let query = db.selectFrom('products').selectAll().where('status', '=', 'enabled');
+      query = key.id !== undefined ? query.where('id', '=', key.id) : query.where('slug', '=', key.slug!);
+      const row = await query.executeTakeFirst();
+      if (row === undefined) throw errors.notFound('Product');
+      return toPublic(row);
+    },
+  };
+}
+
+export type ProductService = ReturnType<typeof createProductService>;
