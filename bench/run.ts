@@ -1,9 +1,13 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
 // `npm run bench -- core` (or selling, check) runs one.
+import { runCheckBench } from './check.ts';
 import { runCoreBench } from './core.ts';
+import { runSellingBench } from './selling.ts';
 
 const suites: Record<string, () => Promise<unknown>> = {
   core: () => runCoreBench(),
+  selling: () => runSellingBench(),
+  check: () => runCheckBench(),
 };
 
 const wanted = process.argv.slice(2);
