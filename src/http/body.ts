@@ -35,12 +35,19 @@ export function registerBodyParsers(app: FastifyInstance): void {
 
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
     // Fields only: file parts are drained and ignored. The fields are re-encoded so they nest like a urlencoded form.
+    // A stream parser is not covered by Fastify's body limit, so the bytes are counted here.
+    const limit = request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 1_048_576;
+    if (Number(request.headers['content-length']) > limit) {
+      payload.resume();
+      done(errors.payloadTooLarge(limit), undefined);
+      return;
+    }
     const fields = new URLSearchParams();
     let parser: InstanceType<typeof Busboy>;
     try {
       parser = new Busboy({
         headers: request.headers as { 'content-type': string },
-        limits: { fields: 1000, fieldSize: request.server.initialConfig.bodyLimit ?? 1_048_576 },
+        limits: { fields: 1000, fieldSize: limit },
       });
     } catch {
       done(errors.badRequest('The multipart form data could not be read'), undefined);
@@ -58,6 +65,13 @@ export function registerBodyParsers(app: FastifyInstance): void {
     parser.on('error', () => finish(errors.badRequest('The multipart form data could not be read')));
     parser.on('finish', () => finish(null));
     payload.on('error', (error: Error) => finish(error));
+    let received = 0;
+    payload.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= limit || finished) return;
+      payload.unpipe(parser);
+      finish(errors.payloadTooLarge(limit));
+    });
     payload.pipe(parser);
   });
 

@@ -89,7 +89,7 @@ export function registerGateway(app: FastifyInstance, services: Services, module
   app.setNotFoundHandler((request) => {
     if (!['GET', 'POST', 'HEAD'].includes(request.method)) throw errors.methodNotAllowed(request.method);
     const path = (request.raw.url ?? '').split('?')[0] ?? '';
-    const match = /^\/api\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(path);
+    const match = /^\/api\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(path);
     if (match !== null && (ROLES as readonly string[]).includes(match[1]!) && knownModules.has(match[2]!)) {
       throw errors.unknownAction(match[1]!, match[2]!, match[3]!);
     }

@@ -6,7 +6,12 @@ import { errors } from './errors.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 FormatRegistry.Set('email', (value) => value.length <= 254 && EMAIL.test(value));
-FormatRegistry.Set('date', (value) => /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)));
+// A real calendar day: Date.parse rolls 2024-02-30 over to 1 March, so the day must survive the round trip.
+FormatRegistry.Set('date', (value) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const time = Date.parse(`${value}T00:00:00Z`);
+  return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === value;
+});
 
 const NUMERIC = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
@@ -59,11 +64,37 @@ function problemOf(message: string, present: boolean): string {
 
 export type Validator = (input: Record<string, unknown>) => Record<string, unknown>;
 
+/** The path of the first string holding a NUL character (which PostgreSQL cannot store), or null. */
+function nulPath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const found = nulPath(item, path === '' ? key : `${path}.${key}`);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+/** Only the declared parameters reach the action: unknown ones are ignored (CONTRACT §1), never passed on. */
+function declaredOnly(value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of names) if (value[name] !== undefined) out[name] = value[name];
+  return out;
+}
+
 export function compileValidator(schema: TObject): Validator {
   const checker = TypeCompiler.Compile(schema);
+  // A schema that allows additional properties explicitly receives them; any other gets only its declared ones.
+  const declared = schema.additionalProperties === undefined || schema.additionalProperties === false ? Object.keys(schema.properties) : null;
   return (input) => {
     const value = coerce(schema, input) as Record<string, unknown>;
-    if (checker.Check(value)) return value;
+    if (checker.Check(value)) {
+      const params = declared === null ? value : declaredOnly(value, declared);
+      const withNul = nulPath(params, '');
+      if (withNul !== null) throw errors.invalid(withNul || 'params', 'must not contain NUL characters');
+      return params;
+    }
     const first = checker.Errors(value).First();
     if (first === undefined) throw errors.invalid('params', 'are invalid');
     const param = first.path.replace(/^\//, '').replaceAll('/', '.') || 'params';

@@ -91,6 +91,13 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
 
   /** Refuses a change that would leave no active member in the Administrators group. */
   async function guardLastAdministrator(trx: Kysely<Database>, staffId: number): Promise<void> {
+    // Touching the group's row locks it until the transaction ends (PostgreSQL; SQLite runs one transaction at a
+    // time), so two administrators deactivating each other at once are counted one after the other.
+    await trx
+      .updateTable('admin_groups')
+      .set((eb) => ({ name: eb.ref('name') }))
+      .where('id', '=', ADMINISTRATORS_GROUP_ID)
+      .execute();
     const others = await trx
       .selectFrom('staff')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -209,7 +216,11 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
             updated_at: nowIso(),
           })
           .where('id', '=', id)
-          .execute();
+          .execute()
+          .catch((error: unknown) => {
+            if (isUniqueViolation(error)) throw errors.conflict('A staff member with this e-mail already exists');
+            throw error;
+          });
         if (deactivating) await sessions.destroyAllOf('admin', id, trx);
       });
     },
