@@ -6,15 +6,18 @@ import qs from 'qs';
 import { ApiError, envelopeOf, errors } from './http/errors.ts';
 import { registerBodyParsers } from './http/body.ts';
 import { registerGateway } from './http/gateway.ts';
+import { setApiHeaders } from './http/headers.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './http/action.ts';
 import type { Services } from './services.ts';
-import { VERSION } from './version.ts';
+import { registerWebUi } from './web/static.ts';
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   modules?: readonly ModuleApi[];
+  /** Built browser UI to serve at `/` and `/admin` (web/dist); no UI routes when undefined. */
+  webDistDir?: string;
 }
 
 // Fastify's own errors that are the client's fault, mapped onto the contract's codes.
@@ -49,20 +52,17 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
 
   registerBodyParsers(app);
 
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('Cache-Control', 'no-store');
-    reply.header('X-Tollgate-Version', VERSION);
-    if (request.protocol === 'https') reply.header('Strict-Transport-Security', 'max-age=31536000');
-    done();
-  });
+  const httpsPossible = https !== null || config.trustProxy !== false;
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = error instanceof ApiError ? error : fromFastifyError(error, config.bodyLimitBytes);
     if (apiError.code === 500) request.log.error({ err: error }, 'internal error');
+    setApiHeaders(request, reply, httpsPossible);
     void reply.status(apiError.status).headers(apiError.headers).send(envelopeOf(apiError));
   });
 
-  app.get('/healthz', async (_request, reply) => {
+  app.get('/healthz', async (request, reply) => {
+    setApiHeaders(request, reply, httpsPossible);
     try {
       await services.db.selectFrom('admin_groups').select('id').limit(1).execute();
       return { status: 'ok' };
@@ -73,8 +73,12 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
 
   const modules = options.modules ?? defaultModules;
   const openApi = buildOpenApi(modules);
-  app.get('/api/openapi.json', async () => openApi);
+  app.get('/api/openapi.json', async (request, reply) => {
+    setApiHeaders(request, reply, httpsPossible);
+    return openApi;
+  });
 
-  registerGateway(app, services, modules);
+  registerGateway(app, services, modules, httpsPossible);
+  if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;
 }

@@ -8,6 +8,7 @@ import { ROLES, type ActionDef, type ModuleApi, type Role } from './action.ts';
 import { authenticate } from './auth.ts';
 import { errors } from './errors.ts';
 import { hasPermission, type Identity } from './identity.ts';
+import { setApiHeaders } from './headers.ts';
 import { enforce } from './rate-limit.ts';
 import { createSessionControl } from './session-control.ts';
 import { compileValidator } from './validate.ts';
@@ -21,7 +22,7 @@ function gatherParams(request: FastifyRequest): Record<string, unknown> {
   return Object.keys(query).length === 0 ? body : { ...query, ...body };
 }
 
-function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Services) {
+function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Services, httpsPossible: boolean) {
   const validate = compileValidator(def.params);
   const { limiter } = services;
   const guestPolicy = def.rateLimit ?? 'API_GUEST';
@@ -29,6 +30,7 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
   const run = (params: unknown, call: unknown): unknown => (def.handler as (params: unknown, call: unknown) => unknown).call(def, params, call);
 
   return async function handle(request: FastifyRequest, reply: FastifyReply) {
+    setApiHeaders(request, reply, httpsPossible);
     const ip = request.ip;
     const raw = gatherParams(request);
     let identity = GUEST;
@@ -80,9 +82,9 @@ export function listActions(modules: readonly ModuleApi[]): RegisteredAction[] {
   return out;
 }
 
-export function registerGateway(app: FastifyInstance, services: Services, modules: readonly ModuleApi[]): void {
+export function registerGateway(app: FastifyInstance, services: Services, modules: readonly ModuleApi[], httpsPossible: boolean): void {
   for (const { role, module, action, def } of listActions(modules)) {
-    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, def, services) });
+    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, def, services, httpsPossible) });
   }
 
   const knownModules = new Set(modules.map((module) => module.name));
