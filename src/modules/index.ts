@@ -1,8 +1,25 @@
 // The module registry: every API module the gateway serves. Add a module here and nowhere in http/.
 import type { ModuleApi } from '../http/action.ts';
+import { cartApi } from './cart/api.ts';
 import { clientApi } from './client/api.ts';
+import { cronApi } from './cron/api.ts';
+import { invoiceApi } from './invoice/api.ts';
+import { orderApi } from './order/api.ts';
+import { productApi } from './product/api.ts';
 import { profileApi } from './profile/api.ts';
+import { serviceApiKeyApi } from './serviceapikey/api.ts';
 import { staffApi } from './staff/api.ts';
 import { systemApi } from './system/api.ts';
 
-export const modules: readonly ModuleApi[] = [systemApi, staffApi, clientApi, profileApi];
+export const modules: readonly ModuleApi[] = [
+  systemApi,
+  staffApi,
+  clientApi,
+  profileApi,
+  productApi,
+  cartApi,
+  orderApi,
+  invoiceApi,
+  cronApi,
+  serviceApiKeyApi,
+];

@@ -1,0 +1,157 @@
+// The in-process cache behind guest/serviceapikey/check and get_info, keyed by the key's HMAC:
+// - an LRU of key records (bounded by KEY_CACHE_SIZE) with lazy promotion, so a hit costs a Map lookup and an
+//   integer comparison, not a delete + re-insert;
+// - a negative cache of unknown keys (a few seconds, bounded), so the same unknown key hammered again and again
+//   stays off the database;
+// - "in flux" marks for keys whose change is not committed yet: while marked, lookups bypass the cache and fills are
+//   not stored, so no reader can cache a state that the writer's commit is about to replace;
+// - an epoch bumped by every invalidation: a fill whose read started before an invalidation is not stored.
+// Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
+// against the current time.
+
+export interface KeyEntry {
+  id: number;
+  orderId: number;
+  clientId: number;
+  /** The administrator's switch. */
+  enabled: boolean;
+  orderStatus: string;
+  /** Expiry in epoch ms, or null for never. */
+  expiresAtMs: number | null;
+  /** Custom parameters, as get_info returns them. */
+  config: Record<string, unknown>;
+  limit: number | null;
+  enforceLimit: boolean;
+  /** Uses in `usedMonth` ('YYYY-MM'): database total at load + this process's counts since. */
+  used: number;
+  usedMonth: string;
+  /** When `used` was last read from the database (epoch ms); 0 asks for a refresh. */
+  usedAt: number;
+  refreshing: boolean;
+  /** When the record was read from the database (epoch ms). */
+  loadedAt: number;
+  /** LRU clock value at the last promotion. */
+  tick: number;
+}
+
+export interface KeyCacheOptions {
+  maxEntries: number;
+  negativeTtlMs?: number;
+  maxNegative?: number;
+}
+
+/** How long a record may be trusted when no invalidation channel is listening (connection lost, not yet up). */
+export const UNTRUSTED_MAX_AGE_MS = 1000;
+/** A change whose commit was never seen (the writer crashed) stops bypassing the cache after this long. */
+const FLUX_MAX_MS = 30_000;
+
+export class KeyCache {
+  private readonly entries = new Map<string, KeyEntry>();
+  private readonly negative = new Map<string, number>();
+  private readonly flux = new Map<string, { count: number; until: number }>();
+  private readonly maxEntries: number;
+  private readonly negativeTtlMs: number;
+  private readonly maxNegative: number;
+  private readonly promoteAfter: number;
+  private clock = 0;
+  /** Bumped by every invalidation. */
+  epoch = 0;
+  /** False while no invalidation channel guarantees that other processes' changes reach this cache. */
+  trusted = true;
+
+  constructor(options: KeyCacheOptions) {
+    this.maxEntries = Math.max(1, options.maxEntries);
+    this.negativeTtlMs = options.negativeTtlMs ?? 3000;
+    this.maxNegative = options.maxNegative ?? 10_000;
+    this.promoteAfter = Math.max(1, Math.floor(this.maxEntries / 4));
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** A record, null for a key known to be unknown, undefined for "ask the database". */
+  get(hash: string, now: number): KeyEntry | null | undefined {
+    if (this.flux.size > 0 && this.inFlux(hash, now)) return undefined;
+    const entry = this.entries.get(hash);
+    if (entry !== undefined) {
+      if (!this.trusted && now - entry.loadedAt > UNTRUSTED_MAX_AGE_MS) {
+        this.entries.delete(hash);
+        return undefined;
+      }
+      const tick = ++this.clock;
+      if (tick - entry.tick > this.promoteAfter) {
+        // Lazy LRU: move to the young end only once it has aged, so hot keys rarely pay for re-insertion.
+        this.entries.delete(hash);
+        this.entries.set(hash, entry);
+        entry.tick = tick;
+      }
+      return entry;
+    }
+    if (this.negative.size > 0) {
+      const until = this.negative.get(hash);
+      if (until !== undefined) {
+        if (until > now && (this.trusted || until - this.negativeTtlMs + UNTRUSTED_MAX_AGE_MS > now)) return null;
+        this.negative.delete(hash);
+      }
+    }
+    return undefined;
+  }
+
+  /** Stores what a read that started at `epoch` found, unless something changed since. */
+  fill(hash: string, entry: KeyEntry | null, epoch: number, now: number): void {
+    if (epoch !== this.epoch || (this.flux.size > 0 && this.inFlux(hash, now))) return;
+    if (entry === null) {
+      if (this.negative.size >= this.maxNegative) this.evictOldest(this.negative);
+      this.negative.set(hash, now + this.negativeTtlMs);
+      return;
+    }
+    entry.tick = ++this.clock;
+    this.entries.delete(hash);
+    this.entries.set(hash, entry);
+    while (this.entries.size > this.maxEntries) this.evictOldest(this.entries);
+  }
+
+  invalidate(hash: string): void {
+    this.epoch++;
+    this.entries.delete(hash);
+    this.negative.delete(hash);
+  }
+
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
+    this.negative.clear();
+  }
+
+  /** A writer is about to change this key: forget it and bypass the cache for it until `endChange`. */
+  beginChange(hash: string, now = Date.now()): void {
+    const mark = this.flux.get(hash);
+    if (mark === undefined) this.flux.set(hash, { count: 1, until: now + FLUX_MAX_MS });
+    else {
+      mark.count++;
+      mark.until = now + FLUX_MAX_MS;
+    }
+    this.invalidate(hash);
+  }
+
+  /** The writer's transaction ended (committed or not): forget the key again and resume caching it. */
+  endChange(hash: string): void {
+    const mark = this.flux.get(hash);
+    if (mark !== undefined && --mark.count <= 0) this.flux.delete(hash);
+    this.invalidate(hash);
+  }
+
+  private inFlux(hash: string, now: number): boolean {
+    const mark = this.flux.get(hash);
+    if (mark === undefined) return false;
+    if (mark.until > now) return true;
+    this.flux.delete(hash);
+    return false;
+  }
+
+  private evictOldest(map: Map<string, unknown>): void {
+    const oldest = map.keys().next();
+    if (oldest.done !== true) map.delete(oldest.value);
+  }
+}

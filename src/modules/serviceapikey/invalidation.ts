@@ -1,0 +1,205 @@
+// Tells every Tollgate process that a key changed, so each drops it from its cache within a second:
+// Redis pub/sub when REDIS_URL is set, otherwise PostgreSQL LISTEN/NOTIFY on PostgreSQL, otherwise nothing (one
+// process on SQLite). Messages carry key HMACs only, never keys. A listener that loses its connection marks the
+// cache untrusted (records then live at most one second), reconnects with backoff, and clears the cache once back,
+// since it may have missed messages meanwhile.
+import { sql, type Kysely } from 'kysely';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { Database } from '../../db/schema.ts';
+import type { KeyCache } from './cache.ts';
+
+export const CHANNEL = 'tollgate_apikey_invalidate';
+/** Hashes per message: 64 hex characters plus a comma each, well under PostgreSQL's 8000-byte payload limit. */
+const PER_MESSAGE = 100;
+
+export interface InvalidationChannel {
+  readonly kind: 'local' | 'postgres' | 'redis';
+  /** Starts listening for other processes' changes; idempotent. */
+  listen(): void;
+  /** Tells the other processes (fire and forget). */
+  publish(hashes: readonly string[]): void;
+  close(): Promise<void>;
+}
+
+type ErrorLog = (error: unknown, what: string) => void;
+
+function messagesOf(hashes: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < hashes.length; i += PER_MESSAGE) out.push(hashes.slice(i, i + PER_MESSAGE).join(','));
+  return out;
+}
+
+function receive(cache: KeyCache, payload: string): void {
+  for (const hash of payload.split(',')) if (/^[0-9a-f]{64}$/.test(hash)) cache.invalidate(hash);
+}
+
+export class LocalChannel implements InvalidationChannel {
+  readonly kind = 'local';
+  constructor(cache: KeyCache) {
+    cache.trusted = true;
+  }
+  listen(): void {}
+  publish(): void {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export class PostgresChannel implements InvalidationChannel {
+  readonly kind = 'postgres';
+  private client: pg.Client | null = null;
+  private started = false;
+  private closed = false;
+  private retryMs = 100;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly sending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly url: string,
+    private readonly db: Kysely<Database>,
+    private readonly cache: KeyCache,
+    private readonly log: ErrorLog,
+  ) {
+    cache.trusted = false;
+  }
+
+  listen(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.url });
+    this.client = client;
+    let lost = false;
+    const onLost = (error?: unknown): void => {
+      if (lost) return;
+      lost = true;
+      this.cache.trusted = false;
+      if (error !== undefined && !this.closed) this.log(error, 'PostgreSQL invalidation listener');
+      client.removeAllListeners('notification');
+      void client.end().catch(() => undefined);
+      this.scheduleReconnect();
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    client.on('notification', (message) => {
+      if (message.channel === CHANNEL && message.payload !== undefined) receive(this.cache, message.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      if (this.closed) {
+        await client.end();
+        return;
+      }
+      // Messages sent while nobody listened are gone: start from an empty cache.
+      this.cache.clear();
+      this.cache.trusted = true;
+      this.retryMs = 100;
+    } catch (error) {
+      onLost(error);
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.retryTimer !== null) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.connect();
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, 5000);
+  }
+
+  publish(hashes: readonly string[]): void {
+    for (const payload of messagesOf(hashes)) {
+      const sent = sql`select pg_notify(${CHANNEL}, ${payload})`
+        .execute(this.db)
+        .then(() => undefined)
+        .catch((error: unknown) => this.log(error, 'pg_notify'))
+        .finally(() => this.sending.delete(sent));
+      this.sending.add(sent);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Messages already handed over go out while the pool is still open.
+    await Promise.all(this.sending);
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = null;
+    if (client !== null) {
+      client.removeAllListeners('end');
+      client.removeAllListeners('error');
+      client.on('error', () => undefined);
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+export class RedisChannel implements InvalidationChannel {
+  readonly kind = 'redis';
+  private subscriber: Redis | null = null;
+  private publisher: Redis | null = null;
+  private readonly channel: string;
+
+  constructor(
+    private readonly url: string,
+    prefix: string,
+    private readonly cache: KeyCache,
+    private readonly log: ErrorLog,
+  ) {
+    this.channel = `${prefix}apikey:invalidate`;
+    cache.trusted = false;
+  }
+
+  listen(): void {
+    if (this.subscriber !== null) return;
+    const subscriber = new Redis(this.url, { maxRetriesPerRequest: null, retryStrategy: (times) => Math.min(times * 100, 5000) });
+    this.subscriber = subscriber;
+    const subscribe = (): void => {
+      subscriber
+        .subscribe(this.channel)
+        .then(() => {
+          this.cache.clear();
+          this.cache.trusted = true;
+        })
+        .catch((error: unknown) => this.log(error, 'Redis subscribe'));
+    };
+    subscriber.on('message', (channel: string, payload: string) => {
+      if (channel === this.channel) receive(this.cache, payload);
+    });
+    subscriber.on('close', () => {
+      this.cache.trusted = false;
+    });
+    subscriber.on('error', (error: unknown) => this.log(error, 'Redis invalidation listener'));
+    // ioredis re-subscribes by itself after a reconnect; subscribing again on 'ready' also tells us when it is done.
+    subscriber.on('ready', subscribe);
+  }
+
+  publish(hashes: readonly string[]): void {
+    if (this.publisher === null) {
+      this.publisher = new Redis(this.url, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+      this.publisher.on('error', (error: unknown) => this.log(error, 'Redis publisher'));
+    }
+    for (const payload of messagesOf(hashes)) {
+      this.publisher.publish(this.channel, payload).catch((error: unknown) => this.log(error, 'Redis publish'));
+    }
+  }
+
+  async close(): Promise<void> {
+    const clients = [this.subscriber, this.publisher];
+    this.subscriber = null;
+    this.publisher = null;
+    for (const client of clients) {
+      if (client === null) continue;
+      client.removeAllListeners('close');
+      await client.quit().catch(() => client.disconnect());
+    }
+  }
+}

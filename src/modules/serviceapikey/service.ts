@@ -1,0 +1,641 @@
+// The API key product's domain logic: issuing keys for orders, the validation hot path (check / get_info), usage,
+// and the staff and client key actions. The only writer of `api_keys` and `api_key_usage`.
+//
+// Hot path: the key's HMAC is computed once; a warm cache answers with a Map lookup, a comparison of the record's
+// facts with the current time, and a Map update for the usage count. A miss costs one indexed read (api_keys joined
+// with orders, plus the month's usage total). Unknown keys are remembered a few seconds and counted against the
+// caller's API_KEY_CHECK_FAILED budget; an address over that budget is refused from a local map until its window ends.
+//
+// Consistency: every change to a key or its order marks the key "in flux" (the cache is bypassed for it) inside the
+// transaction, and once the transaction has ended the key is dropped again and the change is published to the other
+// processes. For changes made by the order service, the end of its transaction is observed by reading the key's
+// `rev` (bumped inside the transaction) until the new value is visible; on SQLite the read simply waits for the one
+// connection, i.e. for the commit.
+import type { FastifyReply } from 'fastify';
+import type { Kysely, Selectable } from 'kysely';
+import type { DialectName } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
+import type { ApiKeyTable } from '../../db/tables/apikey.ts';
+import { errors } from '../../http/errors.ts';
+import { enforce, type Decision, type RateLimiter } from '../../http/rate-limit.ts';
+import type { SecretBox } from '../../lib/crypto.ts';
+import { couldBeKey, generateKey } from '../../lib/keygen.ts';
+import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { nowIso } from '../../lib/time.ts';
+import type { OrderSnapshot } from '../product/product-type.ts';
+import { KeyCache, type KeyEntry } from './cache.ts';
+import { LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
+import { Metering, monthBounds, type UsageClock } from './metering.ts';
+import { flatCustomOf, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
+
+export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED';
+
+export interface UsageSummary {
+  period_start: string;
+  period_end: string;
+  used: number;
+  limit: number | null;
+  remaining: number | null;
+}
+
+export interface KeyInfo {
+  valid: 0 | 1;
+  config: CustomParams | null;
+  reason: Reason;
+  usage: UsageSummary | null;
+}
+
+export interface KeyRecord {
+  order_id: number;
+  client_id: number;
+  api_key: string;
+  valid: 0 | 1;
+  config: CustomParams;
+  /** Whether check would accept the key right now, and why not. */
+  reason: Reason;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UsageReport {
+  total: number;
+  days: Array<{ date: string; count: number }>;
+}
+
+export interface ApiKeyServiceDeps {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  postgresUrl: string | null;
+  redisUrl: string | null;
+  redisPrefix: string;
+  secrets: SecretBox;
+  limiter: RateLimiter;
+  keyCacheSize: number;
+  /** Where background failures (flush, pub/sub) are reported; never receives a key. */
+  log?: (error: unknown, what: string) => void;
+}
+
+type KeyRow = Selectable<ApiKeyTable>;
+
+/** How old the cached monthly count of a key with a limit may be before it is re-read in the background. */
+const USAGE_REFRESH_MS = 2000;
+const MAX_BLOCKED_ADDRESSES = 100_000;
+const COMMIT_WAIT_MS = 10_000;
+const COMMIT_POLL_MS = 15;
+const MAX_USAGE_DAYS = 366;
+const DAY_MS = 86_400_000;
+
+function parseJson(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+export function createApiKeyService(deps: ApiKeyServiceDeps) {
+  const { db, secrets, limiter } = deps;
+  const log = deps.log ?? ((error: unknown, what: string) => process.emitWarning(`serviceapikey: ${what} failed: ${String(error)}`));
+  const cache = new KeyCache({ maxEntries: deps.keyCacheSize });
+  const metering = new Metering(db, (error) => log(error, 'usage flush'));
+  metering.start();
+  const channel: InvalidationChannel =
+    deps.redisUrl !== null
+      ? new RedisChannel(deps.redisUrl, deps.redisPrefix, cache, log)
+      : deps.dialect === 'postgres' && deps.postgresUrl !== null
+        ? new PostgresChannel(deps.postgresUrl, db, cache, log)
+        : new LocalChannel(cache);
+  /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
+  const blocked = new Map<string, number>();
+  const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
+  /** Changes made inside other services' transactions, waiting for their commit. */
+  const watching = new Set<Promise<void>>();
+  let listening = false;
+  let closed = false;
+
+  // ---- hot path ----------------------------------------------------------------------------------------------
+
+  function entryOf(
+    row: {
+      id: number;
+      order_id: number;
+      client_id: number;
+      valid: number;
+      config: string;
+      options: string;
+      status: string;
+      expires_at: string | null;
+      used: number | string | bigint | null;
+    },
+    clock: UsageClock,
+    now: number,
+  ): KeyEntry {
+    const config = parseJson(row.config);
+    const options = parseJson(row.options);
+    return {
+      id: row.id,
+      orderId: row.order_id,
+      clientId: row.client_id,
+      enabled: row.valid === 1,
+      orderStatus: row.status,
+      expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
+      config,
+      limit: monthlyLimitOf(config),
+      enforceLimit: options.enforce_limit === true,
+      used: Number(row.used ?? 0) + metering.unflushedTotal(row.id, clock.monthStart, clock.monthEnd),
+      usedMonth: clock.month,
+      usedAt: now,
+      refreshing: false,
+      loadedAt: now,
+      tick: 0,
+    };
+  }
+
+  function monthTotal(keyId: number, clock: UsageClock) {
+    return db
+      .selectFrom('api_key_usage')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
+      .where('api_key_id', '=', keyId)
+      .where('day', '>=', clock.monthStart)
+      .where('day', '<=', clock.monthEnd);
+  }
+
+  async function readEntry(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
+    const row = await db
+      .selectFrom('api_keys as k')
+      .innerJoin('orders as o', 'o.id', 'k.order_id')
+      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'o.status', 'o.expires_at'])
+      .select((eb) =>
+        eb
+          .selectFrom('api_key_usage as u')
+          .select((inner) => inner.fn.coalesce(inner.fn.sum<number>('u.count'), inner.lit(0)).as('total'))
+          .whereRef('u.api_key_id', '=', 'k.id')
+          .where('u.day', '>=', clock.monthStart)
+          .where('u.day', '<=', clock.monthEnd)
+          .as('used'),
+      )
+      .where('k.key_hash', '=', hash)
+      .executeTakeFirst();
+    return row === undefined ? null : entryOf(row, clock, Date.now());
+  }
+
+  function load(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
+    const epoch = cache.epoch;
+    const pending = loading.get(hash);
+    if (pending !== undefined && pending.epoch === epoch) return pending.promise;
+    const promise = readEntry(hash, clock)
+      .then((entry) => {
+        cache.fill(hash, entry, epoch, Date.now());
+        return entry;
+      })
+      .finally(() => {
+        if (loading.get(hash)?.promise === promise) loading.delete(hash);
+      });
+    loading.set(hash, { epoch, promise });
+    return promise;
+  }
+
+  function refreshUsage(entry: KeyEntry, clock: UsageClock): void {
+    if (entry.refreshing || closed) return;
+    entry.refreshing = true;
+    monthTotal(entry.id, clock)
+      .executeTakeFirst()
+      .then((row) => {
+        if (entry.usedMonth !== clock.month) return;
+        entry.used = (row?.used ?? 0) + metering.unflushedTotal(entry.id, clock.monthStart, clock.monthEnd);
+        entry.usedAt = Date.now();
+      })
+      .catch((error: unknown) => log(error, 'usage refresh'))
+      .finally(() => {
+        entry.refreshing = false;
+      });
+  }
+
+  /** Whether the key is valid now, and why not; rolls the monthly count over at a month boundary. */
+  function judge(entry: KeyEntry, now: number, clock: UsageClock): Reason {
+    if (!entry.enabled) return 'DISABLED';
+    if (entry.orderStatus !== 'active') return 'NOT_ACTIVE';
+    if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return 'EXPIRED';
+    if (entry.usedMonth !== clock.month) {
+      entry.usedMonth = clock.month;
+      entry.used = metering.unflushedTotal(entry.id, clock.monthStart, clock.monthEnd);
+      entry.usedAt = 0;
+    }
+    if (entry.limit !== null) {
+      if (now - entry.usedAt > USAGE_REFRESH_MS) refreshUsage(entry, clock);
+      if (entry.enforceLimit && entry.used >= entry.limit) return 'LIMIT_EXCEEDED';
+    }
+    return 'VALID';
+  }
+
+  function onFailedDecision(ip: string, reply: FastifyReply, decision: Decision): null {
+    if (!decision.allowed) {
+      if (blocked.size >= MAX_BLOCKED_ADDRESSES) {
+        const oldest = blocked.keys().next();
+        if (oldest.done !== true) blocked.delete(oldest.value);
+      }
+      blocked.set(ip, Date.now() + decision.resetSeconds * 1000);
+      enforce(reply, decision);
+    }
+    return null;
+  }
+
+  /** An unknown key: count it against the caller's API_KEY_CHECK_FAILED budget (429 once over). */
+  function unknown(ip: string, reply: FastifyReply): null | Promise<null> {
+    if (limiter.isExempt(ip)) return null;
+    const decision = limiter.hit('API_KEY_CHECK_FAILED', ip);
+    return decision instanceof Promise ? decision.then((d) => onFailedDecision(ip, reply, d)) : onFailedDecision(ip, reply, decision);
+  }
+
+  /** The key's cached record (null when unknown), from the cache when warm. Throws 429 for a blocked address. */
+  function resolve(key: string, ip: string, reply: FastifyReply, now: number, clock: UsageClock): KeyEntry | null | Promise<KeyEntry | null> {
+    if (blocked.size > 0) {
+      const until = blocked.get(ip);
+      if (until !== undefined) {
+        if (until > now) throw errors.rateLimited(Math.max(1, Math.ceil((until - now) / 1000)));
+        blocked.delete(ip);
+      }
+    }
+    if (!couldBeKey(key)) return unknown(ip, reply);
+    const hash = secrets.hash(key);
+    const cached = cache.get(hash, now);
+    if (cached !== undefined) return cached === null ? unknown(ip, reply) : cached;
+    if (!listening) {
+      listening = true;
+      channel.listen();
+    }
+    return load(hash, clock).then((entry) => (entry === null ? unknown(ip, reply) : entry));
+  }
+
+  /** Judges the key and counts one use when valid. */
+  function use(entry: KeyEntry | null, now: number, clock: UsageClock): Reason {
+    if (entry === null) return 'NOT_FOUND';
+    const reason = judge(entry, now, clock);
+    if (reason === 'VALID') {
+      metering.count(entry.id, clock.day);
+      entry.used++;
+    }
+    return reason;
+  }
+
+  function usageOf(entry: KeyEntry, clock: UsageClock): UsageSummary {
+    return {
+      period_start: clock.monthStart,
+      period_end: clock.monthEnd,
+      used: entry.used,
+      limit: entry.limit,
+      remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.used),
+    };
+  }
+
+  function infoOf(entry: KeyEntry | null, reason: Reason, clock: UsageClock): KeyInfo {
+    if (entry === null) return { valid: 0, config: null, reason, usage: null };
+    return { valid: reason === 'VALID' ? 1 : 0, config: reason === 'VALID' ? entry.config : null, reason, usage: usageOf(entry, clock) };
+  }
+
+  // ---- writes: consistency with the cache ----------------------------------------------------------------------
+
+  /** Resolves once the change that set key `keyId` to `rev` (or deleted it, for null) is visible, or gave up. */
+  async function visible(keyId: number, rev: number | null): Promise<void> {
+    const deadline = Date.now() + COMMIT_WAIT_MS;
+    for (;;) {
+      if (closed) return;
+      const row = await db.selectFrom('api_keys').select('rev').where('id', '=', keyId).executeTakeFirst();
+      if (rev === null ? row === undefined : row !== undefined && row.rev >= rev) return;
+      // SQLite has one connection: this read ran after the writer's transaction ended, committed or not.
+      if (deps.dialect === 'sqlite' || Date.now() > deadline) return;
+      await sleep(COMMIT_POLL_MS);
+    }
+  }
+
+  /** Inside someone else's transaction: bypass the cache for these keys until the change is visible, then publish. */
+  function changedInTransaction(hashes: string[], keyId: number, rev: number | null): void {
+    const now = Date.now();
+    for (const hash of hashes) cache.beginChange(hash, now);
+    const watch: Promise<void> = visible(keyId, rev)
+      .catch((error: unknown) => log(error, 'commit wait'))
+      .finally(() => {
+        watching.delete(watch);
+        for (const hash of hashes) cache.endChange(hash);
+        channel.publish(hashes);
+      });
+    watching.add(watch);
+  }
+
+  /** Runs our own transaction changing these keys: bypass the cache during it, drop and publish after it. */
+  async function change<T>(hashes: string[], work: (trx: Kysely<Database>) => Promise<T>, extra: () => string[] = () => []): Promise<T> {
+    const now = Date.now();
+    for (const hash of hashes) cache.beginChange(hash, now);
+    try {
+      return await db.transaction().execute(work);
+    } finally {
+      for (const hash of hashes) cache.endChange(hash);
+      const more = extra();
+      for (const hash of more) cache.invalidate(hash);
+      channel.publish([...hashes, ...more]);
+    }
+  }
+
+  /** A fresh key that no other key has (unique key_hash), with its hash and sealed copy. */
+  async function freshKey(trx: Kysely<Database>, config: ReturnType<typeof readApiKeyConfig>) {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const key = generateKey(keyOptionsOf(config));
+      const hash = secrets.hash(key);
+      const taken = await trx.selectFrom('api_keys').select('id').where('key_hash', '=', hash).executeTakeFirst();
+      if (taken === undefined) return { key, hash, sealed: secrets.encrypt(key) };
+    }
+    throw errors.conflict('Could not generate a unique key with these options; use a longer key length');
+  }
+
+  async function bumpRev(trx: Kysely<Database>, keyId: number, updatedAt?: string): Promise<number> {
+    const row = await trx
+      .updateTable('api_keys')
+      .set((eb) => ({ rev: eb('rev', '+', 1), ...(updatedAt !== undefined && { updated_at: updatedAt }) }))
+      .where('id', '=', keyId)
+      .returning('rev')
+      .executeTakeFirstOrThrow();
+    return row.rev;
+  }
+
+  // ---- reads for staff and clients -----------------------------------------------------------------------------
+
+  function reasonOf(row: { valid: number; options: string; config: string }, order: { status: string; expires_at: string | null }, used: number): Reason {
+    if (row.valid !== 1) return 'DISABLED';
+    if (order.status !== 'active') return 'NOT_ACTIVE';
+    if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
+    const limit = monthlyLimitOf(parseJson(row.config));
+    if (parseJson(row.options).enforce_limit === true && limit !== null && used >= limit) return 'LIMIT_EXCEEDED';
+    return 'VALID';
+  }
+
+  async function currentUse(trx: Kysely<Database>, keyId: number): Promise<number> {
+    const clock = metering.clock(Date.now());
+    const row = await trx
+      .selectFrom('api_key_usage')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
+      .where('api_key_id', '=', keyId)
+      .where('day', '>=', clock.monthStart)
+      .where('day', '<=', clock.monthEnd)
+      .executeTakeFirst();
+    return (row?.used ?? 0) + metering.unflushedTotal(keyId, clock.monthStart, clock.monthEnd);
+  }
+
+  async function recordOf(
+    trx: Kysely<Database>,
+    row: KeyRow & { status: string; expires_at: string | null },
+  ): Promise<KeyRecord> {
+    return {
+      order_id: row.order_id,
+      client_id: row.client_id,
+      api_key: secrets.decrypt(row.key_enc),
+      valid: row.valid === 1 ? 1 : 0,
+      config: parseJson(row.config),
+      reason: reasonOf(row, row, await currentUse(trx, row.id)),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
+  }
+
+  function keysWithOrders(trx: Kysely<Database>) {
+    return trx.selectFrom('api_keys').innerJoin('orders', 'orders.id', 'api_keys.order_id').selectAll('api_keys').select(['orders.status', 'orders.expires_at']);
+  }
+
+  /** The key of an order (or of a key string), the caller's own when `clientId` is given; 404 otherwise. */
+  async function requireKey(trx: Kysely<Database>, by: { order_id?: number | undefined; key?: string | undefined }, clientId?: number) {
+    let query = keysWithOrders(trx);
+    if (by.order_id !== undefined) query = query.where('api_keys.order_id', '=', by.order_id);
+    else if (by.key !== undefined) query = query.where('api_keys.key_hash', '=', secrets.hash(by.key));
+    else throw errors.invalid('order_id', 'is required (or key)');
+    if (clientId !== undefined) query = query.where('api_keys.client_id', '=', clientId);
+    const row = await query.executeTakeFirst();
+    if (row === undefined) throw errors.notFound('API key');
+    return row;
+  }
+
+  function isoDay(ms: number): string {
+    return new Date(ms).toISOString().slice(0, 10);
+  }
+
+  return {
+    /** For tests and the benchmark: the cache, the meter and the channel. */
+    internals: { cache, metering, channel, blocked },
+
+    // ---- guest: the hot path ----
+
+    /** guest/serviceapikey/check: true when the key is valid now; counts one use then. */
+    check(key: string, ip: string, reply: FastifyReply): boolean | Promise<boolean> {
+      const now = Date.now();
+      const clock = metering.clock(now);
+      const found = resolve(key, ip, reply, now, clock);
+      if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
+      return use(found, now, clock) === 'VALID';
+    },
+
+    /** guest/serviceapikey/get_info: validity, custom parameters, reason and usage; counts one use when valid. */
+    getInfo(key: string, ip: string, reply: FastifyReply): KeyInfo | Promise<KeyInfo> {
+      const now = Date.now();
+      const clock = metering.clock(now);
+      const found = resolve(key, ip, reply, now, clock);
+      if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock), clock));
+      if (found !== null && found.limit === null && now - found.usedAt > USAGE_REFRESH_MS) refreshUsage(found, clock);
+      return infoOf(found, use(found, now, clock), clock);
+    },
+
+    // ---- product type hooks (inside the order's transaction) ----
+
+    /** Issues the order's key on its first activation; later activations keep the key. */
+    async issue(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
+      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
+      if (existing !== undefined) {
+        changedInTransaction([existing.key_hash], existing.id, await bumpRev(trx, existing.id));
+        return;
+      }
+      const config = readApiKeyConfig(order.config);
+      const { hash, sealed } = await freshKey(trx, config);
+      const now = nowIso();
+      const inserted = await trx
+        .insertInto('api_keys')
+        .values({
+          order_id: order.id,
+          client_id: order.client_id,
+          key_hash: hash,
+          key_enc: sealed,
+          valid: 1,
+          options: JSON.stringify({
+            length: config.length,
+            split: config.split,
+            split_interval: config.split_interval,
+            capitalization: config.capitalization,
+            enforce_limit: config.enforce_limit,
+          }),
+          config: JSON.stringify(config.custom),
+          created_at: now,
+          updated_at: now,
+        })
+        .returning(['id', 'rev'])
+        .executeTakeFirstOrThrow();
+      changedInTransaction([hash], inserted.id, inserted.rev);
+    },
+
+    /** The order changed (status, expiry): the key stays, its cached record goes. */
+    async orderChanged(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
+      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
+      if (existing === undefined) return;
+      changedInTransaction([existing.key_hash], existing.id, await bumpRev(trx, existing.id));
+    },
+
+    /** The order is being deleted: so is its key, with its usage. */
+    async orderDeleted(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
+      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
+      if (existing === undefined) return;
+      await trx.deleteFrom('api_key_usage').where('api_key_id', '=', existing.id).execute();
+      await trx.deleteFrom('api_keys').where('id', '=', existing.id).execute();
+      metering.forget(existing.id);
+      changedInTransaction([existing.key_hash], existing.id, null);
+    },
+
+    /** `{api_key, config, valid, reason}` for order/service; nulls before the key is issued. */
+    async serviceFields(trx: Kysely<Database>, order: OrderSnapshot): Promise<Record<string, unknown>> {
+      const row = await keysWithOrders(trx).where('api_keys.order_id', '=', order.id).executeTakeFirst();
+      if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE' };
+      const record = await recordOf(trx, row);
+      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason };
+    },
+
+    // ---- staff and clients ----
+
+    /** admin/serviceapikey/update: the validity switch and the custom parameters; never the key. */
+    async update(params: { order_id: number; valid?: boolean | undefined; config?: Record<string, unknown> | undefined; api_key?: string | undefined }): Promise<void> {
+      const current = await requireKey(db, { order_id: params.order_id });
+      if (params.api_key !== undefined && params.api_key !== secrets.decrypt(current.key_enc)) {
+        throw errors.invalid('api_key', 'cannot be changed by update; use reset to issue a new key');
+      }
+      const config = params.config === undefined ? undefined : normalizeCustom(stripFlat(params.config), flatCustomOf(params.config), 'config');
+      if (params.valid === undefined && config === undefined) return;
+      await change([current.key_hash], async (trx) => {
+        await trx
+          .updateTable('api_keys')
+          .set((eb) => ({
+            rev: eb('rev', '+', 1),
+            updated_at: nowIso(),
+            ...(params.valid !== undefined && { valid: params.valid ? 1 : 0 }),
+            ...(config !== undefined && { config: JSON.stringify(config) }),
+          }))
+          .where('id', '=', current.id)
+          .execute();
+      });
+    },
+
+    /** admin and client reset: a new key for an active order; the old one stops validating at once. */
+    async reset(by: { order_id?: number | undefined; key?: string | undefined }, clientId?: number): Promise<string> {
+      if (by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.notFound('API key');
+      const current = await requireKey(db, by, clientId);
+      if (current.status !== 'active') throw errors.conflict(`The order is ${current.status}: only an active order's key can be reset`);
+      const issued: { key?: string; hash?: string } = {};
+      await change(
+        [current.key_hash],
+        async (trx) => {
+          const config = readApiKeyConfig(parseJson(current.options));
+          const fresh = await freshKey(trx, config);
+          const result = await trx
+            .updateTable('api_keys')
+            .set((eb) => ({ key_hash: fresh.hash, key_enc: fresh.sealed, rev: eb('rev', '+', 1), updated_at: nowIso() }))
+            .where('id', '=', current.id)
+            .where('key_hash', '=', current.key_hash)
+            .executeTakeFirst();
+          if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The key was changed by another request; try again');
+          const order = await trx.selectFrom('orders').select('status').where('id', '=', current.order_id).executeTakeFirst();
+          if (order?.status !== 'active') throw errors.conflict('The order is no longer active');
+          issued.key = fresh.key;
+          issued.hash = fresh.hash;
+        },
+        () => (issued.hash === undefined ? [] : [issued.hash]),
+      );
+      return issued.key!;
+    },
+
+    /** admin/serviceapikey/get. */
+    async get(orderId: number): Promise<KeyRecord> {
+      return recordOf(db, await requireKey(db, { order_id: orderId }));
+    },
+
+    /** client/serviceapikey/get_list: the caller's keys, newest first. */
+    async list(clientId: number, params: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<Omit<KeyRecord, 'client_id'>>> {
+      const request = pageRequest(params);
+      const total = await db
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('client_id', '=', clientId)
+        .executeTakeFirstOrThrow();
+      const rows = await keysWithOrders(db)
+        .where('api_keys.client_id', '=', clientId)
+        .orderBy('api_keys.id', 'desc')
+        .limit(request.perPage)
+        .offset(request.offset)
+        .execute();
+      const list: Array<Omit<KeyRecord, 'client_id'>> = [];
+      for (const row of rows) {
+        const { client_id: _client, ...record } = await recordOf(db, row);
+        list.push(record);
+      }
+      return toPage(request, total.n, list);
+    },
+
+    /** Usage per day of an order's key over [from, to] (default: the current month), unflushed counts included. */
+    async usage(params: { order_id: number; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
+      const key = await requireKey(db, { order_id: params.order_id }, clientId);
+      const clock = metering.clock(Date.now());
+      const from = params.from ?? clock.monthStart;
+      const to = params.to ?? (params.from === undefined ? clock.monthEnd : monthBounds(params.from.slice(0, 7)).end);
+      const fromMs = Date.parse(`${from}T00:00:00Z`);
+      const toMs = Date.parse(`${to}T00:00:00Z`);
+      if (Number.isNaN(fromMs) || isoDay(fromMs) !== from) throw errors.invalid('from', 'must be a calendar date YYYY-MM-DD');
+      if (Number.isNaN(toMs) || isoDay(toMs) !== to) throw errors.invalid('to', 'must be a calendar date YYYY-MM-DD');
+      if (toMs < fromMs) throw errors.invalid('to', 'must not be before from');
+      if ((toMs - fromMs) / DAY_MS + 1 > MAX_USAGE_DAYS) throw errors.invalid('to', `must be at most ${MAX_USAGE_DAYS} days after from`);
+      const rows = await db
+        .selectFrom('api_key_usage')
+        .select(['day', 'count'])
+        .where('api_key_id', '=', key.id)
+        .where('day', '>=', from)
+        .where('day', '<=', to)
+        .execute();
+      const counts = metering.unflushed(key.id, from, to);
+      for (const row of rows) counts.set(row.day, (counts.get(row.day) ?? 0) + row.count);
+      const days: UsageReport['days'] = [];
+      let total = 0;
+      for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
+        const date = isoDay(ms);
+        const count = counts.get(date) ?? 0;
+        total += count;
+        days.push({ date, count });
+      }
+      return { total, days };
+    },
+
+    /** Writes the usage counts now (tests, shutdown). */
+    flushUsage(): Promise<void> {
+      return metering.flush();
+    },
+
+    /** Flushes the counts and closes the listener; the database must still be open. */
+    async close(): Promise<void> {
+      closed = true;
+      await Promise.all(watching);
+      await metering.close();
+      await channel.close();
+    },
+  };
+}
+
+/** `config` of admin update without FOSSBilling's flat `custom_<name>` keys (they are read separately). */
+function stripFlat(config: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(config)) if (!name.startsWith('custom_')) out[name] = value;
+  return out;
+}
+
+export type ApiKeyService = ReturnType<typeof createApiKeyService>;

@@ -1,0 +1,170 @@
+// Revocation across processes: two real Tollgate processes (this test's app and a child process started with tsx,
+// talked to over a real socket) share one PostgreSQL database, and in the second suite one Redis too. A change made
+// through either must make `check` answer false on the other within one second. Runs only where TEST_DATABASE_URL
+// (and TEST_REDIS_URL) are set, as in CI's PostgreSQL pass.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './helpers/app.ts';
+
+const PG = process.env.TEST_DATABASE_URL ?? '';
+const REDIS = process.env.TEST_REDIS_URL ?? '';
+
+interface Peer {
+  url: string;
+  child: ChildProcess;
+  call(path: string, params: Record<string, unknown>, adminToken?: string): Promise<{ status: number; result: unknown }>;
+  stop(): Promise<void>;
+}
+
+async function startPeer(t: TestApp, redis: boolean): Promise<Peer> {
+  const config = t.services.config;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: config.databaseUrl,
+    TOLLGATE_SECRET: config.secret ?? '',
+    REDIS_URL: redis ? (config.redisUrl ?? '') : '',
+    RATE_LIMIT_REDIS_PREFIX: config.rateLimit.redisPrefix,
+    RATE_LIMIT_ENABLED: 'false',
+    SCHEDULER: 'off',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: '/tmp/tollgate-test',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/apikey-peer.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    const timer = setTimeout(() => reject(new Error('the second process did not start within 30 s')), 30_000);
+    lines.on('line', (line) => {
+      const match = /^listening (\S+)$/.exec(line);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the second process exited with ${code}`)));
+  });
+  return {
+    url,
+    child,
+    async call(path, params, adminToken) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (adminToken !== undefined) headers.authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
+      const response = await fetch(`${url}/api/${path}`, { method: 'POST', headers, body: JSON.stringify(params) });
+      const body = (await response.json()) as { result: unknown };
+      return { status: response.status, result: body.result };
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Polls `probe` until it returns `expected`; returns the milliseconds that took (fails after 3 s). */
+async function within(probe: () => Promise<unknown>, expected: unknown): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if ((await probe()) === expected) return Date.now() - started;
+    if (Date.now() - started > 3000) throw new Error(`still not ${String(expected)} after 3 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function suite(redis: boolean) {
+  let t: TestApp;
+  let peer: Peer;
+  let orderId: number;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await createTestApp(redis ? {} : { REDIS_URL: '' });
+    peer = await startPeer(t, redis);
+    const product = (await t.admin('product/prepare', { title: 'API', type: 'apikey' })).result as number;
+    await t.admin('product/update', { id: product, status: 'enabled', config: { custom: { tier: 'pro' } } });
+    const client = await t.createClient();
+    orderId = (await t.admin('order/create', { client_id: client.id, product_id: product, activate: true })).result as number;
+    key = (await t.admin('serviceapikey/get', { order_id: orderId })).result.api_key as string;
+  }, 60_000);
+  afterAll(async () => {
+    await peer?.stop();
+    await t?.close();
+  });
+
+  const here = async (k: string) => (await t.call('/api/guest/serviceapikey/check', { key: k })).result;
+  const there = async (k: string) => (await peer.call('guest/serviceapikey/check', { key: k })).result;
+
+  it('expects the channel this configuration calls for', () => {
+    expect(t.services.apikeys.internals.channel.kind).toBe(redis ? 'redis' : 'postgres');
+  });
+
+  it('revokes through one process and the other answers false within a second', async () => {
+    // Warm both caches.
+    for (let i = 0; i < 3; i++) {
+      expect(await there(key)).toBe(true);
+      expect(await here(key)).toBe(true);
+    }
+    const changes: Array<[() => Promise<unknown>, boolean]> = [
+      [() => t.admin('order/suspend', { id: orderId }), false],
+      [() => t.admin('order/unsuspend', { id: orderId }), true],
+      [() => t.admin('serviceapikey/update', { order_id: orderId, valid: 0 }), false],
+      [() => t.admin('serviceapikey/update', { order_id: orderId, valid: 1 }), true],
+      [() => t.admin('order/cancel', { id: orderId }), false],
+      [() => t.admin('order/uncancel', { id: orderId }), true],
+    ];
+    for (const [change, valid] of changes) {
+      await change();
+      expect(await here(key)).toBe(valid);
+      expect(await within(() => there(key), valid)).toBeLessThan(1000);
+    }
+    // The other way round: staff revoke through the second process.
+    const viaPeer = await peer.call('admin/order/suspend', { id: orderId }, t.adminToken);
+    expect(viaPeer.status).toBe(200);
+    expect(await within(() => here(key), false)).toBeLessThan(1000);
+    await peer.call('admin/order/unsuspend', { id: orderId }, t.adminToken);
+    expect(await within(() => here(key), true)).toBeLessThan(1000);
+    expect(await there(key)).toBe(true);
+  });
+
+  it('makes a reset key fail everywhere and the new key work everywhere', async () => {
+    expect(await there(key)).toBe(true);
+    const reset = await t.admin('serviceapikey/reset', { order_id: orderId });
+    const fresh = reset.result as string;
+    expect(await here(key)).toBe(false);
+    expect(await within(() => there(key), false)).toBeLessThan(1000);
+    expect(await there(fresh)).toBe(true);
+    key = fresh;
+  });
+
+  it('stays consistent after the listener loses its connection', async () => {
+    expect(await there(key)).toBe(true);
+    if (redis) {
+      // Drop every pub/sub connection (both processes'); ioredis reconnects and subscribes again.
+      const admin = new Redis(REDIS);
+      await admin.client('KILL', 'TYPE', 'pubsub');
+      await admin.quit();
+    } else {
+      // Kill every LISTEN connection (both processes'); they reconnect, and meanwhile records live at most a second.
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`.execute(t.services.db);
+    }
+    await t.admin('order/suspend', { id: orderId });
+    expect(await within(() => there(key), false)).toBeLessThan(1500);
+    await t.admin('order/unsuspend', { id: orderId });
+    expect(await within(() => there(key), true)).toBeLessThan(1500);
+  });
+
+  it('deletes the key everywhere with its order', async () => {
+    expect(await there(key)).toBe(true);
+    await t.admin('order/cancel', { id: orderId });
+    await t.admin('order/delete', { id: orderId });
+    expect(await within(() => there(key), false)).toBeLessThan(1000);
+    const info = await peer.call('guest/serviceapikey/get_info', { key });
+    expect(info.result).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null });
+  });
+}
+
+describe.runIf(PG !== '')('API key revocation across two processes on PostgreSQL (LISTEN/NOTIFY)', () => suite(false));
+describe.runIf(PG !== '' && REDIS !== '')('API key revocation across two processes on PostgreSQL and Redis (pub/sub)', () => suite(true));
