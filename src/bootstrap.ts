@@ -18,7 +18,6 @@ export async function bootstrap(config: Config = loadConfig()): Promise<Services
     throw error;
   }
   const services = createServices(config, database, secret);
-  services.onClose(() => database.close());
   return services;
 }
 

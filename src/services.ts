@@ -8,7 +8,18 @@ import { EventBus } from './events.ts';
 import { MemoryCounterStore, RedisCounterStore } from './http/counter-store.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createSecretBox, type SecretBox } from './lib/crypto.ts';
+import { moneyFor } from './lib/money.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
+import { createCartService, type CartService } from './modules/cart/service.ts';
+import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
+import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
+import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
+import { createOrderService, type OrderService } from './modules/order/service.ts';
+import { customType } from './modules/product/custom-type.ts';
+import { createProductService, type ProductService } from './modules/product/service.ts';
+import { ProductTypeRegistry } from './modules/product/types-registry.ts';
+import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
+import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
 
@@ -16,12 +27,25 @@ export interface Services {
   config: Config;
   db: Kysely<Database>;
   dialect: DialectName;
+  /** The PostgreSQL connection string (for LISTEN/NOTIFY); null on SQLite. */
+  postgresUrl: string | null;
   secrets: SecretBox;
   events: EventBus;
   limiter: RateLimiter;
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
+  /** Every product type that can be sold; modules register theirs here. */
+  productTypes: ProductTypeRegistry;
+  /** Payment gateways; the built-in `custom` one is manual payment confirmed by staff. */
+  gateways: GatewayRegistry;
+  products: ProductService;
+  orders: OrderService;
+  invoices: InvoiceService;
+  carts: CartService;
+  cron: CronService;
+  /** The API key product: keys, the check hot path, usage metering. */
+  apikeys: ApiKeyService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -33,7 +57,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const { db } = database;
   const secrets = createSecretBox(instanceSecret);
   const events = new EventBus();
-  const closers: Array<() => Promise<void>> = [];
+  // Closers run in reverse order of registration, so the database (registered first) closes last, after everything
+  // that may still write to it on the way out (usage counts, scheduler).
+  const closers: Array<() => Promise<void>> = [() => database.close()];
 
   const counterStore =
     config.redisUrl === null ? new MemoryCounterStore() : new RedisCounterStore(config.redisUrl, config.rateLimit.redisPrefix);
@@ -43,18 +69,59 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
+  const productTypes = new ProductTypeRegistry();
+  productTypes.register(customType);
+  const apikeys = createApiKeyService({
+    db,
+    dialect: database.dialect,
+    postgresUrl: database.postgresUrl,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.rateLimit.redisPrefix,
+    secrets,
+    limiter,
+    keyCacheSize: config.keyCacheSize,
+  });
+  closers.push(() => apikeys.close());
+  productTypes.register(createApiKeyProductType(apikeys));
+  const money = moneyFor(config.currency);
+  const gateways = new GatewayRegistry();
+  gateways.register(customGateway(config.paymentInstructions));
+  const products = createProductService({ db, productTypes, money });
+  const orders = createOrderService({ db, events, productTypes, products, money });
+  const invoices = createInvoiceService({ db, events, orders, gateways, money });
+  const carts = createCartService({ db, events, products, orders, invoices, gateways, money });
+  const cron = createCronService({
+    db,
+    orders,
+    invoices,
+    carts,
+    invoiceDaysBeforeExpiry: config.invoiceDaysBeforeExpiry,
+    cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
+    log: logSchedulerError,
+  });
+  const startTasks: Array<() => void> = [];
+  if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
 
   return {
     config,
     db,
     dialect: database.dialect,
+    postgresUrl: database.postgresUrl,
     secrets,
     events,
     limiter,
     sessions,
     staff,
     clients,
-    startTasks: [],
+    productTypes,
+    gateways,
+    products,
+    orders,
+    invoices,
+    carts,
+    cron,
+    apikeys,
+    startTasks,
     onClose(task) {
       closers.push(task);
     },

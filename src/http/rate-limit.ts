@@ -32,6 +32,7 @@ function buildWhitelist(entries: readonly string[]): BlockList {
 
 export class RateLimiter {
   private readonly whitelist: BlockList;
+  private readonly exemptions = new Map<string, boolean>();
 
   constructor(
     private readonly config: Config['rateLimit'],
@@ -46,8 +47,17 @@ export class RateLimiter {
 
   isExempt(ip: string): boolean {
     if (!this.config.enabled) return true;
-    const address = normaliseIp(ip);
-    return this.whitelist.check(address, isIPv4(address) ? 'ipv4' : 'ipv6');
+    // The common case on the hot path: no whitelist, nothing to parse.
+    if (this.config.whitelist.length === 0) return false;
+    let exempt = this.exemptions.get(ip);
+    if (exempt === undefined) {
+      const address = normaliseIp(ip);
+      exempt = this.whitelist.check(address, isIPv4(address) ? 'ipv4' : 'ipv6');
+      // A whitelisted application server calls from a handful of addresses: remember the answer, within bounds.
+      if (this.exemptions.size >= 10_000) this.exemptions.clear();
+      this.exemptions.set(ip, exempt);
+    }
+    return exempt;
   }
 
   private decide(policy: RateLimitPolicy, hit: Hit | null): Decision {

@@ -31,9 +31,9 @@ export function createSessionControl(
 ): SessionControl {
   let loaded: Promise<Session | null> | undefined = preloaded === undefined ? undefined : Promise.resolve(preloaded);
   const cookieValue = (): string | null => readCookies(request)[SESSION_COOKIE] ?? null;
-  const secure = request.protocol === 'https';
-
   const setCookies = (sessionId: string, csrfToken: string, maxAge?: number): void => {
+    // Read only when cookies are set: request.protocol is not free and most calls never set any.
+    const secure = request.protocol === 'https';
     const base = { path: '/', sameSite: 'lax' as const, secure, ...(maxAge !== undefined && { maxAge }) };
     reply.header('Set-Cookie', [
       serialize(SESSION_COOKIE, sessionId, { ...base, httpOnly: true }),

@@ -83,8 +83,49 @@ function declaredOnly(value: Record<string, unknown>, names: readonly string[]):
   return out;
 }
 
+/** True when every declared parameter is a plain string (or a union of string literals): nothing to coerce. */
+function isFlatStrings(schema: TObject): boolean {
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return false;
+  return Object.values(schema.properties).every((property: Schema) => {
+    if (property.type === 'string') return true;
+    const members = (property as { anyOf?: Schema[] }).anyOf;
+    return members !== undefined && members.every((member) => member.type === 'string');
+  });
+}
+
+/**
+ * The fast path for actions whose parameters are all strings (guest/serviceapikey/check among them): one pass picks
+ * the declared, non-null parameters and checks them for NUL, without the generic coercion walk and its copies.
+ */
+function compileFlatValidator(schema: TObject, checker: ReturnType<typeof TypeCompiler.Compile>): Validator {
+  const names = Object.keys(schema.properties);
+  return (input) => {
+    const params: Record<string, unknown> = {};
+    for (const name of names) {
+      const value = input[name];
+      if (value === undefined || value === null) continue;
+      if (typeof value === 'string' && value.includes('\u0000')) throw errors.invalid(name, 'must not contain NUL characters');
+      params[name] = value;
+    }
+    if (checker.Check(params)) return params;
+    throw firstProblem(checker, params);
+  };
+}
+
+function firstProblem(checker: ReturnType<typeof TypeCompiler.Compile>, value: Record<string, unknown>): Error {
+  const first = checker.Errors(value).First();
+  if (first === undefined) return errors.invalid('params', 'are invalid');
+  const param = first.path.replace(/^\//, '').replaceAll('/', '.') || 'params';
+  let present: unknown = value;
+  for (const part of first.path.split('/').slice(1)) {
+    present = present !== null && typeof present === 'object' ? (present as Record<string, unknown>)[part] : undefined;
+  }
+  return errors.invalid(param, problemOf(first.message, present !== undefined));
+}
+
 export function compileValidator(schema: TObject): Validator {
   const checker = TypeCompiler.Compile(schema);
+  if (isFlatStrings(schema)) return compileFlatValidator(schema, checker);
   // A schema that allows additional properties explicitly receives them; any other gets only its declared ones.
   const declared = schema.additionalProperties === undefined || schema.additionalProperties === false ? Object.keys(schema.properties) : null;
   return (input) => {
@@ -95,13 +136,6 @@ export function compileValidator(schema: TObject): Validator {
       if (withNul !== null) throw errors.invalid(withNul || 'params', 'must not contain NUL characters');
       return params;
     }
-    const first = checker.Errors(value).First();
-    if (first === undefined) throw errors.invalid('params', 'are invalid');
-    const param = first.path.replace(/^\//, '').replaceAll('/', '.') || 'params';
-    let present: unknown = value;
-    for (const part of first.path.split('/').slice(1)) {
-      present = present !== null && typeof present === 'object' ? (present as Record<string, unknown>)[part] : undefined;
-    }
-    throw errors.invalid(param, problemOf(first.message, present !== undefined));
+    throw firstProblem(checker, value);
   };
 }
