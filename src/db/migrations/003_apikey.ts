@@ -11,7 +11,6 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('valid', 'integer', (col) => col.notNull().defaultTo(1))
     .addColumn('options', 'text', (col) => col.notNull())
     .addColumn('config', 'text', (col) => col.notNull().defaultTo('{}'))
-    .addColumn('rev', 'integer', (col) => col.notNull().defaultTo(1))
     .addColumn('created_at', 'varchar(32)', (col) => col.notNull())
     .addColumn('updated_at', 'varchar(32)', (col) => col.notNull())
     .execute();

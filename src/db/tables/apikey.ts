@@ -16,8 +16,6 @@ export interface ApiKeyTable {
   options: string;
   /** JSON object: the key's custom parameters. */
   config: string;
-  /** Bumped by every change to the key or its order, so a writer can tell when its transaction became visible. */
-  rev: Generated<number>;
   created_at: string;
   updated_at: string;
 }

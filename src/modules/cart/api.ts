@@ -15,17 +15,19 @@ const AddItem = Type.Object({
 });
 const RemoveItem = Type.Object({ id: Id });
 
-/** A guest call's cart: the logged-in client's if the session is a client's, else the guest session's. */
-async function guestOwner(call: CallContext<GuestIdentity>, start: boolean): Promise<CartOwner | null> {
+/**
+ * A guest call's cart: the logged-in client's if the session is a client's, else the guest session's. Without a
+ * session one is started: CONTRACT §6 sets the session cookie on the first cart call, whichever it is.
+ */
+async function guestOwner(call: CallContext<GuestIdentity>): Promise<CartOwner> {
   const session = await call.session.current();
   if (session !== null) return session.subject.type === 'client' ? { clientId: session.subject.id } : { sessionHash: session.idHash };
-  if (!start) return null;
   const created = await call.session.start({ type: 'guest', id: null });
   return { sessionHash: created.session.idHash };
 }
 
 /** A client call's cart; a guest session cookie sent along (API token calls) hands its cart over first. */
-async function clientOwner(call: CallContext<ClientIdentity>): Promise<CartOwner> {
+async function clientOwner(call: CallContext<ClientIdentity>): Promise<{ clientId: number }> {
   const clientId = call.identity.client.id;
   if (call.identity.via === 'token') {
     const cookie = readCookies(call.request)[SESSION_COOKIE];
@@ -42,27 +44,27 @@ export const cartApi: ModuleApi = {
   guest: {
     add_item: guestAction({
       params: AddItem,
-      summary: 'Adds a product to the guest cart (emptied first unless `multiple`); starts a guest session if needed',
+      summary: 'Adds a product to the guest cart (emptied first unless `multiple`)',
       async handler(params, call) {
-        await call.services.carts.addItem((await guestOwner(call, true))!, params);
+        await call.services.carts.addItem(await guestOwner(call), params);
         return true;
       },
     }),
     get: guestAction({
       params: NO_PARAMS,
-      handler: async (_params, call) => call.services.carts.get(await guestOwner(call, false)),
+      handler: async (_params, call) => call.services.carts.get(await guestOwner(call)),
     }),
     remove_item: guestAction({
       params: RemoveItem,
       async handler({ id }, call) {
-        await call.services.carts.removeItem(await guestOwner(call, false), id);
+        await call.services.carts.removeItem(await guestOwner(call), id);
         return true;
       },
     }),
     reset: guestAction({
       params: NO_PARAMS,
       async handler(_params, call) {
-        await call.services.carts.reset(await guestOwner(call, false));
+        await call.services.carts.reset(await guestOwner(call));
         return true;
       },
     }),
@@ -99,8 +101,8 @@ export const cartApi: ModuleApi = {
       rateLimit: 'CHECKOUT',
       summary: 'Turns the cart into orders and, when something is owed, one unpaid invoice',
       async handler({ gateway_id }, call) {
-        const owner = await clientOwner(call);
-        return call.services.carts.checkout((owner as { clientId: number }).clientId, { gatewayId: gateway_id });
+        const { clientId } = await clientOwner(call);
+        return call.services.carts.checkout(clientId, { gatewayId: gateway_id });
       },
     }),
   },

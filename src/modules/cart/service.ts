@@ -12,6 +12,7 @@ import type { GatewayRegistry } from '../invoice/gateways.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import { quote, type Quote } from '../product/pricing.ts';
 import type { ProductRow, ProductService } from '../product/service.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 /** Whose cart: a client's, or a guest session's (by the session's id hash). */
 export type CartOwner = { clientId: number } | { sessionHash: string };
@@ -147,7 +148,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
 
   return {
     moveGuestCart: (sessionHash: string, clientId: number): Promise<boolean> =>
-      db.transaction().execute((trx) => moveGuestCart(trx, sessionHash, clientId)),
+      inTransaction(db, (trx) => moveGuestCart(trx, sessionHash, clientId)),
 
     async hasItems(owner: CartOwner): Promise<boolean> {
       return (await itemsOf(db, owner).select('id').limit(1).executeTakeFirst()) !== undefined;
@@ -158,7 +159,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
       input: { id: number; period?: string | undefined; quantity?: number | undefined; multiple?: boolean | undefined },
       now = new Date(),
     ): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const { quote: q } = await sellable(trx, input.id, input.period);
         if (input.multiple !== true) await deleteAll(trx, owner).execute();
         const count = await itemsOf(trx, owner)
@@ -180,9 +181,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
       });
     },
 
-    async get(owner: CartOwner | null): Promise<CartView> {
-      const empty: CartView = { items: [], subtotal: money.format(0), total: money.format(0), currency: money.currency };
-      if (owner === null) return empty;
+    async get(owner: CartOwner): Promise<CartView> {
       const rows = await itemsOf(db, owner)
         .clearSelect()
         .innerJoin('products', 'products.id', 'cart_items.product_id')
@@ -225,8 +224,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
       return { items, subtotal: money.format(sum), total: money.format(sum), currency: money.currency };
     },
 
-    async removeItem(owner: CartOwner | null, itemId: number): Promise<void> {
-      if (owner === null) throw errors.notFound('Cart item');
+    async removeItem(owner: CartOwner, itemId: number): Promise<void> {
       const query = db.deleteFrom('cart_items').where('id', '=', itemId);
       const result = await ('clientId' in owner
         ? query.where('client_id', '=', owner.clientId)
@@ -245,23 +243,26 @@ export function createCartService({ db, events, products, orders, invoices, gate
       return Number(result.numDeletedRows);
     },
 
-    async reset(owner: CartOwner | null): Promise<void> {
-      if (owner !== null) await deleteAll(db, owner).execute();
+    async reset(owner: CartOwner): Promise<void> {
+      await deleteAll(db, owner).execute();
     },
 
     /** The client's cart becomes orders (and one invoice when something is owed), all or nothing. */
     async checkout(clientId: number, input: { gatewayId?: number | undefined } = {}, now = new Date()): Promise<CheckoutResult> {
       if (input.gatewayId !== undefined) gateways.require(input.gatewayId);
-      return db.transaction().execute(async (trx) => {
-        const items = await itemsOf(trx, { clientId }).orderBy('id').execute();
-        if (items.length === 0) throw errors.conflict('The cart is empty');
+      return inTransaction(db, async (trx) => {
+        // Taking the items out of the cart first is the compare-and-set: of two concurrent checkouts of one cart, the
+        // second waits for the first's row locks and then finds nothing to take (409), so nothing is ordered twice.
+        // A failure later rolls the deletion back and the cart is intact.
+        const taken = await deleteAll(trx, { clientId }).returningAll().execute();
+        if (taken.length === 0) throw errors.conflict('The cart is empty');
+        const items = taken.toSorted((a, b) => a.id - b.id);
         const lines = [];
         for (const item of items) {
           const { product, quote: q } = await sellable(trx, item.product_id, item.period);
           lines.push({ product, quote: q, quantity: item.quantity });
         }
         const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now });
-        await deleteAll(trx, { clientId }).execute();
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
       });
@@ -269,7 +270,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
 
     /** admin/order/create: an order for a client, optionally activated and/or invoiced at once. */
     async adminCreate(input: AdminOrderInput, now = new Date()): Promise<number> {
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const client = await trx.selectFrom('clients').select('id').where('id', '=', input.client_id).executeTakeFirst();
         if (client === undefined) throw errors.notFound('Client');
         const product = await products.requireRow(input.product_id, trx);

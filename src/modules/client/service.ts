@@ -11,6 +11,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
 
@@ -249,7 +250,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         throw errors.conflict('A client with this e-mail already exists');
       }
       const deactivating = fields.status !== undefined && fields.status !== 'active' && row.status === 'active';
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await trx
           .updateTable('clients')
           .set({
@@ -272,7 +273,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
     },
 
     async delete(id: number): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await requireClient(id, trx);
         // Listeners (orders, carts, keys…) clean up or refuse with 409 before the row goes.
         await events.emit('client.deleted', { clientId: id }, trx);

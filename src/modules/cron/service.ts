@@ -8,6 +8,7 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { CartService } from '../cart/service.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import type { OrderService } from '../order/service.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export const NON_PAYMENT = 'Non-payment';
 
@@ -39,7 +40,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
     let done = 0;
     for (const id of ids) {
       try {
-        if (await db.transaction().execute((trx) => work(trx, id))) done += 1;
+        if (await inTransaction(db, (trx) => work(trx, id))) done += 1;
       } catch (error) {
         if (error instanceof ApiError && (error.status === 409 || error.status === 404)) continue;
         report.failed += 1;

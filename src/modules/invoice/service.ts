@@ -13,6 +13,7 @@ import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export type InvoiceRow = Selectable<InvoiceTable>;
 type ItemRow = Selectable<InvoiceItemTable>;
@@ -29,11 +30,11 @@ export interface InvoiceLine {
   total: number;
 }
 
+/** CONTRACT §6 invoices: exactly these fields (the period is part of the title; it is stored for reports). */
 export interface InvoiceItemRecord {
   title: string;
   order_id: number | null;
   task: InvoiceTask;
-  period: string | null;
   quantity: number;
   price: string;
   total: string;
@@ -97,7 +98,6 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
         title: item.title,
         order_id: item.order_id,
         task: item.task,
-        period: item.period,
         quantity: item.quantity,
         price: money.format(item.price),
         total: money.format(item.total),
@@ -293,7 +293,7 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
 
     async markAsPaid(id: number, input: PaymentInput = {}, now = new Date()): Promise<void> {
       if (input.gatewayId !== undefined) gateways.require(input.gatewayId);
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);
         await setStatus(trx, row, 'unpaid', 'paid', now, 'paid');
         const transaction = await trx
@@ -315,7 +315,7 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
     },
 
     async cancel(id: number, now = new Date()): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);
         await setStatus(trx, row, 'unpaid', 'canceled', now, 'canceled');
         await events.emit('invoice.canceled', eventOf(row), trx);
@@ -323,7 +323,7 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
     },
 
     async refund(id: number, now = new Date()): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);
         await setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
         await trx
@@ -367,9 +367,11 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
 
     /** The unpaid renewal invoice of the caller's recurrent order, issued now if there is none. */
     async renewalInvoice(orderId: number, clientId: number, now = new Date()): Promise<number> {
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const order = await orders.requireRow(trx, orderId, clientId);
         if (order.period === null) throw errors.conflict('The order is not recurrent; it has no renewals');
+        // A free order renews itself at expiry (scheduled jobs); an invoice for 0.00 would only confuse the client.
+        if (order.price === 0) throw errors.conflict('The order is free; it renews without an invoice');
         if (order.status !== 'active' && order.status !== 'suspended') {
           throw errors.conflict(`The order is ${order.status}; only active or suspended orders can be renewed`);
         }

@@ -15,6 +15,7 @@ import { quote } from '../product/pricing.ts';
 import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { OrderEvent } from './events.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<OrderTable>;
 export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
@@ -83,6 +84,22 @@ export interface OrderServiceDeps {
   productTypes: ProductTypeRegistry;
   products: ProductService;
   money: Money;
+}
+
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * `expires_at` as staff send it: a date (`2026-11-22`, midnight UTC) or an ISO 8601 date and time; without a zone
+ * it is UTC, never the server's local time. A day that does not exist (30 February) is refused, not rolled over.
+ */
+export function parseExpiry(text: string): string {
+  const match = ISO_DATE_TIME.exec(text.trim());
+  const day = match?.[1];
+  const time = day === undefined ? Number.NaN : Date.parse(`${day}T${match?.[2] ?? '00:00'}${match?.[3] ?? 'Z'}`);
+  if (day === undefined || Number.isNaN(time) || new Date(Date.parse(`${day}T00:00:00Z`)).toISOString().slice(0, 10) !== day) {
+    throw errors.invalid('expires_at', 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
+  }
+  return isoSeconds(new Date(time));
 }
 
 export function snapshotOf(row: OrderRow): OrderSnapshot {
@@ -213,7 +230,8 @@ export function createOrderService({ db, events, productTypes, products, money }
         changes = { status: 'canceled', canceled_at: nowText, reason };
         break;
       default:
-        changes = { status: row.activated_at === null ? 'pending_setup' : 'active', canceled_at: null, reason: null };
+        // An order canceled while suspended comes back active, so its suspension goes with the cancellation.
+        changes = { status: row.activated_at === null ? 'pending_setup' : 'active', canceled_at: null, suspended_at: null, reason: null };
     }
     let update = trx
       .updateTable('orders')
@@ -314,20 +332,14 @@ export function createOrderService({ db, events, productTypes, products, money }
 
     /** Runs one transition in its own transaction. */
     async change(id: number, action: Transition, options: { reason?: string | undefined; now?: Date } = {}): Promise<void> {
-      await db.transaction().execute((trx) => transition(trx, id, action, options));
+      await inTransaction(db, (trx) => transition(trx, id, action, options));
     },
 
     async update(id: number, fields: OrderUpdate, now = new Date()): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);
         const changes: Partial<OrderRow> = {};
-        if (fields.expires_at !== undefined) {
-          const time = Date.parse(fields.expires_at);
-          if (!/^\d{4}-\d{2}-\d{2}/.test(fields.expires_at) || Number.isNaN(time)) {
-            throw errors.invalid('expires_at', 'must be an ISO 8601 date and time');
-          }
-          changes.expires_at = isoSeconds(new Date(time));
-        }
+        if (fields.expires_at !== undefined) changes.expires_at = parseExpiry(fields.expires_at);
         if (fields.period !== undefined) {
           if (row.period === null) throw errors.invalid('period', 'cannot be set on an order that is not recurrent');
           if (parsePeriod(fields.period) === null) throw errors.invalid('period', 'is not a period code');
@@ -346,7 +358,7 @@ export function createOrderService({ db, events, productTypes, products, money }
     },
 
     async delete(id: number): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);
         await typeOf(row).delete(trx, snapshotOf(row));
         await events.emit('order.deleted', eventOf(row), trx);
@@ -362,7 +374,7 @@ export function createOrderService({ db, events, productTypes, products, money }
 
     /** The order merged with its product type's service fields (e.g. the API key). */
     async service(id: number, clientId?: number): Promise<Record<string, unknown>> {
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id, clientId);
         const extra = await typeOf(row).service(trx, snapshotOf(row));
         return { ...toRecord(row, await unpaidInvoiceIds(trx, [row.id]), clientId === undefined), ...extra };

@@ -1,5 +1,5 @@
 // Products: the catalogue staff sell from. The only writer of `products`.
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ProductTable, ProductStatus, SetupMode } from '../../db/tables/selling.ts';
@@ -10,6 +10,7 @@ import { nowIso } from '../../lib/time.ts';
 import { FREE_PRICING, parsePricing, readPricing, viewPricing, type Pricing, type PricingView } from './pricing.ts';
 import type { ProductType } from './product-type.ts';
 import type { ProductTypeRegistry } from './types-registry.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export type ProductRow = Selectable<ProductTable>;
 
@@ -221,8 +222,11 @@ export function createProductService({ db, productTypes, money }: ProductService
       if (filters.type !== undefined) query = query.where('type', '=', filters.type);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       if (filters.search !== undefined && filters.search !== '') {
-        const pattern = `%${filters.search.toLowerCase()}%`;
-        query = query.where((eb) => eb.or([eb(eb.fn('lower', ['title']), 'like', pattern), eb('slug', 'like', pattern)]));
+        // `%` and `_` typed by staff are literal characters, not wildcards (SQLite has no default LIKE escape).
+        const pattern = `%${filters.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
+        query = query.where((eb) =>
+          eb.or([sql<boolean>`lower(${eb.ref('title')}) like ${pattern} escape '\\'`, sql<boolean>`${eb.ref('slug')} like ${pattern} escape '\\'`]),
+        );
       }
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('id').limit(request.perPage).offset(request.offset).execute();
@@ -230,7 +234,7 @@ export function createProductService({ db, productTypes, money }: ProductService
     },
 
     async delete(id: number): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await requireRow(id, trx);
         const used = await trx.selectFrom('orders').select('id').where('product_id', '=', id).limit(1).executeTakeFirst();
         if (used !== undefined) throw errors.conflict('The product has orders; disable it instead');
@@ -248,10 +252,13 @@ export function createProductService({ db, productTypes, money }: ProductService
       return toPage(request, total.n, rows.map(toPublic));
     },
 
-    /** One enabled product by id or slug (hidden ones too: they are reachable by a direct link). */
+    /**
+     * One catalogue product by id or slug: like the list, only enabled, not hidden ones (CONTRACT §6 products). A
+     * hidden product can still be put in a cart by id, which is what a direct order link does.
+     */
     async publicGet(key: { id?: number | undefined; slug?: string | undefined }): Promise<PublicProduct> {
       if (key.id === undefined && key.slug === undefined) throw errors.invalid('id', 'is required (or slug)');
-      let query = db.selectFrom('products').selectAll().where('status', '=', 'enabled');
+      let query = db.selectFrom('products').selectAll().where('status', '=', 'enabled').where('hidden', '=', 0);
       query = key.id !== undefined ? query.where('id', '=', key.id) : query.where('slug', '=', key.slug!);
       const row = await query.executeTakeFirst();
       if (row === undefined) throw errors.notFound('Product');

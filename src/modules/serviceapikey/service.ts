@@ -7,15 +7,15 @@
 // caller's API_KEY_CHECK_FAILED budget; an address over that budget is refused from a local map until its window ends.
 //
 // Consistency: every change to a key or its order marks the key "in flux" (the cache is bypassed for it) inside the
-// transaction, and once the transaction has ended the key is dropped again and the change is published to the other
-// processes. For changes made by the order service, the end of its transaction is observed by reading the key's
-// `rev` (bumped inside the transaction) until the new value is visible; on SQLite the read simply waits for the one
-// connection, i.e. for the commit.
+// transaction, and once the transaction has ended (`afterTransaction`, src/db/transaction.ts) the key is dropped from
+// the cache and the change is published to the other processes. Changes made inside the order service's transaction
+// (product type hooks) and our own (update, reset) take the same path.
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ApiKeyTable } from '../../db/tables/apikey.ts';
+import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import { enforce, type Decision, type RateLimiter } from '../../http/rate-limit.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
@@ -80,8 +80,6 @@ type KeyRow = Selectable<ApiKeyTable>;
 /** How old the cached monthly count of a key with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
 const MAX_BLOCKED_ADDRESSES = 100_000;
-const COMMIT_WAIT_MS = 10_000;
-const COMMIT_POLL_MS = 15;
 const MAX_USAGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
@@ -93,8 +91,6 @@ function parseJson(text: string): Record<string, unknown> {
     return {};
   }
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, secrets, limiter } = deps;
@@ -111,8 +107,6 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
-  /** Changes made inside other services' transactions, waiting for their commit. */
-  const watching = new Set<Promise<void>>();
   let listening = false;
   let closed = false;
 
@@ -298,45 +292,22 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   // ---- writes: consistency with the cache ----------------------------------------------------------------------
 
-  /** Resolves once the change that set key `keyId` to `rev` (or deleted it, for null) is visible, or gave up. */
-  async function visible(keyId: number, rev: number | null): Promise<void> {
-    const deadline = Date.now() + COMMIT_WAIT_MS;
-    for (;;) {
-      if (closed) return;
-      const row = await db.selectFrom('api_keys').select('rev').where('id', '=', keyId).executeTakeFirst();
-      if (rev === null ? row === undefined : row !== undefined && row.rev >= rev) return;
-      // SQLite has one connection: this read ran after the writer's transaction ended, committed or not.
-      if (deps.dialect === 'sqlite' || Date.now() > deadline) return;
-      await sleep(COMMIT_POLL_MS);
-    }
-  }
-
-  /** Inside someone else's transaction: bypass the cache for these keys until the change is visible, then publish. */
-  function changedInTransaction(hashes: string[], keyId: number, rev: number | null): void {
+  /** These keys change in `trx`: bypass the cache for them until it has ended, then drop them here and everywhere. */
+  function changedInTransaction(trx: Kysely<Database>, hashes: string[]): void {
     const now = Date.now();
     for (const hash of hashes) cache.beginChange(hash, now);
-    const watch: Promise<void> = visible(keyId, rev)
-      .catch((error: unknown) => log(error, 'commit wait'))
-      .finally(() => {
-        watching.delete(watch);
-        for (const hash of hashes) cache.endChange(hash);
-        channel.publish(hashes);
-      });
-    watching.add(watch);
-  }
-
-  /** Runs our own transaction changing these keys: bypass the cache during it, drop and publish after it. */
-  async function change<T>(hashes: string[], work: (trx: Kysely<Database>) => Promise<T>, extra: () => string[] = () => []): Promise<T> {
-    const now = Date.now();
-    for (const hash of hashes) cache.beginChange(hash, now);
-    try {
-      return await db.transaction().execute(work);
-    } finally {
+    afterTransaction(trx, () => {
       for (const hash of hashes) cache.endChange(hash);
-      const more = extra();
-      for (const hash of more) cache.invalidate(hash);
-      channel.publish([...hashes, ...more]);
-    }
+      channel.publish(hashes);
+    });
+  }
+
+  /** Runs our own transaction changing these keys (more may be added inside with changedInTransaction). */
+  function change<T>(hashes: string[], work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return inTransaction(db, (trx) => {
+      changedInTransaction(trx, hashes);
+      return work(trx);
+    });
   }
 
   /** A fresh key that no other key has (unique key_hash), with its hash and sealed copy. */
@@ -348,16 +319,6 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       if (taken === undefined) return { key, hash, sealed: secrets.encrypt(key) };
     }
     throw errors.conflict('Could not generate a unique key with these options; use a longer key length');
-  }
-
-  async function bumpRev(trx: Kysely<Database>, keyId: number, updatedAt?: string): Promise<number> {
-    const row = await trx
-      .updateTable('api_keys')
-      .set((eb) => ({ rev: eb('rev', '+', 1), ...(updatedAt !== undefined && { updated_at: updatedAt }) }))
-      .where('id', '=', keyId)
-      .returning('rev')
-      .executeTakeFirstOrThrow();
-    return row.rev;
   }
 
   // ---- reads for staff and clients -----------------------------------------------------------------------------
@@ -450,13 +411,13 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async issue(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
       const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
       if (existing !== undefined) {
-        changedInTransaction([existing.key_hash], existing.id, await bumpRev(trx, existing.id));
+        changedInTransaction(trx, [existing.key_hash]);
         return;
       }
       const config = readApiKeyConfig(order.config);
       const { hash, sealed } = await freshKey(trx, config);
       const now = nowIso();
-      const inserted = await trx
+      await trx
         .insertInto('api_keys')
         .values({
           order_id: order.id,
@@ -475,16 +436,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           created_at: now,
           updated_at: now,
         })
-        .returning(['id', 'rev'])
-        .executeTakeFirstOrThrow();
-      changedInTransaction([hash], inserted.id, inserted.rev);
+        .execute();
+      changedInTransaction(trx, [hash]);
     },
 
     /** The order changed (status, expiry): the key stays, its cached record goes. */
     async orderChanged(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
       const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
       if (existing === undefined) return;
-      changedInTransaction([existing.key_hash], existing.id, await bumpRev(trx, existing.id));
+      changedInTransaction(trx, [existing.key_hash]);
     },
 
     /** The order is being deleted: so is its key, with its usage. */
@@ -494,7 +454,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       await trx.deleteFrom('api_key_usage').where('api_key_id', '=', existing.id).execute();
       await trx.deleteFrom('api_keys').where('id', '=', existing.id).execute();
       metering.forget(existing.id);
-      changedInTransaction([existing.key_hash], existing.id, null);
+      changedInTransaction(trx, [existing.key_hash]);
     },
 
     /** `{api_key, config, valid, reason}` for order/service; nulls before the key is issued. */
@@ -518,12 +478,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       await change([current.key_hash], async (trx) => {
         await trx
           .updateTable('api_keys')
-          .set((eb) => ({
-            rev: eb('rev', '+', 1),
+          .set({
             updated_at: nowIso(),
             ...(params.valid !== undefined && { valid: params.valid ? 1 : 0 }),
             ...(config !== undefined && { config: JSON.stringify(config) }),
-          }))
+          })
           .where('id', '=', current.id)
           .execute();
       });
@@ -534,27 +493,21 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       if (by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.notFound('API key');
       const current = await requireKey(db, by, clientId);
       if (current.status !== 'active') throw errors.conflict(`The order is ${current.status}: only an active order's key can be reset`);
-      const issued: { key?: string; hash?: string } = {};
-      await change(
-        [current.key_hash],
-        async (trx) => {
+      return change([current.key_hash], async (trx) => {
           const config = readApiKeyConfig(parseJson(current.options));
           const fresh = await freshKey(trx, config);
           const result = await trx
             .updateTable('api_keys')
-            .set((eb) => ({ key_hash: fresh.hash, key_enc: fresh.sealed, rev: eb('rev', '+', 1), updated_at: nowIso() }))
+            .set({ key_hash: fresh.hash, key_enc: fresh.sealed, updated_at: nowIso() })
             .where('id', '=', current.id)
             .where('key_hash', '=', current.key_hash)
             .executeTakeFirst();
           if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The key was changed by another request; try again');
           const order = await trx.selectFrom('orders').select('status').where('id', '=', current.order_id).executeTakeFirst();
           if (order?.status !== 'active') throw errors.conflict('The order is no longer active');
-          issued.key = fresh.key;
-          issued.hash = fresh.hash;
-        },
-        () => (issued.hash === undefined ? [] : [issued.hash]),
-      );
-      return issued.key!;
+          changedInTransaction(trx, [fresh.hash]);
+          return fresh.key;
+      });
     },
 
     /** admin/serviceapikey/get. */
@@ -624,7 +577,6 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     /** Flushes the counts and closes the listener; the database must still be open. */
     async close(): Promise<void> {
       closed = true;
-      await Promise.all(watching);
       await metering.close();
       await channel.close();
     },

@@ -10,6 +10,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export const ADMINISTRATORS_GROUP_ID = 1;
 
@@ -191,7 +192,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       id: number,
       fields: { email?: string | undefined; name?: string | undefined; status?: StaffStatus | undefined; admin_group_id?: number | undefined },
     ): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireStaff(id, trx);
         if (fields.email !== undefined && (await emailTaken(fields.email, id, trx))) {
           throw errors.conflict('A staff member with this e-mail already exists');
@@ -227,7 +228,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
 
     async delete(actorId: number, id: number): Promise<void> {
       if (id === actorId) throw errors.conflict('You cannot delete yourself');
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         const row = await requireStaff(id, trx);
         if (row.admin_group_id === ADMINISTRATORS_GROUP_ID && row.status === 'active') await guardLastAdministrator(trx, id);
         await sessions.destroyAllOf('admin', id, trx);
