@@ -125,10 +125,20 @@ describe('scheduled jobs', () => {
     expect(runs.length).toBe(stopped);
   });
 
+  it('is started by the server unless SCHEDULER=off', async () => {
+    const on = await createTestApp({ SCHEDULER: 'on' });
+    try {
+      // The test app runs with SCHEDULER=off; the only task the setting adds is the scheduler's.
+      expect(on.services.startTasks.length - t.services.startTasks.length).toBe(1);
+    } finally {
+      await on.close();
+    }
+  });
+
   it('is what `npm run cron` runs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-cron-'));
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'cron'], {
+      const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'cron'], {
         env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, DATA_DIR: dir, SCHEDULER: 'off' },
         timeout: 60_000,
       });

@@ -60,17 +60,22 @@ export function expectError(reply: { status: number; body: { error: { code: numb
 
 let staffCounter = 0;
 
-/** An admin API token of a staff member in a new group holding exactly `permissions`. */
+/**
+ * An admin API token of a staff member in a new group holding exactly `permissions`, both made through the admin API
+ * (admin/staff/group_create, admin/staff/create) as an operator would.
+ */
 export async function staffWith(t: TestApp, permissions: string[]): Promise<string> {
   staffCounter += 1;
-  const groupId = await t.services.staff.createGroup(`Selling test ${staffCounter}`, permissions);
-  const created = await t.services.staff.create({
+  const group = await t.admin('staff/group_create', { name: `Selling test ${staffCounter}`, permissions });
+  expect(group.body.error).toBeNull();
+  const created = await t.admin('staff/create', {
     email: `staff${staffCounter}-${Math.random().toString(36).slice(2, 8)}@example.com`,
     password: 'Staff-Passw0rd',
     name: 'Staff',
-    admin_group_id: groupId,
+    admin_group_id: group.result,
   });
-  return created.apiToken;
+  expect(created.body.error).toBeNull();
+  return (await t.services.staff.profile(created.result as number)).api_token;
 }
 
 export function asStaff(t: TestApp, token: string, path: string, params: Record<string, unknown> = {}) {

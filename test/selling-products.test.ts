@@ -171,7 +171,10 @@ describe('products', () => {
 
     const bySlug = await t.call('/api/guest/product/get', { slug: (await t.admin('product/get', { id: visible })).result.slug });
     expect(bySlug.result.id).toBe(visible);
-    expect((await t.call('/api/guest/product/get', { id: hidden })).result.id).toBe(hidden);
+    // Hidden products are out of the catalogue entirely (still orderable by id through the cart).
+    expectError(await t.call('/api/guest/product/get', { id: hidden }), 404);
+    expectError(await t.call('/api/guest/product/get', { slug: (await t.admin('product/get', { id: hidden })).result.slug }), 404);
+    expect((await t.call('/api/guest/cart/add_item', { id: hidden, period: '1M' })).result).toBe(true);
     expectError(await t.call('/api/guest/product/get', { id: disabled }), 404);
     expectError(await t.call('/api/guest/product/get', { slug: 'no-such-product' }), 404);
     expectError(await t.call('/api/guest/product/get', {}), 422);
