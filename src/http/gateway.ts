@@ -10,7 +10,8 @@ import { errors } from './errors.ts';
 import { hasPermission, type Identity } from './identity.ts';
 import { setApiHeaders } from './headers.ts';
 import { enforce } from './rate-limit.ts';
-import { createSessionControl } from './session-control.ts';
+import { createSessionControl, type SessionControl } from './session-control.ts';
+import type { Session } from '../modules/session/service.ts';
 import { compileValidator } from './validate.ts';
 
 const GUEST: Identity = { role: 'guest' };
@@ -34,7 +35,8 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     const ip = request.ip;
     const raw = gatherParams(request);
     let identity = GUEST;
-    let session = createSessionControl(request, reply, services.sessions);
+    // The session control is built only when an action asks for it: most calls (the key check among them) never do.
+    let preloaded: Session | null | undefined;
 
     if (role === 'guest') {
       if (!limiter.isExempt(ip)) {
@@ -44,21 +46,32 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     } else {
       const authenticated = await authenticate(role, request, reply, services, ip, raw);
       identity = authenticated.identity;
-      if (authenticated.session !== null) {
-        session = createSessionControl(request, reply, services.sessions, authenticated.session);
-      }
-      if (identity.role === 'admin' && def.permission !== undefined && !hasPermission(identity.staff, def.permission)) {
-        throw errors.forbidden(def.permission);
-      }
+      if (authenticated.session !== null) preloaded = authenticated.session;
+      // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
       if (!limiter.isExempt(ip)) {
         const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
         enforce(reply, await limiter.hit('API_AUTHENTICATED', account));
         if (def.rateLimit !== undefined) enforce(reply, await limiter.hit(def.rateLimit, ip));
       }
+      if (identity.role === 'admin' && def.permission !== undefined && !hasPermission(identity.staff, def.permission)) {
+        throw errors.forbidden(def.permission);
+      }
     }
 
     const params = validate(raw);
-    const result = await run(params, { services, identity, ip, session, request, reply });
+    let session: SessionControl | undefined;
+    const call = {
+      services,
+      identity,
+      ip,
+      request,
+      reply,
+      get session(): SessionControl {
+        session ??= createSessionControl(request, reply, services.sessions, preloaded);
+        return session;
+      },
+    };
+    const result = await run(params, call);
     return { result: result === undefined ? null : result, error: null };
   };
 }

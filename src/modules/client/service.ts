@@ -1,6 +1,7 @@
 // Client accounts: sign-up, login, profile, API token, and staff management of clients. The only writer of `clients`.
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
+import { containsPattern, likeEscaped } from '../../db/like.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ClientTable } from '../../db/tables/core.ts';
 import type { EventBus } from '../../events.ts';
@@ -202,27 +203,30 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       const request = pageRequest(filters);
       let query = db.selectFrom('clients');
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+      // What staff type is matched literally: `%` and `_` are not wildcards (containsPattern escapes them).
       if (filters.email !== undefined && filters.email !== '') {
-        query = query.where('email', 'like', `%${filters.email.toLowerCase()}%`);
+        const pattern = containsPattern(filters.email.toLowerCase());
+        query = query.where((eb) => likeEscaped(eb.ref('email'), pattern));
       }
       if (filters.company !== undefined && filters.company !== '') {
-        query = query.where((eb) => eb(eb.fn('lower', ['company']), 'like', `%${filters.company!.toLowerCase()}%`));
+        const pattern = containsPattern(filters.company.toLowerCase());
+        query = query.where((eb) => likeEscaped(eb.fn<string | null>('lower', ['company']), pattern));
       }
       if (filters.name !== undefined && filters.name !== '') {
-        const pattern = `%${filters.name.toLowerCase()}%`;
+        const pattern = containsPattern(filters.name.toLowerCase());
         query = query.where((eb) =>
-          eb.or([eb(eb.fn('lower', ['first_name']), 'like', pattern), eb(eb.fn('lower', ['last_name']), 'like', pattern)]),
+          eb.or([likeEscaped(eb.fn<string>('lower', ['first_name']), pattern), likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern)]),
         );
       }
       if (filters.search !== undefined && filters.search !== '') {
-        const pattern = `%${filters.search.toLowerCase()}%`;
+        const pattern = containsPattern(filters.search.toLowerCase());
         const asId = /^\d+$/.test(filters.search) ? Number(filters.search) : null;
         query = query.where((eb) =>
           eb.or([
-            eb('email', 'like', pattern),
-            eb(eb.fn('lower', ['first_name']), 'like', pattern),
-            eb(eb.fn('lower', ['last_name']), 'like', pattern),
-            eb(eb.fn('lower', ['company']), 'like', pattern),
+            likeEscaped(eb.ref('email'), pattern),
+            likeEscaped(eb.fn<string>('lower', ['first_name']), pattern),
+            likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern),
+            likeEscaped(eb.fn<string | null>('lower', ['company']), pattern),
             ...(asId !== null && asId <= 2_147_483_647 ? [eb('id', '=', asId)] : []),
           ]),
         );

@@ -18,7 +18,7 @@ import type { ApiKeyTable } from '../../db/tables/apikey.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import { enforce, type Decision, type RateLimiter } from '../../http/rate-limit.ts';
-import type { SecretBox } from '../../lib/crypto.ts';
+import { safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { couldBeKey, generateKey } from '../../lib/keygen.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -470,7 +470,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     /** admin/serviceapikey/update: the validity switch and the custom parameters; never the key. */
     async update(params: { order_id: number; valid?: boolean | undefined; config?: Record<string, unknown> | undefined; api_key?: string | undefined }): Promise<void> {
       const current = await requireKey(db, { order_id: params.order_id });
-      if (params.api_key !== undefined && params.api_key !== secrets.decrypt(current.key_enc)) {
+      if (params.api_key !== undefined && !safeEqual(params.api_key, secrets.decrypt(current.key_enc))) {
         throw errors.invalid('api_key', 'cannot be changed by update; use reset to issue a new key');
       }
       const config = params.config === undefined ? undefined : normalizeCustom(stripFlat(params.config), flatCustomOf(params.config), 'config');

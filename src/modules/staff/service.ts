@@ -2,6 +2,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
+import { containsPattern, likeEscaped } from '../../db/like.ts';
 import type { StaffTable } from '../../db/tables/core.ts';
 import { errors } from '../../http/errors.ts';
 import type { StaffPrincipal } from '../../http/identity.ts';
@@ -175,8 +176,9 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       let query = db.selectFrom('staff');
       if (params.status !== undefined) query = query.where('status', '=', params.status);
       if (params.search !== undefined && params.search !== '') {
-        const pattern = `%${params.search.toLowerCase()}%`;
-        query = query.where((eb) => eb.or([eb('email', 'like', pattern), eb(eb.fn('lower', ['name']), 'like', pattern)]));
+        // `%` and `_` typed by staff are literal characters, not wildcards.
+        const pattern = containsPattern(params.search.toLowerCase());
+        query = query.where((eb) => eb.or([likeEscaped(eb.ref('email'), pattern), likeEscaped(eb.fn<string>('lower', ['name']), pattern)]));
       }
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('id', 'asc').limit(request.perPage).offset(request.offset).execute();
