@@ -1,7 +1,8 @@
 // Builds the Fastify application: body parsers, the envelope for every failure, common headers, health check,
 // OpenAPI document and the gateway over the module registry.
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import qs from 'qs';
 import { ApiError, envelopeOf, errors } from './http/errors.ts';
 import { registerBodyParsers } from './http/body.ts';
@@ -29,6 +30,38 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): ApiError {
   return errors.internal();
 }
 
+/**
+ * Never log a secret: keys, tokens and CSRF tokens can travel in the query string of a GET, so a request is logged by
+ * method, path and address only, never its query string or headers. The default for every logger built here; a
+ * caller's own `req` serializer (src/main.ts has the same one) takes its place.
+ */
+export function safeRequestSerializer(request: { method: string; url: string; ip?: string }): Record<string, unknown> {
+  return { method: request.method, path: request.url.split('?')[0], ip: request.ip };
+}
+
+function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === undefined || logger === false) return false;
+  const options = logger === true ? {} : logger;
+  return { ...options, serializers: { req: safeRequestSerializer, ...options.serializers } };
+}
+
+/**
+ * Node's HTTP parser refuses some requests before Fastify sees them (headers or URL too large, malformed request
+ * line, timeouts). Fastify's default answer is its own JSON shape; this one is the envelope (CONTRACT §1, §2).
+ */
+function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'The request line or headers are too large' : 'The request could not be read';
+    const body = JSON.stringify(envelopeOf(errors.badRequest(message)));
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export function buildApp(services: Services, options: BuildOptions = {}): FastifyInstance {
   const { config } = services;
   const https =
@@ -36,8 +69,10 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
       ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
       : null;
 
+  const httpsPossible = https !== null || config.trustProxy !== false;
+
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withSafeSerializers(options.logger),
     bodyLimit: config.bodyLimitBytes,
     // A hop count becomes a function: Fastify's types take booleans, lists and functions.
     trustProxy:
@@ -48,11 +83,18 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
       querystringParser: (text: string) => qs.parse(text, { depth: 5, arrayLimit: 100, parameterLimit: 1000 }),
     },
     ...(https !== null && { https }),
+    clientErrorHandler,
+    // Errors the router raises before any route or hook runs, e.g. a path with invalid percent-encoding
+    // (`/api/guest/%ZZ/x`): such a path is not an API path (879); anything else is an unreadable request (400).
+    frameworkErrors: (error, request, reply) => {
+      const apiError = error.code === 'FST_ERR_BAD_URL' ? errors.unknownPath() : errors.badRequest('The request could not be read');
+      const plain = reply as unknown as FastifyReply;
+      setApiHeaders(request, plain, httpsPossible);
+      void plain.status(apiError.status).send(envelopeOf(apiError));
+    },
   }) as unknown as FastifyInstance;
 
   registerBodyParsers(app);
-
-  const httpsPossible = https !== null || config.trustProxy !== false;
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = error instanceof ApiError ? error : fromFastifyError(error, config.bodyLimitBytes);

@@ -2,22 +2,15 @@
 import { buildApp } from './app.ts';
 import { bootstrap, ensureFirstAdmin } from './bootstrap.ts';
 import { loadConfig } from './config.ts';
+import { ensureWebBuilt, WEB_DIST_DIR } from './web/build.ts';
 
 const config = loadConfig();
 const services = await bootstrap(config);
+await ensureWebBuilt();
 const app = buildApp(services, {
-  logger: {
-    level: config.logLevel,
-    // Never log a secret: keys, tokens and CSRF tokens can travel in the query string of a GET, so the request line
-    // is logged without it, and no header is logged at all.
-    serializers: {
-      req: (request: { method: string; url: string; ip?: string }) => ({
-        method: request.method,
-        path: request.url.split('?')[0],
-        ip: request.ip,
-      }),
-    },
-  },
+  webDistDir: WEB_DIST_DIR,
+  // buildApp logs requests by method, path and address only: never a query string or header (secrets travel there).
+  logger: { level: config.logLevel },
 });
 
 const firstAdmin = await ensureFirstAdmin(services);

@@ -88,6 +88,13 @@ async function freshPostgresDatabase(serverUrl: string): Promise<{ url: string; 
     drop: async () => {
       const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
+      // pg-pool's end() resolves before its sockets are gone; a forced drop would then kill them and the pool would
+      // report the error as unhandled. Wait (briefly) until the database has no sessions left.
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+        if (rows[0]?.n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
     },

@@ -1,0 +1,351 @@
+// End to end in a real Chromium: a customer signs up and buys an API key plan, staff marks the invoice paid, the
+// customer copies the key (it validates), resets it (the old one stops validating), staff switches it off (the
+// client area shows it invalid). Also: the UI's static serving, and a page that lost its CSRF token shows the 403.
+// Screenshots of the main pages land in test-results/.
+/// <reference lib="dom" />
+import { existsSync, mkdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.ts';
+import { ensureWebBuilt, WEB_DIST_DIR } from '../src/web/build.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(process.cwd(), 'test-results');
+const CUSTOMER = { first: 'Ada', last: 'Lovelace', email: `ada-${Date.now()}@example.com`, password: 'Analytical-Engine1' };
+
+describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
+  let t: TestApp;
+  let web: FastifyInstance;
+  let base: string;
+  let browser: Browser;
+  let clientContext: BrowserContext;
+  let staffContext: BrowserContext;
+  let client: Page;
+  let staff: Page;
+  let productId: number;
+  let invoiceId: number;
+  let orderId: number;
+  let firstKey: string;
+  let secondKey: string;
+
+  const check = async (key: string): Promise<boolean> => (await t.call('/api/guest/serviceapikey/check', { key })).result as boolean;
+  const rawGet = (path: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port: new URL(base).port, path, agent: false }, (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+  const shot = async (page: Page, name: string): Promise<void> => {
+    await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+  };
+  /** Waits until no element on the page reports aria-busy="true" (loads and actions finished). */
+  const settled = async (page: Page): Promise<void> => {
+    await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    t = await createTestApp();
+    await ensureWebBuilt();
+    // The UI is served by a second Fastify instance over the same services: createTestApp's app has no UI routes.
+    web = buildApp(t.services, { webDistDir: WEB_DIST_DIR });
+    await web.listen({ host: '127.0.0.1', port: 0 });
+    const address = web.server.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+    base = `http://127.0.0.1:${address.port}`;
+
+    // Staff sets up the plan through the API.
+    productId = (await t.admin('product/prepare', { title: 'Pro API', type: 'apikey' })).result as number;
+    const updated = await t.admin('product/update', {
+      id: productId,
+      status: 'enabled',
+      setup: 'after_payment',
+      description: 'For production apps.',
+      pricing: { type: 'recurrent', recurrent: { '1M': { price: '19.00', setup: '0', enabled: true }, '1Y': { price: '190.00', setup: '0', enabled: true } } },
+      config: { custom: { tier: 'pro', monthlyLimit: 1000 } },
+    });
+    expect(updated.body.error).toBeNull();
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    });
+    // Two contexts: a browser has one session cookie, so the customer and the staff member need separate ones.
+    clientContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    await clientContext.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    staffContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    client = await clientContext.newPage();
+    staff = await staffContext.newPage();
+    client.setDefaultTimeout(20_000);
+    staff.setDefaultTimeout(20_000);
+  });
+
+  afterEach(async (context) => {
+    // A failed step leaves pictures of both browsers behind, for the reader of the CI log.
+    if (context.task.result?.state !== 'fail') return;
+    const name = context.task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+    await client?.screenshot({ path: join(SHOTS, `failure-${name}-client.png`), fullPage: true }).catch(() => undefined);
+    await staff?.screenshot({ path: join(SHOTS, `failure-${name}-staff.png`), fullPage: true }).catch(() => undefined);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await web?.close();
+    await t?.close();
+  });
+
+  it('serves the pages with the right types and caching, and keeps /api answers JSON', async () => {
+    const home = await fetch(`${base}/`);
+    expect(home.status).toBe(200);
+    expect(home.headers.get('content-type')).toContain('text/html');
+    expect(home.headers.get('cache-control')).toBe('no-cache');
+    expect(home.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await home.text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${base}${script}`);
+    expect(asset.headers.get('content-type')).toContain('text/javascript');
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    // Read every body: an unread response keeps its connection busy and the server's close() waiting for it.
+    expect((await asset.text()).length).toBeGreaterThan(1000);
+
+    const admin = await (await fetch(`${base}/admin/clients/7`)).text();
+    expect(admin).toContain('Tollgate admin');
+    expect(await (await fetch(`${base}/keys`)).text()).toContain('<title>Tollgate</title>');
+
+    for (const path of ['/api/nope', '/assets/missing.js', '/assets/..%2f..%2fpackage.json', '/%2e%2e/package.json', '/.build-stamp']) {
+      const response = await fetch(`${base}${path}`);
+      expect(response.status, path).toBe(404);
+      expect(((await response.json()) as { error: { code: number } }).error.code, path).toBe(879);
+    }
+    // Raw paths, as an attacker would send them (fetch would normalise the dots away).
+    for (const path of ['/assets/../../package.json', '/../package.json', '/admin/../../src/main.ts', '/assets/%2e%2e/%2e%2e/package.json', '/assets/..%5c..%5cpackage.json']) {
+      const response = await rawGet(path);
+      expect(response.status, path).toBe(404);
+      expect(response.body, path).not.toContain('"name": "tollgate"');
+    }
+    const api = await fetch(`${base}/api/guest/system/version`);
+    expect(((await api.json()) as { result: string }).result).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('lets a customer sign up, buy the API key plan and see the invoice', async () => {
+    await client.goto(`${base}/`);
+    const plan = client.getByRole('article').filter({ hasText: 'Pro API' });
+    await plan.waitFor();
+    expect(await plan.textContent()).toContain('Monthly limit: 1,000');
+    expect(await plan.textContent()).toContain('Tier: pro');
+    await settled(client);
+    await shot(client, 'client-plans.png');
+
+    await client.getByRole('link', { name: 'Sign up' }).click();
+    await client.getByLabel('First name').fill(CUSTOMER.first);
+    await client.getByLabel('Last name').fill(CUSTOMER.last);
+    await client.getByLabel('E-mail').fill(CUSTOMER.email);
+    await client.getByLabel('Password', { exact: true }).fill('short');
+    await client.getByLabel('Repeat the password').fill('short');
+    await client.getByRole('button', { name: 'Sign up' }).click();
+    // The server refuses the weak password: the message is shown (next to the field or the form), nothing blank.
+    await client.getByRole('alert').first().waitFor();
+    expect(await client.getByRole('alert').first().textContent()).toMatch(/password/i);
+
+    await client.getByLabel('Password', { exact: true }).fill(CUSTOMER.password);
+    await client.getByLabel('Repeat the password').fill(CUSTOMER.password);
+    await client.getByLabel('Repeat the password').press('Enter');
+    await client.getByText(`Signed in as ${CUSTOMER.email}`).waitFor();
+
+    await client.getByRole('heading', { name: 'Plans' }).waitFor();
+    await plan.getByLabel('Billing period').selectOption('1M');
+    await plan.getByRole('button', { name: 'Add Pro API to the cart' }).click();
+    await client.getByRole('heading', { name: 'Cart' }).waitFor();
+    await client.getByRole('cell', { name: 'Pro API', exact: true }).waitFor();
+    expect(await client.getByRole('table').textContent()).toContain('19.00');
+    await shot(client, 'client-cart.png');
+
+    await client.getByRole('button', { name: 'Check out' }).click();
+    await client.getByRole('heading', { name: 'How to pay' }).waitFor();
+    invoiceId = Number(/\/invoices\/(\d+)$/.exec(client.url())?.[1]);
+    expect(invoiceId).toBeGreaterThan(0);
+    expect(await client.getByRole('main').textContent()).toContain('Unpaid');
+    await settled(client);
+    await shot(client, 'client-invoice.png');
+  });
+
+  it('lets staff log in and mark the invoice paid', async () => {
+    await staff.goto(`${base}/admin`);
+    await staff.getByLabel('E-mail').fill(ADMIN_EMAIL);
+    await staff.getByLabel('Password').fill(ADMIN_PASSWORD);
+    await staff.getByRole('button', { name: 'Log in' }).click();
+    await staff.getByRole('heading', { name: 'Dashboard' }).waitFor();
+
+    await staff.getByRole('link', { name: 'Invoices', exact: true }).click();
+    await staff.getByRole('link', { name: `Invoice #${invoiceId}` }).click();
+    await staff.getByRole('heading', { name: `Invoice #${invoiceId}` }).waitFor();
+    await staff.getByLabel('Transaction id (optional)').fill('BANK-0001');
+    await staff.getByRole('button', { name: 'Mark as paid' }).click();
+    await staff.getByText('Marked as paid').waitFor();
+    await staff.getByRole('main').getByText('Paid', { exact: true }).first().waitFor();
+    await settled(staff);
+    await shot(staff, 'admin-invoice.png');
+  });
+
+  it('shows the customer the key, which validates, and copies it', async () => {
+    await client.getByRole('link', { name: 'API keys' }).click();
+    const card = client.getByRole('article').filter({ hasText: 'Pro API' });
+    await card.getByTestId('key-validity').filter({ hasText: 'Valid' }).waitFor();
+    orderId = Number((await card.getAttribute('data-testid'))?.replace('key-', ''));
+    expect(orderId).toBeGreaterThan(0);
+
+    await card.getByRole('button', { name: 'Show key' }).click();
+    firstKey = (await card.getByTestId('api-key').textContent())!.trim();
+    expect(firstKey).toMatch(/^[0-9A-F]{8}(-[0-9A-F]{8}){3}$/);
+    await card.getByRole('button', { name: 'Copy key' }).click();
+    await card.getByText('Copied the key to the clipboard.').waitFor();
+    expect(await client.evaluate(() => navigator.clipboard.readText())).toBe(firstKey);
+
+    expect(await check(firstKey)).toBe(true);
+    expect(await check(firstKey)).toBe(true);
+    expect(await check(firstKey)).toBe(true);
+
+    // The usage chart counts those checks against the plan's monthly limit (counts are flushed about every second).
+    await expect
+      .poll(
+        async () => {
+          await client.reload();
+          const figure = client.getByRole('article').filter({ hasText: 'Pro API' }).getByRole('figure');
+          await figure.waitFor();
+          return figure.textContent();
+        },
+        { timeout: 15_000, interval: 1_000 },
+      )
+      .toContain('3 of 1,000 used this period');
+    await settled(client);
+    await shot(client, 'client-keys.png');
+    await client.setViewportSize({ width: 390, height: 844 });
+    await shot(client, 'client-keys-phone.png');
+    await client.setViewportSize({ width: 1200, height: 900 });
+  });
+
+  it('lets the customer reset the key after a confirmation; the old key stops validating', async () => {
+    const card = client.getByRole('article').filter({ hasText: 'Pro API' });
+    await card.getByRole('button', { name: 'Reset key…' }).click();
+    await card.getByRole('button', { name: 'Cancel' }).click();
+    expect(await check(firstKey)).toBe(true);
+
+    await card.getByRole('button', { name: 'Reset key…' }).click();
+    await card.getByRole('button', { name: 'Reset the key' }).click();
+    await card.getByText('A new key was issued').waitFor();
+    await client.waitForFunction((old) => {
+      const code = document.querySelector('[data-testid="api-key"]');
+      const text = code?.textContent ?? '•';
+      return !text.includes('•') && text.trim() !== old;
+    }, firstKey);
+    secondKey = (await card.getByTestId('api-key').textContent())!.trim();
+    expect(secondKey).not.toBe(firstKey);
+    expect(await check(firstKey)).toBe(false);
+    expect(await check(secondKey)).toBe(true);
+  });
+
+  it('lets staff switch the key off, and the client area shows it invalid', async () => {
+    await staff.getByRole('link', { name: 'Keys', exact: true }).click();
+    await staff.getByRole('link', { name: `Key of order #${orderId}` }).click();
+    await staff.getByTestId('admin-api-key').filter({ hasText: secondKey }).waitFor();
+    await staff.getByRole('button', { name: 'Switch the key off' }).click();
+    await staff.getByText('The key is switched off').waitFor();
+    await settled(staff);
+    await shot(staff, 'admin-key.png');
+    expect(await check(secondKey)).toBe(false);
+
+    await client.reload();
+    const card = client.getByRole('article').filter({ hasText: 'Pro API' });
+    await card.getByTestId('key-validity').filter({ hasText: 'Not valid' }).waitFor();
+    expect(await card.getByTestId('key-reason').textContent()).toBe('Switched off by the administrator');
+  });
+
+  it('shows the 403 when the page has lost its CSRF token, not a blank screen', async () => {
+    await clientContext.clearCookies({ name: 'csrf_token' });
+    const card = client.getByRole('article').filter({ hasText: 'Pro API' });
+    await card.getByRole('button', { name: 'Reset key…' }).click();
+    await card.getByRole('button', { name: 'Reset the key' }).click();
+    const alert = card.getByRole('alert').filter({ hasText: 'CSRF' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('403');
+    expect(await check(secondKey)).toBe(false);
+
+    await client.reload();
+    const banner = client.getByRole('main').getByRole('alert').filter({ hasText: 'CSRF' });
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain('403');
+    await client.getByRole('heading', { level: 1 }).first().waitFor();
+  });
+
+  it('renders every page of both areas without a script error or an error message', async () => {
+    const problems: string[] = [];
+    for (const page of [client, staff]) {
+      page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(`${page.url()}: console: ${message.text()}`);
+      });
+    }
+    // The client got a fresh session cookie set back after the CSRF test? Log in again to be sure.
+    await client.goto(`${base}/login`);
+    await client.getByLabel('E-mail').fill(CUSTOMER.email);
+    await client.getByLabel('Password').fill(CUSTOMER.password);
+    await client.getByLabel('Password').press('Enter');
+    await client.getByText(`Signed in as ${CUSTOMER.email}`).waitFor();
+    for (const name of ['Orders', 'Invoices', 'Profile', 'Plans', 'Cart']) {
+      await client.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+      await client.getByRole('heading', { level: 1 }).waitFor();
+      await settled(client);
+      expect(await client.getByRole('alert').count(), name).toBe(0);
+    }
+    for (const name of ['Clients', 'Products', 'Orders', 'Invoices', 'Keys', 'Profile', 'Staff']) {
+      await staff.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name, exact: true }).click();
+      await staff.getByRole('heading', { level: 1 }).waitFor();
+      await settled(staff);
+      expect(await staff.getByRole('alert').count(), name).toBe(0);
+    }
+    await staff.getByRole('link', { name: 'Admin groups and permissions' }).click();
+    await staff.getByRole('heading', { name: 'Admin groups' }).waitFor();
+    await settled(staff);
+    await staff.goto(`${base}/admin/orders/${orderId}`);
+    await staff.getByRole('heading', { name: 'Actions' }).waitFor();
+    await settled(staff);
+    expect(await staff.getByRole('alert').count()).toBe(0);
+    expect(problems.filter((problem) => !/status of 4\d\d/.test(problem))).toEqual([]);
+  });
+
+  it('shows the admin dashboard with the figures and the key checks chart', async () => {
+    await staff.getByRole('link', { name: 'Dashboard' }).click();
+    await staff.getByRole('heading', { name: 'Key checks per day' }).waitFor();
+    await settled(staff);
+    const stats = await staff.locator('.stats').textContent();
+    expect(stats).toContain('Clients');
+    expect(stats).toContain('19.00 USD');
+    expect(await staff.getByRole('figure').textContent()).toMatch(/\d+ uses this period/);
+    await shot(staff, 'admin-dashboard.png');
+
+    await staff.getByRole('link', { name: 'Clients', exact: true }).click();
+    await staff.getByLabel('Search (e-mail, name, company)').fill('Lovelace');
+    await staff.getByLabel('Search (e-mail, name, company)').press('Enter');
+    await staff.getByRole('link', { name: 'Ada Lovelace' }).click();
+    await staff.getByRole('heading', { name: 'Orders' }).waitFor();
+    await settled(staff);
+    await shot(staff, 'admin-client.png');
+
+    await staff.getByRole('link', { name: 'Products', exact: true }).click();
+    await staff.getByRole('link', { name: 'Pro API' }).click();
+    await staff.getByRole('heading', { name: 'Key options and plan parameters' }).waitFor();
+    await settled(staff);
+    expect(await staff.getByLabel('Parameter 1 name').inputValue()).not.toBe('');
+    await shot(staff, 'admin-product.png');
+  });
+});

@@ -1,0 +1,145 @@
+// The admin panel (served at /admin): dashboard, clients, products, orders, invoices, keys, staff and groups, profile.
+import { html, render } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import '../style.css';
+import { ApiError, call, describeError, onAuthLost } from '../lib/api.ts';
+import { Link, match, navigate, useLocation } from '../lib/router.ts';
+import { createStore, useStore } from '../lib/store.ts';
+import { Button, Field, FormError, Loading, useAction } from '../lib/ui.ts';
+import { loginReason, refreshStaff, staff } from './common.ts';
+import { DashboardPage } from './dashboard.ts';
+import { ClientPage, ClientsPage } from './clients.ts';
+import { ProductPage, ProductsPage } from './products.ts';
+import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
+import { KeyPage, KeysPage } from './keys.ts';
+import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
+
+const pageError = createStore<unknown>(null);
+
+onAuthLost(() => {
+  if (staff.get()) {
+    loginReason.set('Your session has ended. Please log in again.');
+    staff.set(null);
+  }
+});
+
+const NAV = [
+  ['/admin', 'Dashboard'],
+  ['/admin/clients', 'Clients'],
+  ['/admin/products', 'Products'],
+  ['/admin/orders', 'Orders'],
+  ['/admin/invoices', 'Invoices'],
+  ['/admin/keys', 'Keys'],
+  ['/admin/staff', 'Staff'],
+  ['/admin/profile', 'Profile'],
+] as const;
+
+function Header() {
+  const me = useStore(staff);
+  const { path } = useLocation();
+  const [busy, setBusy] = useState(false);
+  const logout = async (): Promise<void> => {
+    setBusy(true);
+    try {
+      await call('admin/profile/logout');
+    } catch {
+      // Already logged out.
+    } finally {
+      setBusy(false);
+    }
+    staff.set(null);
+    navigate('/admin');
+  };
+  return html`<header class="top">
+    <div class="inner">
+      <${Link} href="/admin" class="brand">Tollgate admin<//>
+      ${me
+        ? html`<nav aria-label="Admin">
+            <ul>
+              ${NAV.map(([href, label]) => html`<li><${Link} href=${href} current=${href === '/admin' ? path === '/admin' : path.startsWith(href)}>${label}<//></li>`)}
+              <li><button type="button" onClick=${logout} disabled=${busy} aria-busy=${busy ? 'true' : 'false'}>${busy ? 'Working…' : 'Log out'}</button></li>
+            </ul>
+          </nav>
+          <span class="who">Signed in as ${me.email}</span>`
+        : null}
+    </div>
+  </header>`;
+}
+
+function LoginPage() {
+  const reason = useStore(loginReason);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const action = useAction();
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    void action.run(async () => {
+      await call('guest/staff/login', { email, password });
+      loginReason.set(null);
+      pageError.set(null);
+      await refreshStaff();
+    });
+  };
+  return html`<h1>Staff log in</h1>
+    ${reason !== null ? html`<p class="error" role="alert">${reason}</p>` : null}
+    <form class="card" onSubmit=${submit} novalidate>
+      <${Field} label="E-mail" name="email" type="email" autocomplete="username" required value=${email} onInput=${setEmail} error=${action.error} />
+      <${Field} label="Password" name="password" type="password" autocomplete="current-password" required value=${password} onInput=${setPassword} error=${action.error} />
+      <${FormError} error=${action.error} fields=${['email', 'password']} />
+      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Log in<//></div>
+    </form>
+    <p>The first administrator's e-mail and password are printed by the server on its first start (or set with TOLLGATE_ADMIN_EMAIL and TOLLGATE_ADMIN_PASSWORD).</p>`;
+}
+
+function Routes() {
+  const { path } = useLocation();
+  const me = useStore(staff);
+  if (me === undefined) return html`<${Loading} />`;
+  if (me === null) return html`<${LoginPage} />`;
+  if (path === '/admin') return html`<${DashboardPage} />`;
+  if (path === '/admin/clients') return html`<${ClientsPage} />`;
+  if (path === '/admin/products') return html`<${ProductsPage} />`;
+  if (path === '/admin/orders') return html`<${OrdersPage} />`;
+  if (path === '/admin/invoices') return html`<${InvoicesPage} />`;
+  if (path === '/admin/keys') return html`<${KeysPage} />`;
+  if (path === '/admin/staff') return html`<${StaffPage} />`;
+  if (path === '/admin/groups') return html`<${GroupsPage} />`;
+  if (path === '/admin/profile') return html`<${AdminProfilePage} />`;
+  const routes = [
+    ['/admin/clients/:id', ClientPage],
+    ['/admin/products/:id', ProductPage],
+    ['/admin/orders/:id', OrderPage],
+    ['/admin/invoices/:id', InvoicePage],
+    ['/admin/keys/:id', KeyPage],
+    ['/admin/staff/:id', StaffMemberPage],
+  ] as const;
+  for (const [pattern, Page] of routes) {
+    const params = match(pattern, path);
+    if (params !== null && /^\d+$/.test(params.id ?? '')) return html`<${Page} id=${Number(params.id)} />`;
+  }
+  return html`<h1>Page not found</h1><p><${Link} href="/admin">Back to the dashboard<//>.</p>`;
+}
+
+function App() {
+  const error = useStore(pageError);
+  return html`
+    <${Header} />
+    <main id="main" tabindex="-1">
+      ${error !== null ? html`<p class="error" role="alert">${describeError(error)}</p>` : null}
+      <${Routes} />
+    </main>
+    <footer class="bottom">Tollgate admin · <a href="/">Client area</a></footer>
+  `;
+}
+
+async function start(): Promise<void> {
+  render(html`<${App} />`, document.getElementById('app')!);
+  try {
+    await refreshStaff();
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 403) pageError.set(error);
+    staff.set(null);
+  }
+}
+
+void start();

@@ -1,0 +1,84 @@
+// Log in and sign up. A guest cart moves to the account on either (the server does it).
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { call } from '../lib/api.ts';
+import { Link, navigate } from '../lib/router.ts';
+import { useStore } from '../lib/store.ts';
+import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
+import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
+
+/** The `next` query parameter when it is a path of this site (never another origin). */
+function nextPath(): string | null {
+  const next = new URLSearchParams(location.search).get('next');
+  return next !== null && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : null;
+}
+
+async function afterLogin(stay: boolean): Promise<void> {
+  loginReason.set(null);
+  await refreshAccount();
+  await refreshCart().catch(() => undefined);
+  if (!stay) navigate(nextPath() ?? (cartSummary.get().count > 0 ? '/cart' : '/keys'));
+}
+
+export function LoginPage({ intro, stay = false }: { intro?: string; stay?: boolean }) {
+  const reason = useStore(loginReason);
+  const user = useStore(account);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const action = useAction();
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    void action.run(async () => {
+      await call('guest/client/login', { email, password });
+      await afterLogin(stay);
+    });
+  };
+  return html`<h1>Log in</h1>
+    ${intro !== undefined ? html`<p>${intro}</p>` : null}
+    ${reason !== null ? html`<p class="error" role="alert">${reason}</p>` : null}
+    ${user ? html`<${Notice}>You are logged in as ${user.email}.<//>` : null}
+    <form class="card" onSubmit=${submit} aria-labelledby="login-title" novalidate>
+      <h2 id="login-title" class="sr-only">Log in to your account</h2>
+      <${Field} label="E-mail" name="email" type="email" autocomplete="username" required value=${email} onInput=${setEmail} error=${action.error} />
+      <${Field} label="Password" name="password" type="password" autocomplete="current-password" required value=${password} onInput=${setPassword} error=${action.error} />
+      <${FormError} error=${action.error} fields=${['email', 'password']} />
+      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Log in<//></div>
+    </form>
+    <p>New here? <${Link} href="/signup">Create an account<//>.</p>`;
+}
+
+const SIGNUP_FIELDS = ['email', 'first_name', 'last_name', 'company', 'password', 'password_confirm'];
+
+export function SignupPage() {
+  const [form, setForm] = useState<Record<string, string>>({});
+  const set = (name: string) => (value: string) => setForm((previous) => ({ ...previous, [name]: value }));
+  const action = useAction();
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    void action.run(async () => {
+      const params: Record<string, string> = {};
+      for (const [name, value] of Object.entries(form)) if (value !== '') params[name] = value;
+      await call('guest/client/create', { ...params, email: form.email ?? '', first_name: form.first_name ?? '', password: form.password ?? '', password_confirm: form.password_confirm ?? '' });
+      await afterLogin(true);
+      navigate(cartSummary.get().count > 0 ? '/cart' : '/');
+    });
+  };
+  const field = (name: string, label: string, extra: Record<string, unknown> = {}) =>
+    html`<${Field} label=${label} name=${name} value=${form[name] ?? ''} onInput=${set(name)} error=${action.error} ...${extra} />`;
+  return html`<h1>Create an account</h1>
+    <form class="card" onSubmit=${submit} novalidate>
+      <div class="row">
+        ${field('first_name', 'First name', { required: true, autocomplete: 'given-name' })}
+        ${field('last_name', 'Last name', { autocomplete: 'family-name' })}
+      </div>
+      ${field('email', 'E-mail', { type: 'email', required: true, autocomplete: 'email' })}
+      ${field('company', 'Company', { autocomplete: 'organization' })}
+      <div class="row">
+        ${field('password', 'Password', { type: 'password', required: true, autocomplete: 'new-password', hint: '8 or more characters with a digit, a lower-case and an upper-case letter.' })}
+        ${field('password_confirm', 'Repeat the password', { type: 'password', required: true, autocomplete: 'new-password' })}
+      </div>
+      <${FormError} error=${action.error} fields=${SIGNUP_FIELDS} />
+      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Sign up<//></div>
+    </form>
+    <p>Already have an account? <${Link} href="/login">Log in<//>.</p>`;
+}

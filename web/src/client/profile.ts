@@ -1,0 +1,67 @@
+// The client's profile, password and own API token.
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { call } from '../lib/api.ts';
+import { useStore } from '../lib/store.ts';
+import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
+import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
+import { account, refreshAccount } from './state.ts';
+
+const PROFILE_FIELDS = [
+  ['first_name', 'First name', 'given-name'],
+  ['last_name', 'Last name', 'family-name'],
+  ['company', 'Company', 'organization'],
+  ['phone', 'Phone', 'tel'],
+  ['address_1', 'Address', 'address-line1'],
+  ['address_2', 'Address (line 2)', 'address-line2'],
+  ['city', 'City', 'address-level2'],
+  ['state', 'State or region', 'address-level1'],
+  ['postcode', 'Postcode', 'postal-code'],
+  ['country', 'Country', 'country'],
+] as const;
+
+function ProfileForm() {
+  const user = useStore(account);
+  const [form, setForm] = useState<Record<string, string>>({});
+  const [saved, setSaved] = useState<string | null>(null);
+  const action = useAction();
+  useEffect(() => {
+    if (!user) return;
+    const values: Record<string, string> = {};
+    for (const [name] of PROFILE_FIELDS) values[name] = user[name] ?? '';
+    setForm(values);
+  }, [user?.updated_at]);
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    setSaved(null);
+    void action.run(async () => {
+      await call('client/profile/update', form);
+      await refreshAccount();
+      setSaved('Profile saved.');
+    });
+  };
+  return html`<form class="card" onSubmit=${submit} aria-labelledby="profile-title">
+    <h2 id="profile-title">Your details</h2>
+    <p>E-mail: <strong>${user?.email}</strong></p>
+    <div class="row">
+      ${PROFILE_FIELDS.map(
+        ([name, label, autocomplete]) =>
+          html`<${Field} label=${label} name=${name} autocomplete=${autocomplete} required=${name === 'first_name'} value=${form[name] ?? ''} onInput=${(value: string) => setForm({ ...form, [name]: value })} error=${action.error} />`,
+      )}
+    </div>
+    <${FormError} error=${action.error} fields=${PROFILE_FIELDS.map(([name]) => name)} />
+    <${Notice}>${saved}<//>
+    <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Save<//></div>
+  </form>`;
+}
+
+export function ProfilePage() {
+  return html`<h1>Profile</h1>
+    <${ProfileForm} />
+    <${PasswordForm} path="client/profile/change_password" />
+    <${ApiTokenSection}
+      read=${() => call<string>('client/profile/api_key_get')}
+      resetPath="client/profile/api_key_reset"
+      usage="Scripts call the client API with HTTP Basic authentication: user name client, password this token."
+    />`;
+}

@@ -1,0 +1,161 @@
+// The plan catalogue and the cart with checkout.
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { call, type Page } from '../lib/api.ts';
+import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
+import { Link, navigate } from '../lib/router.ts';
+import { useStore } from '../lib/store.ts';
+import { Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
+import type { Cart, CheckoutResult, Product } from '../lib/types.ts';
+import { account, cartPath, cartSummary, refreshCart } from './state.ts';
+
+let periodLabels: Promise<Record<string, string>> | null = null;
+/** guest/system/periods, fetched once. */
+export function periods(): Promise<Record<string, string>> {
+  periodLabels ??= call<Record<string, string>>('guest/system/periods').catch((error: unknown) => {
+    periodLabels = null;
+    throw error;
+  });
+  return periodLabels;
+}
+
+export function periodLabel(labels: Record<string, string> | undefined, code: string | null): string {
+  if (code === null) return 'One time';
+  return labels?.[code] ?? code;
+}
+
+function customParams(product: Product): [string, unknown][] {
+  const custom = product.config?.custom;
+  return typeof custom === 'object' && custom !== null ? Object.entries(custom as Record<string, unknown>) : [];
+}
+
+function PlanCard({ product, labels, currency }: { product: Product; labels: Record<string, string> | undefined; currency: string | null }) {
+  const pricing = product.pricing ?? { type: 'free' };
+  const recurrent = Object.entries(pricing.recurrent ?? {}).filter(([, entry]) => entry.enabled !== false && entry.enabled !== 0);
+  const [period, setPeriod] = useState(recurrent[0]?.[0] ?? '');
+  const action = useAction();
+  const titleId = `plan-${product.id}`;
+  const add = (event: Event): void => {
+    event.preventDefault();
+    void action.run(async () => {
+      await call(cartPath('add_item'), { id: product.id, ...(pricing.type === 'recurrent' && { period }) });
+      await refreshCart();
+      navigate('/cart');
+    });
+  };
+  const features = customParams(product);
+  let price;
+  if (pricing.type === 'free') price = html`<p class="price">Free</p>`;
+  else if (pricing.type === 'once') {
+    price = html`<p class="price">${formatMoney(pricing.once?.price, currency)} <small>once</small></p>
+      ${!isZeroMoney(pricing.once?.setup) ? html`<p>Setup fee ${formatMoney(pricing.once?.setup, currency)}</p>` : null}`;
+  } else {
+    price = html`<ul class="prices">
+      ${recurrent.map(
+        ([code, entry]) =>
+          html`<li><strong>${formatMoney(entry.price, currency)}</strong> ${periodLabel(labels, code).toLowerCase()}${!isZeroMoney(entry.setup) ? html` + ${formatMoney(entry.setup, currency)} setup` : null}</li>`,
+      )}
+    </ul>`;
+  }
+  return html`<article class="card" aria-labelledby=${titleId}>
+    <h2 id=${titleId}>${product.title}</h2>
+    ${product.description ? html`<p>${product.description}</p>` : null}
+    ${price}
+    ${features.length > 0
+      ? html`<h3 class="sr-only">Plan features</h3>
+          <ul class="features">
+            ${features.map(([name, value]) => html`<li>${humanize(name)}: <strong>${formatValue(value)}</strong></li>`)}
+          </ul>`
+      : null}
+    <form onSubmit=${add}>
+      ${pricing.type === 'recurrent'
+        ? recurrent.length > 0
+          ? html`<${Field}
+              label="Billing period"
+              name="period"
+              value=${period}
+              onInput=${setPeriod}
+              error=${action.error}
+              options=${recurrent.map(([code, entry]) => [code, `${periodLabel(labels, code)} — ${formatMoney(entry.price, currency)}`] as const)}
+            />`
+          : html`<p>Not available at the moment.</p>`
+        : null}
+      <${ErrorMessage} error=${action.error} />
+      <${Button} type="submit" variant="primary" busy=${action.busy} disabled=${pricing.type === 'recurrent' && recurrent.length === 0} label=${`Add ${product.title} to the cart`}>Add to cart<//>
+    </form>
+  </article>`;
+}
+
+export function PlansPage() {
+  const [page, setPage] = useState(1);
+  const products = useLoad(() => call<Page<Product>>('guest/product/get_list', { page, per_page: 12 }), [page]);
+  const labels = useLoad(periods, []);
+  const { currency } = useStore(cartSummary);
+  return html`<h1>Plans</h1>
+    <p>Choose a plan, pay the invoice, and get your API key.</p>
+    <${ErrorMessage} error=${products.error} />
+    ${products.data === undefined && products.loading ? html`<${Loading} label="Loading the plans…" />` : null}
+    ${products.data !== undefined && products.data.list.length === 0 ? html`<p>No plans are on sale yet.</p>` : null}
+    <div class="grid" aria-busy=${products.loading ? 'true' : 'false'}>
+      ${products.data?.list.map((product) => html`<${PlanCard} key=${product.id} product=${product} labels=${labels.data} currency=${currency} />`)}
+    </div>
+    <${Pager} page=${products.data} onPage=${setPage} label="Plan pages" />`;
+}
+
+export function CartPage() {
+  const user = useStore(account);
+  const cart = useLoad(() => refreshCart(), [user?.id]);
+  const labels = useLoad(periods, []);
+  const action = useAction();
+  const [removing, setRemoving] = useState<number | null>(null);
+  const remove = (id: number): void => {
+    setRemoving(id);
+    void action
+      .run(async () => {
+        await call(cartPath('remove_item'), { id });
+        cart.reload();
+      })
+      .finally(() => setRemoving(null));
+  };
+  const checkout = (): void => {
+    void action.run(async () => {
+      const result = await call<CheckoutResult>('client/cart/checkout');
+      await refreshCart().catch(() => undefined);
+      if (result.invoice_id !== null && result.invoice_id !== undefined) navigate(`/invoices/${result.invoice_id}`);
+      else navigate('/keys?new=1');
+    });
+  };
+  const data: Cart | undefined = cart.data;
+  return html`<h1>Cart</h1>
+    <${ErrorMessage} error=${cart.error} />
+    ${data === undefined && cart.loading ? html`<${Loading} />` : null}
+    ${data !== undefined && data.items.length === 0 ? html`<p>Your cart is empty. <${Link} href="/">See the plans<//>.</p>` : null}
+    ${data !== undefined && data.items.length > 0
+      ? html`<section class="card" aria-labelledby="cart-items">
+          <h2 id="cart-items">Items</h2>
+          <div class="table-wrap">
+            <table>
+              <thead><tr><th scope="col">Plan</th><th scope="col">Period</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Price</th><th scope="col" class="num">Setup</th><th scope="col" class="num">Total</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+              <tbody>
+                ${data.items.map(
+                  (item) => html`<tr>
+                    <td>${item.title}</td>
+                    <td>${periodLabel(labels.data, item.period)}</td>
+                    <td class="num">${item.quantity}</td>
+                    <td class="num">${formatMoney(item.price, data.currency)}</td>
+                    <td class="num">${formatMoney(item.setup_price, data.currency)}</td>
+                    <td class="num">${formatMoney(item.total, data.currency)}</td>
+                    <td><${Button} busy=${removing === item.id} onClick=${() => remove(item.id)} label=${`Remove ${item.title}`}>Remove<//></td>
+                  </tr>`,
+                )}
+              </tbody>
+              <tfoot><tr><th scope="row" colspan="5">Total</th><td class="num"><strong>${formatMoney(data.total, data.currency)}</strong></td><td></td></tr></tfoot>
+            </table>
+          </div>
+          <${ErrorMessage} error=${action.error} />
+          ${user
+            ? html`<div class="actions"><${Button} variant="primary" busy=${action.busy && removing === null} onClick=${checkout}>Check out<//></div>`
+            : html`<p>To check out, <${Link} href="/login?next=/cart">log in<//> or <${Link} href="/signup">create an account<//>; your cart comes with you.</p>`}
+        </section>`
+      : null}`;
+}
