@@ -217,7 +217,7 @@ describe('staff', () => {
       expect((await t.admin('staff/get', { id: 1 })).result.status).toBe('active');
     });
 
-    it('nobody can deactivate, demote or delete the last active administrator (409)', async () => {
+    it('nobody can deactivate, demote or delete the last active administrator (409, or 403 for non-administrators)', async () => {
       const group = (await t.admin('staff/group_create', { name: 'Managers', permissions: ['staff.manage'] })).result as number;
       const manager = await createStaff({ admin_group_id: group });
       const basic: [string, string] = ['admin', await tokenOf(manager.id)];
@@ -226,16 +226,42 @@ describe('staff', () => {
       for (const admin of admins) {
         if (admin.admin_group_id === 1 && admin.id !== 1) expect((await t.admin('staff/update', { id: admin.id, status: 'inactive' })).result).toBe(true);
       }
-      expectError(await t.call('/api/admin/staff/update', { id: 1, status: 'inactive' }, { basic }), 409, 409);
-      expectError(await t.call('/api/admin/staff/update', { id: 1, admin_group_id: group }, { basic }), 409, 409);
-      expectError(await t.call('/api/admin/staff/delete', { id: 1 }, { basic }), 409, 409);
+      // A staff.manage holder may not touch administrators at all; the last one is doubly protected.
+      expectError(await t.call('/api/admin/staff/update', { id: 1, status: 'inactive' }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/update', { id: 1, admin_group_id: group }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/delete', { id: 1 }, { basic }), 403, 403);
+      // The service refuses it too, whoever asks (e.g. an administrator acting on another through a race).
+      await expect(t.services.staff.update(manager.id, 1, { status: 'inactive' })).rejects.toMatchObject({ code: 409 });
+      await expect(t.services.staff.delete(manager.id, 1)).rejects.toMatchObject({ code: 409 });
       expect((await t.admin('staff/get', { id: 1 })).result).toMatchObject({ status: 'active', admin_group_id: 1 });
 
       // With a second active administrator the first may go inactive.
       const second = await createStaff();
-      expect((await t.call('/api/admin/staff/update', { id: second.id, status: 'inactive' }, { basic })).result).toBe(true);
-      expect((await t.call('/api/admin/staff/update', { id: second.id, status: 'active' }, { basic })).result).toBe(true);
-      expect((await t.call('/api/admin/staff/delete', { id: second.id }, { basic })).result).toBe(true);
+      expect((await t.admin('staff/update', { id: second.id, status: 'inactive' })).result).toBe(true);
+      expect((await t.admin('staff/update', { id: second.id, status: 'active' })).result).toBe(true);
+      expect((await t.admin('staff/delete', { id: second.id })).result).toBe(true);
+    });
+
+    it('staff.manage cannot reach the Administrators group or define permissions (403); ordinary staff it can manage', async () => {
+      const group = (await t.admin('staff/group_create', { name: 'Team leads', permissions: ['staff.manage'] })).result as number;
+      const lead = await createStaff({ admin_group_id: group });
+      const basic: [string, string] = ['admin', await tokenOf(lead.id)];
+      const before = await staffTotal();
+      expectError(await t.call('/api/admin/staff/create', { email: email(), password: PASSWORD, name: 'Sneaky', admin_group_id: 1 }, { basic }), 403, 403);
+      expect(await staffTotal()).toBe(before);
+      expectError(await t.call('/api/admin/staff/update', { id: lead.id, admin_group_id: 1 }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/change_password', { id: 1, password: 'New-Passw0rd', password_confirm: 'New-Passw0rd' }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/group_update', { id: group, permissions: ['staff.manage', 'client.manage'] }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/group_create', { name: 'Mine', permissions: ['client.manage'] }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/group_delete', { id: group }, { basic }), 403, 403);
+      expect((await t.admin('staff/get', { id: lead.id })).result.admin_group_id).toBe(group);
+
+      const member = await createStaff({ admin_group_id: group });
+      expect((await t.call('/api/admin/staff/update', { id: member.id, name: 'Renamed' }, { basic })).result).toBe(true);
+      expect(
+        (await t.call('/api/admin/staff/change_password', { id: member.id, password: 'New-Passw0rd', password_confirm: 'New-Passw0rd' }, { basic })).result,
+      ).toBe(true);
+      expect((await t.call('/api/admin/staff/delete', { id: member.id }, { basic })).result).toBe(true);
     });
 
     it('change_password: mismatch and weak → 422; then the new password logs in and the old one does not', async () => {

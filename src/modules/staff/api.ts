@@ -2,7 +2,11 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
+import { errors } from '../../http/errors.ts';
+import type { StaffPrincipal } from '../../http/identity.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import type { Services } from '../../services.ts';
+import { ADMINISTRATORS_GROUP_ID } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -10,6 +14,19 @@ const Name = Type.String({ minLength: 1, maxLength: 255 });
 const Password = Type.String({ minLength: 1, maxLength: 256 });
 const Status = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
 const Permissions = Type.Array(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100 }), { maxItems: 200 });
+
+// `staff.manage` lets a group manage ordinary staff. Whatever reaches the Administrators group — creating, moving,
+// editing, deleting or re-passwording one of its members — and whatever defines permissions (groups) is for
+// administrators only; otherwise a `staff.manage` holder could make itself an administrator.
+function requireAdministrator(staff: StaffPrincipal): void {
+  if (staff.adminGroupId !== ADMINISTRATORS_GROUP_ID) throw errors.forbidden('administrator');
+}
+
+async function guardAdministratorTarget(services: Services, actor: StaffPrincipal, targetId: number, newGroupId?: number): Promise<void> {
+  if (actor.adminGroupId === ADMINISTRATORS_GROUP_ID) return;
+  const target = await services.staff.get(targetId);
+  if (target.admin_group_id === ADMINISTRATORS_GROUP_ID || newGroupId === ADMINISTRATORS_GROUP_ID) requireAdministrator(actor);
+}
 
 export const staffApi: ModuleApi = {
   name: 'staff',
@@ -31,7 +48,8 @@ export const staffApi: ModuleApi = {
     create: adminAction({
       params: Type.Object({ email: Email, password: Password, name: Name, admin_group_id: Id, status: Type.Optional(Status) }),
       permission: 'staff.manage',
-      async handler(params, { services }) {
+      async handler(params, { services, identity }) {
+        if (params.admin_group_id === ADMINISTRATORS_GROUP_ID) requireAdministrator(identity.staff);
         return (await services.staff.create(params)).id;
       },
     }),
@@ -55,6 +73,7 @@ export const staffApi: ModuleApi = {
       }),
       permission: 'staff.manage',
       async handler({ id, ...fields }, { services, identity }) {
+        await guardAdministratorTarget(services, identity.staff, id, fields.admin_group_id);
         await services.staff.update(identity.staff.id, id, fields);
         return true;
       },
@@ -63,6 +82,7 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
       async handler({ id }, { services, identity }) {
+        await guardAdministratorTarget(services, identity.staff, id);
         await services.staff.delete(identity.staff.id, id);
         return true;
       },
@@ -70,7 +90,8 @@ export const staffApi: ModuleApi = {
     change_password: adminAction({
       params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
       permission: 'staff.manage',
-      async handler({ id, password, password_confirm }, { services }) {
+      async handler({ id, password, password_confirm }, { services, identity }) {
+        await guardAdministratorTarget(services, identity.staff, id);
         await services.staff.changePassword(id, password, password_confirm);
         return true;
       },
@@ -83,12 +104,16 @@ export const staffApi: ModuleApi = {
     group_create: adminAction({
       params: Type.Object({ name: Name, permissions: Type.Optional(Permissions) }),
       permission: 'staff.manage',
-      handler: ({ name, permissions }, { services }) => services.staff.createGroup(name, permissions ?? []),
+      handler({ name, permissions }, { services, identity }) {
+        requireAdministrator(identity.staff);
+        return services.staff.createGroup(name, permissions ?? []);
+      },
     }),
     group_update: adminAction({
       params: Type.Object({ id: Id, name: Type.Optional(Name), permissions: Type.Optional(Permissions) }),
       permission: 'staff.manage',
-      async handler({ id, ...fields }, { services }) {
+      async handler({ id, ...fields }, { services, identity }) {
+        requireAdministrator(identity.staff);
         await services.staff.updateGroup(id, fields);
         return true;
       },
@@ -96,7 +121,8 @@ export const staffApi: ModuleApi = {
     group_delete: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
-      async handler({ id }, { services }) {
+      async handler({ id }, { services, identity }) {
+        requireAdministrator(identity.staff);
         await services.staff.deleteGroup(id);
         return true;
       },
