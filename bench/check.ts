@@ -61,7 +61,7 @@ function seed(file: string, secret: string, count: number): string {
      values (?, ?, 'Bench API', 'apikey', null, 1, 0, 'USD', 'active', ?, ?, ?, ?)`,
   );
   const insertKey = sqlite.prepare(
-    `insert into api_keys (order_id, client_id, key_hash, key_enc, valid, options, config, rev, created_at, updated_at) values (?, ?, ?, ?, 1, ?, ?, 1, ?, ?)`,
+    `insert into api_keys (order_id, client_id, key_hash, key_enc, valid, options, config, created_at, updated_at) values (?, ?, ?, ?, 1, ?, ?, ?, ?)`,
   );
   const options = JSON.stringify({ length: 32, split: true, split_interval: 8, capitalization: 'uppercase', enforce_limit: false });
   const custom = JSON.stringify({ monthlyLimit: 1_000_000_000, tier: 'pro' });
