@@ -23,6 +23,30 @@ function gatherParams(request: FastifyRequest): Record<string, unknown> {
   return Object.keys(query).length === 0 ? body : { ...query, ...body };
 }
 
+/**
+ * What an action receives. A class, not an object literal: the lazy `session` getter then lives on the prototype;
+ * a literal with a getter makes V8 define the accessor afresh on every request, which cost the key check about a
+ * third of its throughput.
+ */
+class Call {
+  private control: SessionControl | undefined;
+
+  constructor(
+    readonly services: Services,
+    readonly identity: Identity,
+    readonly ip: string,
+    readonly request: FastifyRequest,
+    readonly reply: FastifyReply,
+    private readonly preloaded: Session | null | undefined,
+  ) {}
+
+  /** Built only when an action asks for it: most calls (the key check among them) never do. */
+  get session(): SessionControl {
+    this.control ??= createSessionControl(this.request, this.reply, this.services.sessions, this.preloaded);
+    return this.control;
+  }
+}
+
 function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Services, httpsPossible: boolean) {
   const validate = compileValidator(def.params);
   const { limiter } = services;
@@ -30,50 +54,52 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
   // The handler's identity type is narrowed per role by the registry; here every role shares one code path.
   const run = (params: unknown, call: unknown): unknown => (def.handler as (params: unknown, call: unknown) => unknown).call(def, params, call);
 
-  return async function handle(request: FastifyRequest, reply: FastifyReply) {
+  /** Validates the parameters, runs the action and wraps its result; stays synchronous when the action is. */
+  function respond(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>, identity: Identity, preloaded: Session | null | undefined): unknown {
+    const params = validate(raw);
+    const call = new Call(services, identity, ip, request, reply, preloaded);
+    const result = run(params, call);
+    return result instanceof Promise ? result.then(envelope) : envelope(result);
+  }
+
+  async function authenticated(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>): Promise<unknown> {
+    const { identity, session } = await authenticate(role as 'admin' | 'client', request, reply, services, ip, raw);
+    // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
+    if (!limiter.isExempt(ip)) {
+      const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
+      enforce(reply, await limiter.hit('API_AUTHENTICATED', account));
+      if (def.rateLimit !== undefined) enforce(reply, await limiter.hit(def.rateLimit, ip));
+    }
+    if (identity.role === 'admin' && def.permission !== undefined && !hasPermission(identity.staff, def.permission)) {
+      throw errors.forbidden(def.permission);
+    }
+    return respond(request, reply, ip, raw, identity, session ?? undefined);
+  }
+
+  // Not an async function on purpose: a guest call whose rate-limit decision and action are synchronous (the key
+  // check on a warm cache) is answered without a single promise, which is measurably faster under load. Fastify
+  // sends a plain return value as it sends a resolved one, and routes a throw to the error handler.
+  return function handle(request: FastifyRequest, reply: FastifyReply): unknown {
     setApiHeaders(request, reply, httpsPossible);
     const ip = request.ip;
     const raw = gatherParams(request);
-    let identity = GUEST;
-    // The session control is built only when an action asks for it: most calls (the key check among them) never do.
-    let preloaded: Session | null | undefined;
-
-    if (role === 'guest') {
-      if (!limiter.isExempt(ip)) {
-        const decision = limiter.hit(guestPolicy, ip);
-        enforce(reply, decision instanceof Promise ? await decision : decision);
+    if (role !== 'guest') return authenticated(request, reply, ip, raw);
+    if (!limiter.isExempt(ip)) {
+      const decision = limiter.hit(guestPolicy, ip);
+      if (decision instanceof Promise) {
+        return decision.then((resolved) => {
+          enforce(reply, resolved);
+          return respond(request, reply, ip, raw, GUEST, undefined);
+        });
       }
-    } else {
-      const authenticated = await authenticate(role, request, reply, services, ip, raw);
-      identity = authenticated.identity;
-      if (authenticated.session !== null) preloaded = authenticated.session;
-      // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
-      if (!limiter.isExempt(ip)) {
-        const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
-        enforce(reply, await limiter.hit('API_AUTHENTICATED', account));
-        if (def.rateLimit !== undefined) enforce(reply, await limiter.hit(def.rateLimit, ip));
-      }
-      if (identity.role === 'admin' && def.permission !== undefined && !hasPermission(identity.staff, def.permission)) {
-        throw errors.forbidden(def.permission);
-      }
+      enforce(reply, decision);
     }
-
-    const params = validate(raw);
-    let session: SessionControl | undefined;
-    const call = {
-      services,
-      identity,
-      ip,
-      request,
-      reply,
-      get session(): SessionControl {
-        session ??= createSessionControl(request, reply, services.sessions, preloaded);
-        return session;
-      },
-    };
-    const result = await run(params, call);
-    return { result: result === undefined ? null : result, error: null };
+    return respond(request, reply, ip, raw, GUEST, undefined);
   };
+}
+
+function envelope(result: unknown): { result: unknown; error: null } {
+  return { result: result === undefined ? null : result, error: null };
 }
 
 export interface RegisteredAction {
