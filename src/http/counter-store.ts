@@ -12,6 +12,8 @@ export interface Hit {
 export interface CounterStore {
   incr(key: string, windowMs: number): Hit | Promise<Hit>;
   get(key: string): Hit | null | Promise<Hit | null>;
+  /** Resolves once the store can serve shared counts (or has waited long enough to go on without them). */
+  ready?(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,34 +66,79 @@ if ttl < 0 then
 end
 return {count, ttl}`;
 
+/**
+ * Counters in Redis, shared by every process. When Redis is unreachable the limits keep working per process (a
+ * memory store stands in) instead of failing every rate-limited call: a cache outage must not take billing and key
+ * checks down with it. The switch back happens by itself once the connection is ready again.
+ */
 export class RedisCounterStore implements CounterStore {
   private readonly redis: Redis;
+  private readonly fallback = new MemoryCounterStore();
+  private warned = false;
 
   constructor(
     url: string,
     private readonly prefix: string,
+    private readonly warn: (message: string) => void = (message) => process.emitWarning(message),
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true, lazyConnect: false });
+    // No offline queue: while disconnected a command fails at once (and the fallback answers) rather than waiting.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true });
+    this.redis.on('error', () => this.degraded());
+    this.redis.on('ready', () => {
+      this.warned = false;
+    });
     this.redis.defineCommand('tollgateIncr', { numberOfKeys: 1, lua: INCR_SCRIPT });
   }
 
-  async incr(key: string, windowMs: number): Promise<Hit> {
+  ready(timeoutMs: number): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.redis.once('ready', done);
+    });
+  }
+
+  private degraded(): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.warn('Redis is unreachable: rate limits are counted per process until it is back');
+  }
+
+  incr(key: string, windowMs: number): Hit | Promise<Hit> {
+    if (this.redis.status !== 'ready') return this.fallback.incr(key, windowMs);
     // defineCommand adds the method at run time; ioredis's types cannot know it.
     const redis = this.redis as unknown as { tollgateIncr: (key: string, windowMs: number) => Promise<[number, number]> };
-    const [count, ttl] = await redis.tollgateIncr(this.prefix + key, windowMs);
-    return { count, resetMs: ttl };
+    return redis.tollgateIncr(this.prefix + key, windowMs).then(
+      ([count, ttl]) => ({ count, resetMs: ttl }),
+      () => {
+        this.degraded();
+        return this.fallback.incr(key, windowMs);
+      },
+    );
   }
 
   async get(key: string): Promise<Hit | null> {
-    const [[, count], [, ttl]] = (await this.redis.multi().get(this.prefix + key).pttl(this.prefix + key).exec()) as [
-      [Error | null, string | null],
-      [Error | null, number],
-    ];
-    if (count === null || ttl < 0) return null;
-    return { count: Number(count), resetMs: ttl };
+    if (this.redis.status !== 'ready') return this.fallback.get(key);
+    try {
+      const [[, count], [, ttl]] = (await this.redis.multi().get(this.prefix + key).pttl(this.prefix + key).exec()) as [
+        [Error | null, string | null],
+        [Error | null, number],
+      ];
+      if (count === null || ttl < 0) return null;
+      return { count: Number(count), resetMs: ttl };
+    } catch {
+      this.degraded();
+      return this.fallback.get(key);
+    }
   }
 
   async close(): Promise<void> {
+    await this.fallback.close();
     await this.redis.quit().catch(() => undefined);
+    this.redis.disconnect();
   }
 }
