@@ -406,6 +406,19 @@ describe('serviceapikey over HTTP', () => {
     expect((await t.admin('serviceapikey/get', {})).status).toBe(422);
   });
 
+  it('shows the key in admin/order/service only to staff who manage keys', async () => {
+    const { orderId, key } = await issueKey(t, plan, client.id);
+    const group = await t.admin('staff/group_create', { name: 'Order desk', permissions: ['order.view'] });
+    const email = `orders-${Date.now()}@example.com`;
+    await t.admin('staff/create', { email, password: 'Orders-Passw0rd', name: 'Orders', admin_group_id: group.result });
+    const browser = await t.login('staff', email, 'Orders-Passw0rd');
+    const masked = await t.call('/api/admin/order/service', { id: orderId }, { browser, csrf: true });
+    expect(masked.status).toBe(200);
+    expect(masked.result).toMatchObject({ id: orderId, api_key: null });
+    expect(masked.result.valid).toBeDefined();
+    expect((await t.admin('order/service', { id: orderId })).result.api_key).toBe(key);
+  });
+
   it('answers from a warm cache without waiting for the database', async () => {
     const limited = await createPlan(t, { enforce_limit: true, custom: { monthlyLimit: 100 } });
     const { key } = await issueKey(t, limited, client.id);

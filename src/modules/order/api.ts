@@ -1,6 +1,7 @@
 // order: staff run the status machine; clients read their own orders.
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
+import { hasPermission } from '../../http/identity.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import type { Transition } from './service.ts';
 
@@ -84,8 +85,13 @@ export const orderApi: ModuleApi = {
     service: adminAction({
       params: ById,
       permission: 'order.view',
-      summary: "The order with its product type's service fields",
-      handler: ({ id }, { services }) => services.orders.service(id),
+      summary: "The order with its product type's service fields (the API key itself needs serviceapikey.manage)",
+      async handler({ id }, { services, identity }) {
+        const service = await services.orders.service(id);
+        // order.view lets support staff read orders; the key is a secret, shown only to those who manage keys.
+        if ('api_key' in service && !hasPermission(identity.staff, 'serviceapikey.manage')) return { ...service, api_key: null };
+        return service;
+      },
     }),
     history: adminAction({
       params: ById,
