@@ -196,6 +196,24 @@ describe('profiles', () => {
       expectError(await t.call('/api/guest/client/login', { email: a.email, password: a.password }), 206, 401);
     });
 
+    it('changing a password ends the other sessions of the account, keeps the one that changed it', async () => {
+      const a = await t.createClient();
+      const here = await t.login('client', a.email, a.password);
+      const elsewhere = await t.login('client', a.email, a.password);
+      const changed = await t.call(
+        '/api/client/profile/change_password',
+        { current_password: a.password, password: 'Moved-Passw0rd', password_confirm: 'Moved-Passw0rd' },
+        { browser: here, csrf: true },
+      );
+      expect(changed.result).toBe(true);
+      expect((await t.call('/api/client/profile/get', {}, { browser: here, csrf: true })).status).toBe(200);
+      expectError(await t.call('/api/client/profile/get', {}, { browser: elsewhere, csrf: true }), 201, 401);
+
+      // Staff resetting a client's password logs the client out everywhere.
+      expect((await t.admin('client/change_password', { id: a.id, password: 'Staff-Set-Passw0rd', password_confirm: 'Staff-Set-Passw0rd' })).result).toBe(true);
+      expectError(await t.call('/api/client/profile/get', {}, { browser: here, csrf: true }), 201, 401);
+    });
+
     it('a client without a password cannot pass change_password with any current password', async () => {
       const created = await t.admin('client/create', { email: 'no-password-profile@example.com', first_name: 'Nopw' });
       const token = await t.services.clients.apiToken(created.result as number);

@@ -286,16 +286,24 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       });
     },
 
-    async changePassword(id: number, password: string, confirm: string): Promise<void> {
+    /**
+     * Sets a new password and ends the account's other browser sessions: whoever knew the old password is logged
+     * out. `keepSessionIdHash` is the session making the change, when the owner makes it.
+     */
+    async changePassword(id: number, password: string, confirm: string, keepSessionIdHash?: string): Promise<void> {
       checkPassword(password, confirm);
       await requireClient(id);
-      await db.updateTable('clients').set({ password_hash: await hashPassword(password), updated_at: nowIso() }).where('id', '=', id).execute();
+      const passwordHash = await hashPassword(password);
+      await inTransaction(db, async (trx) => {
+        await trx.updateTable('clients').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', id).execute();
+        await sessions.destroyAllOf('client', id, trx, keepSessionIdHash);
+      });
     },
 
-    async changeOwnPassword(id: number, current: string, password: string, confirm: string): Promise<void> {
+    async changeOwnPassword(id: number, current: string, password: string, confirm: string, keepSessionIdHash?: string): Promise<void> {
       const row = await requireClient(id);
       if (!(await verifyPassword(row.password_hash, current))) throw errors.invalid('current_password', 'is not correct');
-      await this.changePassword(id, password, confirm);
+      await this.changePassword(id, password, confirm, keepSessionIdHash);
     },
 
     async apiToken(id: number): Promise<string> {

@@ -28,11 +28,12 @@ export const profileApi: ModuleApi = {
     }),
     change_password: adminAction({
       params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
-      async handler({ current_password, password, password_confirm }, { services, identity }) {
+      async handler({ current_password, password, password_confirm }, { services, identity, session }) {
         if (!(await services.staff.verifyOwnPassword(identity.staff.id, current_password))) {
           throw errors.invalid('current_password', 'is not correct');
         }
-        await services.staff.changePassword(identity.staff.id, password, password_confirm);
+        const own = await session.current();
+        await services.staff.changePassword(identity.staff.id, password, password_confirm, own?.idHash);
         return true;
       },
     }),
@@ -69,8 +70,9 @@ export const profileApi: ModuleApi = {
     }),
     change_password: clientAction({
       params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
-      async handler({ current_password, password, password_confirm }, { services, identity }) {
-        await services.clients.changeOwnPassword(identity.client.id, current_password, password, password_confirm);
+      async handler({ current_password, password, password_confirm }, { services, identity, session }) {
+        const own = await session.current();
+        await services.clients.changeOwnPassword(identity.client.id, current_password, password, password_confirm, own?.idHash);
         return true;
       },
     }),

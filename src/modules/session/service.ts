@@ -88,8 +88,11 @@ export function createSessionService({ db, secrets, ttlSeconds }: SessionService
     },
 
     /** Ends every session of an account, e.g. when it is deactivated. */
-    async destroyAllOf(type: 'client' | 'admin', id: number, trx: Kysely<Database> = db): Promise<void> {
-      await trx.deleteFrom('sessions').where('subject_type', '=', type).where('subject_id', '=', id).execute();
+    /** Ends every session of an account (but `keepIdHash`, the caller's own, when given). */
+    async destroyAllOf(type: 'client' | 'admin', id: number, trx: Kysely<Database> = db, keepIdHash?: string): Promise<void> {
+      let query = trx.deleteFrom('sessions').where('subject_type', '=', type).where('subject_id', '=', id);
+      if (keepIdHash !== undefined) query = query.where('id_hash', '!=', keepIdHash);
+      await query.execute();
     },
 
     async purgeExpired(now = new Date()): Promise<number> {

@@ -238,15 +238,16 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       });
     },
 
-    async changePassword(id: number, password: string, confirm: string): Promise<void> {
+    /** Sets a new password and ends the member's other sessions (all but `keepSessionIdHash`, the caller's own). */
+    async changePassword(id: number, password: string, confirm: string, keepSessionIdHash?: string): Promise<void> {
       if (password !== confirm) throw errors.invalid('password_confirm', 'does not match password');
       checkPassword(password);
       await requireStaff(id);
-      await db
-        .updateTable('staff')
-        .set({ password_hash: await hashPassword(password), updated_at: nowIso() })
-        .where('id', '=', id)
-        .execute();
+      const passwordHash = await hashPassword(password);
+      await inTransaction(db, async (trx) => {
+        await trx.updateTable('staff').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', id).execute();
+        await sessions.destroyAllOf('admin', id, trx, keepSessionIdHash);
+      });
     },
 
     async profile(id: number): Promise<StaffRecord & { api_token: string }> {
