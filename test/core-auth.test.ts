@@ -1,12 +1,8 @@
 // Authentication (CONTRACT §3): Basic API tokens, their failure codes, deactivation, guest calls, Basic over
 // session, and login failures that look the same whether the account exists.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
+import { expectError } from './helpers/assertions.ts';
 
 function rawBasic(value: string): Record<string, string> {
   return { authorization: `Basic ${Buffer.from(value).toString('base64')}` };

@@ -2,17 +2,8 @@
 // record shape.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browser, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
-
-function expectInvalid(reply: Reply, param: string): void {
-  expectError(reply, 422, 422);
-  expect(reply.body.error!.message).toContain(`"${param}"`);
-}
+import { Browser, createTestApp, type TestApp } from './helpers/app.ts';
+import { expectError, expectInvalid } from './helpers/assertions.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const PASSWORD = 'Client-Passw0rd';

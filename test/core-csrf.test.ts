@@ -2,11 +2,7 @@
 // CSRF token may travel, the csrf_token cookie check, logout, expiry and role separation.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, Browser, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
+import { expectError } from './helpers/assertions.ts';
 
 function setCookies(reply: Reply): string[] {
   const header = reply.headers['set-cookie'];

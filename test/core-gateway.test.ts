@@ -8,14 +8,9 @@ import { buildApp } from '../src/app.ts';
 import { guestAction, type ModuleApi } from '../src/http/action.ts';
 import { modules } from '../src/modules/index.ts';
 import { createTestApp, type Reply, type TestApp } from './helpers/app.ts';
+import { expectError } from './helpers/assertions.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-  expect(reply.body.error!.message.length).toBeGreaterThan(0);
-}
 
 function expectCommonHeaders(headers: Reply['headers']): void {
   expect(headers['cache-control']).toBe('no-store');

@@ -5,11 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listActions } from '../src/http/gateway.ts';
 import { modules } from '../src/modules/index.ts';
 import { createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
+import { expectError } from './helpers/assertions.ts';
 
 const PASSWORD = 'Input-Passw0rd';
 const CORE_MODULES = new Set(['system', 'staff', 'client', 'profile']);

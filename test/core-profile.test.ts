@@ -1,16 +1,7 @@
 // The caller's own account (CONTRACT §3, §6): admin/profile/* and client/profile/*, API tokens and their rotation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
-
-function expectInvalid(reply: Reply, param: string): void {
-  expectError(reply, 422, 422);
-  expect(reply.body.error!.message).toContain(`"${param}"`);
-}
+import { expectError, expectInvalid } from './helpers/assertions.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const TOKEN = /^[A-Za-z0-9]{32}$/;

@@ -3,11 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
+import { expectError } from './helpers/assertions.ts';
 
 function expectLimited(reply: Reply, limit: number, windowSeconds: number): void {
   expectError(reply, 429, 429);

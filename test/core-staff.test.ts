@@ -1,17 +1,8 @@
 // Staff members and admin groups (CONTRACT §6 staff): create, list with pagination, get/update/delete, the
 // self and last-administrator guards, passwords, groups and permissions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
-
-function expectInvalid(reply: Reply, param: string): void {
-  expectError(reply, 422, 422);
-  expect(reply.body.error!.message).toContain(`"${param}"`);
-}
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
+import { expectError, expectInvalid } from './helpers/assertions.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const STAFF_KEYS = ['admin_group_id', 'created_at', 'email', 'id', 'name', 'status', 'updated_at'];

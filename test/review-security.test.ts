@@ -5,12 +5,8 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
-
-function expectError(reply: Reply, code: number, status: number): void {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
-  expect(reply.body).toEqual({ result: null, error: { message: expect.any(String), code } });
-}
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
+import { expectError } from './helpers/assertions.ts';
 
 async function issueKey(t: TestApp, clientId: number): Promise<{ orderId: number; key: string }> {
   const prepared = await t.admin('product/prepare', { title: `Review plan ${clientId}`, type: 'apikey' });

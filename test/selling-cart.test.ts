@@ -1,27 +1,16 @@
 // Carts and checkout: guest and client carts, moving a guest cart at login, sign-up and on token calls carrying the
 // guest cookie, validation, setup modes, exact totals, and a checkout that crashes half-way leaving nothing behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customType } from '../src/modules/product/custom-type.ts';
 import type { ProductType } from '../src/modules/product/product-type.ts';
 import { Browser, createTestApp, type TestApp } from './helpers/app.ts';
 import { asClient, expectError, inBrowser, makeProduct, signUp } from './selling-fixtures.ts';
 
-const noop = async (): Promise<void> => {};
+// A product type whose provisioning always fails: checkout must leave nothing behind.
 const explodingType: ProductType = {
+  ...customType,
   code: 'exploding',
-  normalizeConfig: (config) => config,
-  publicConfig: () => ({}),
-  create: noop,
-  activate: async () => {
-    throw new Error('provisioning failed');
-  },
-  renew: noop,
-  suspend: noop,
-  unsuspend: noop,
-  cancel: noop,
-  uncancel: noop,
-  update: noop,
-  delete: noop,
-  service: async () => null,
+  activate: () => Promise.reject(new Error('provisioning failed')),
 };
 
 async function count(t: TestApp, table: 'orders' | 'invoices' | 'invoice_items' | 'order_history' | 'cart_items'): Promise<number> {
@@ -154,7 +143,7 @@ describe('cart and checkout', () => {
     expectError(await asClient(t, client.token, 'cart/checkout'), 409);
     const browser = await t.login('client', client.email, client.password);
     expectError(await t.call('/api/client/cart/get', {}, { browser }), 403);
-    expectError(await t.call('/api/client/cart/checkout', {}), 401, 201);
+    expectError(await t.call('/api/client/cart/checkout', {}), 201, 401);
     await asClient(t, client.token, 'cart/add_item', { id: monthly, period: '1M' });
     expectError(await asClient(t, client.token, 'cart/checkout', { gateway_id: 99 }), 422);
     expectError(await asClient(t, client.token, 'cart/checkout', { gateway_id: 'card' }), 422);

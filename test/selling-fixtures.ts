@@ -51,12 +51,8 @@ export function inBrowser(t: TestApp, browser: Browser, path: string, params: Re
   return t.call(`/api/client/${path}`, params, { browser, csrf: true });
 }
 
-/** Asserts the error envelope. */
-export function expectError(reply: { status: number; body: { error: { code: number; message: string } | null } }, status: number, code = status) {
-  expect(reply.body.error, JSON.stringify(reply.body)).not.toBeNull();
-  expect(reply.status).toBe(status);
-  expect(reply.body.error!.code).toBe(code);
-}
+/** Asserts the error envelope: `expectError(reply, code, status = code)`. */
+export { expectError } from './helpers/assertions.ts';
 
 let staffCounter = 0;
 

@@ -1,28 +1,20 @@
 // Invoices and payments: mark_as_paid exactly once (also under concurrency), execute=false, cancel and refund, the
 // guest view by hash, gateways, client isolation, renewal invoices, and a payment that crashes half-way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customType } from '../src/modules/product/custom-type.ts';
 import type { ProductType } from '../src/modules/product/product-type.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { asClient, asStaff, expectError, makeProduct, staffWith } from './selling-fixtures.ts';
 
-const noop = async (): Promise<void> => {};
 let failActivation = false;
+// A product type whose provisioning fails while `failActivation` is set: a payment must then leave nothing behind.
 const flakyType: ProductType = {
+  ...customType,
   code: 'flaky',
-  normalizeConfig: (config) => config,
-  publicConfig: () => ({}),
-  create: noop,
-  activate: async () => {
+  activate: async (trx, order) => {
     if (failActivation) throw new Error('provisioning failed');
+    await customType.activate(trx, order);
   },
-  renew: noop,
-  suspend: noop,
-  unsuspend: noop,
-  cancel: noop,
-  uncancel: noop,
-  update: noop,
-  delete: noop,
-  service: async () => null,
 };
 
 describe('invoices and payments', () => {
@@ -148,7 +140,7 @@ describe('invoices and payments', () => {
     expectError(await asClient(t, alice.token, 'invoice/get', { id: theirs.invoice_id }), 404);
     const list = (await asClient(t, alice.token, 'invoice/get_list')).result;
     expect(list.list.map((invoice: { id: number }) => invoice.id)).toEqual([mine.invoice_id]);
-    expectError(await asClient(t, alice.token, 'invoice/mark_as_paid', { id: mine.invoice_id }), 404, 740);
+    expectError(await asClient(t, alice.token, 'invoice/mark_as_paid', { id: mine.invoice_id }), 740, 404);
     expectError(await asClient(t, alice.token, 'invoice/renewal_invoice', { order_id: theirs.order_id }), 404);
     // Another client's cart cannot be checked out either: checkout only ever reads the caller's cart.
     expectError(await asClient(t, alice.token, 'cart/checkout'), 409);
@@ -199,6 +191,6 @@ describe('invoices and payments', () => {
     expect((await asStaff(t, viewer, 'invoice/get_list', { status: 'unpaid', client_id: client.id })).result.total).toBe(1);
     expectError(await asStaff(t, viewer, 'invoice/mark_as_paid', { id: invoice_id }), 403);
     expectError(await asStaff(t, viewer, 'cron/run'), 403);
-    expectError(await t.call('/api/admin/invoice/get', { id: invoice_id }, { basic: ['client', client.token] }), 401, 203);
+    expectError(await t.call('/api/admin/invoice/get', { id: invoice_id }, { basic: ['client', client.token] }), 203, 401);
   });
 });

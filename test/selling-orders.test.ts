@@ -203,7 +203,7 @@ describe('orders', () => {
     expectError(await asClient(t, alice.token, 'order/get', { id: theirs }), 404);
     expectError(await asClient(t, alice.token, 'order/service', { id: theirs }), 404);
     expectError(await asClient(t, alice.token, 'order/get', { id: 999_999 }), 404);
-    expectError(await asClient(t, alice.token, 'order/activate', { id: mine }), 404, 740);
+    expectError(await asClient(t, alice.token, 'order/activate', { id: mine }), 740, 404);
     expectError(await asClient(t, alice.token, 'order/get', {}), 422);
 
     const staffList = (await t.admin('order/get_list', { client_id: bob.id })).result;
@@ -217,7 +217,7 @@ describe('orders', () => {
     const viewer = await staffWith(t, ['order.view']);
     expect((await asStaff(t, viewer, 'order/get', { id })).status).toBe(200);
     expectError(await asStaff(t, viewer, 'order/activate', { id }), 403);
-    expectError(await t.call('/api/admin/order/activate', { id }, { basic: ['client', client.token] }), 401, 203);
+    expectError(await t.call('/api/admin/order/activate', { id }, { basic: ['client', client.token] }), 203, 401);
   });
 
   it('refuses to delete a client with orders, and deletes one with only a cart', async () => {
