@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
+import { expectError, expectInvalid } from './helpers/assertions.ts';
 
 const KEY_FORM = /^[0-9A-F]{8}-[0-9A-F]{8}-[0-9A-F]{8}-[0-9A-F]{8}$/;
 
@@ -109,6 +110,25 @@ describe('serviceapikey over HTTP', () => {
     // Later product edits do not change existing keys' parameters.
     await t.admin('product/update', { id: productId, config: { custom: { monthlyLimit: 5, tier: 'basic' } } });
     expect((await info(key)).config).toEqual({ monthlyLimit: 1000, tier: 'pro' });
+  });
+
+  it('client/serviceapikey/get_list: only the caller keys, paginated; wrong role and bad pages refused', async () => {
+    const mine = await issueKey(t, plan, client.id);
+    const theirs = await issueKey(t, plan, other.id);
+    const listOf = async (token: string, params: Record<string, unknown> = {}) =>
+      t.call('/api/client/serviceapikey/get_list', { per_page: 500, ...params }, { basic: ['client', token] });
+    const own = (await listOf(client.token)).result.list as Array<{ order_id: number }>;
+    expect(own.map((row) => row.order_id)).toContain(mine.orderId);
+    expect(own.map((row) => row.order_id)).not.toContain(theirs.orderId);
+
+    const paged = await listOf(client.token, { per_page: 1, page: 1 });
+    expect(paged.result).toMatchObject({ page: 1, per_page: 1, list: [expect.any(Object)] });
+    expect((await listOf(client.token, { per_page: 1, page: 100_000 })).result.list).toEqual([]);
+    expectInvalid(await listOf(client.token, { per_page: 501 }), 'per_page');
+    expectInvalid(await listOf(client.token, { page: 0 }), 'page');
+    expectInvalid(await listOf(client.token, { page: 'two' }), 'page');
+    expectError(await t.call('/api/client/serviceapikey/get_list', {}, { basic: ['admin', t.adminToken] }), 203, 401);
+    expectError(await t.call('/api/client/serviceapikey/get_list', {}, { basic: ['client', t.adminToken] }), 204, 401);
   });
 
   it('answers every revoke path at once, without changing the key', async () => {
