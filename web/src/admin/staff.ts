@@ -14,19 +14,6 @@ function loadGroups(): Promise<AdminGroup[]> {
   return allPages('admin/staff/group_get_list', {}).then((result) => result.list as AdminGroup[]);
 }
 
-function permissionsOf(group: AdminGroup): string[] {
-  if (Array.isArray(group.permissions)) return group.permissions;
-  if (typeof group.permissions === 'string' && group.permissions !== '') {
-    try {
-      const parsed = JSON.parse(group.permissions) as unknown;
-      if (Array.isArray(parsed)) return parsed.map(String);
-    } catch {
-      return group.permissions.split(/[\s,]+/).filter((part) => part !== '');
-    }
-  }
-  return [];
-}
-
 function groupOptions(groups: AdminGroup[] | undefined): (readonly [string, string])[] {
   return (groups ?? []).map((group) => [String(group.id), group.name] as const);
 }
@@ -186,7 +173,7 @@ export function StaffMemberPage({ id }: { id: number }) {
 
 function GroupRow({ group, onChanged }: { group: AdminGroup; onChanged: () => void }) {
   const [name, setName] = useState(group.name);
-  const [permissions, setPermissions] = useState(permissionsOf(group).join('\n'));
+  const [permissions, setPermissions] = useState(group.permissions.join('\n'));
   const [message, setMessage] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const save = useAction();
@@ -297,7 +284,7 @@ export function AdminProfilePage() {
     </form>
     <${PasswordForm} path="admin/profile/change_password" />
     <${ApiTokenSection}
-      read=${() => call<StaffRecord>('admin/profile/get').then((record) => record.api_token ?? '')}
+      read=${() => call<StaffRecord & { api_token: string }>('admin/profile/get').then((record) => record.api_token)}
       resetPath="admin/profile/generate_api_key"
       usage="Scripts call the admin API with HTTP Basic authentication: user name admin, password this token."
     />`;

@@ -6,22 +6,13 @@ import { call, type Page } from '../lib/api.ts';
 import { formatDate, formatValue, humanize, REASON_LABELS } from '../lib/format.ts';
 import { Link } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Loading, Notice, Pager, UsageChart, copyText, useAction, useLoad } from '../lib/ui.ts';
-import { currentPeriod, truthy, type ApiKey, type KeyInfo, type Order, type Usage } from '../lib/types.ts';
+import { currentPeriod, type ApiKey, type KeyInfo, type Order, type Usage } from '../lib/types.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
 export function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
   const value = config?.monthlyLimit ?? config?.monthly_limit;
   const number = typeof value === 'string' ? Number(value) : value;
   return typeof number === 'number' && Number.isFinite(number) ? number : null;
-}
-
-/** Why a key does or does not validate, from what the lists tell (no use is counted). */
-export function keyReason(key: ApiKey, order: Order | undefined): string {
-  if (typeof key.reason === 'string' && key.reason !== '') return key.reason;
-  if (!truthy(key.valid)) return 'DISABLED';
-  if (order !== undefined && order.status !== 'active') return 'NOT_ACTIVE';
-  if (order?.expires_at && order.expires_at <= new Date().toISOString().slice(0, 19) + 'Z') return 'EXPIRED';
-  return 'VALID';
 }
 
 function maskKey(key: string): string {
@@ -40,7 +31,8 @@ function KeyCard({ apiKey, onChanged }: { apiKey: ApiKey; onChanged: () => void 
   const reset = useAction();
   const check = useAction();
   const key = apiKey.api_key;
-  const reason = keyReason(apiKey, order.data);
+  // The list already says why the key does or does not validate (reading it counts no use).
+  const reason = apiKey.reason;
   const valid = reason === 'VALID';
   const limit = monthlyLimit(apiKey.config);
   const used = usage.data?.total ?? 0;

@@ -1,23 +1,11 @@
-// Shapes of the API's results (CONTRACT §6–7) as the pages use them.
-
-export interface ClientRecord {
-  id: number;
-  email: string;
-  first_name: string;
-  last_name: string | null;
-  company: string | null;
-  phone: string | null;
-  address_1: string | null;
-  address_2: string | null;
-  city: string | null;
-  state: string | null;
-  postcode: string | null;
-  country: string | null;
-  currency: string | null;
-  status: string;
-  created_at: string;
-  updated_at: string;
-}
+// Shapes of the API's results (CONTRACT §6–7) as the pages use them. Records the server defines are imported from
+// it (type-only, erased at build time), so the pages and the API cannot drift apart.
+export type { CartItemView as CartItem, CartView as Cart, CheckoutResult } from '../../../src/modules/cart/service.ts';
+export type { ClientRecord } from '../../../src/modules/client/service.ts';
+export type { InvoiceItemRecord as InvoiceItem, InvoiceRecord as Invoice } from '../../../src/modules/invoice/service.ts';
+export type { OrderRecord as Order } from '../../../src/modules/order/service.ts';
+export type { KeyInfo, KeyRecord as ApiKey, UsageReport as Usage } from '../../../src/modules/serviceapikey/service.ts';
+export type { AdminGroupRecord as AdminGroup, StaffRecord } from '../../../src/modules/staff/service.ts';
 
 export interface LoginResult {
   id: number;
@@ -54,129 +42,11 @@ export interface Product {
   updated_at?: string;
 }
 
-export interface CartItem {
-  id: number;
-  product_id: number;
-  title: string;
-  type: string;
-  period: string | null;
-  quantity: number;
-  price: string;
-  setup_price: string;
-  total: string;
-}
-
-export interface Cart {
-  items: CartItem[];
-  subtotal: string;
-  total: string;
-  currency: string | null;
-}
-
-export interface CheckoutResult {
-  order_id: number;
-  orders: number[];
-  invoice_id: number | null;
-  invoice_hash: string | null;
-}
-
-export interface Order {
-  id: number;
-  client_id: number;
-  product_id: number;
-  title: string;
-  type: string;
-  period: string | null;
-  quantity: number;
-  price: string;
-  currency: string | null;
-  status: string;
-  reason: string | null;
-  expires_at: string | null;
-  activated_at: string | null;
-  suspended_at: string | null;
-  canceled_at: string | null;
-  unpaid_invoice_id: number | null;
-  notes?: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface InvoiceItem {
-  title: string;
-  order_id: number | null;
-  task: string;
-  quantity: number;
-  price: string;
-  total: string;
-}
-
-export interface Invoice {
-  id: number;
-  hash: string;
-  client_id: number;
-  status: string;
-  currency: string | null;
-  subtotal: string;
-  total: string;
-  due_at: string | null;
-  paid_at: string | null;
-  created_at: string;
-  items: InvoiceItem[];
-}
-
 export interface Gateway {
   id: number;
   code: string;
   title: string;
   instructions: string | null;
-}
-
-export interface ApiKey {
-  order_id: number;
-  client_id?: number;
-  api_key: string;
-  valid: boolean | number;
-  config: Record<string, unknown> | null;
-  /** Whether check would accept the key now, and why not (VALID, DISABLED, NOT_ACTIVE, EXPIRED, LIMIT_EXCEEDED). */
-  reason?: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Usage {
-  total: number;
-  days: { date: string; count: number }[];
-  from?: string;
-  to?: string;
-  period_start?: string;
-  period_end?: string;
-}
-
-export interface KeyInfo {
-  valid: number;
-  config: Record<string, unknown> | null;
-  reason?: string;
-  usage?: { period_start: string; period_end: string; used: number; limit: number | null; remaining: number | null };
-}
-
-export interface StaffRecord {
-  id: number;
-  email: string;
-  name: string;
-  status: string;
-  admin_group_id: number;
-  api_token?: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface AdminGroup {
-  id: number;
-  name: string;
-  permissions: string[] | string | null;
-  created_at?: string;
-  updated_at?: string;
 }
 
 /** `true`/1 → true. */
