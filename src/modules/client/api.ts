@@ -3,7 +3,6 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
-import { inTransaction } from '../../db/transaction.ts';
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -38,9 +37,7 @@ export const clientApi: ModuleApi = {
         const id = await services.clients.create(params);
         const previous = await session.current();
         await session.start({ type: 'client', id });
-        await inTransaction(services.db, (trx) =>
-          services.events.emit('client.logged_in', { clientId: id, previousSessionId: previous?.idHash ?? null }, trx),
-        );
+        await services.clients.loggedIn(id, previous?.idHash ?? null);
         return id;
       },
     }),
@@ -54,9 +51,7 @@ export const clientApi: ModuleApi = {
         if (client === null) return failLogin(services, reply, ip);
         const previous = await session.current();
         await session.start({ type: 'client', id: client.id });
-        await inTransaction(services.db, (trx) =>
-          services.events.emit('client.logged_in', { clientId: client.id, previousSessionId: previous?.idHash ?? null }, trx),
-        );
+        await services.clients.loggedIn(client.id, previous?.idHash ?? null);
         return { id: client.id, email: client.email, name: client.name, role: 'client' };
       },
     }),

@@ -306,6 +306,11 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       await this.changePassword(id, password, confirm, keepSessionIdHash);
     },
 
+    /** Tells the other modules a client has just logged in or signed up (the cart moves its guest cart over). */
+    async loggedIn(id: number, previousSessionId: string | null): Promise<void> {
+      await inTransaction(db, (trx) => events.emit('client.logged_in', { clientId: id, previousSessionId }, trx));
+    },
+
     async apiToken(id: number): Promise<string> {
       return secrets.decrypt((await requireClient(id)).api_token_enc);
     },
