@@ -113,7 +113,10 @@ describe('review: secrets', () => {
     const withSession = await inject(`/api/client/profile/get?CSRFToken=${csrf}`, { cookie: `tollgate_session=${session}; csrf_token=${csrf}` });
     expect(withSession.statusCode).toBe(200);
     // A failed login and a failed Basic call are logged too, without the password or token tried.
-    expect((await inject(`/api/guest/client/login?email=${client.email}&password=Wrong-${client.password}`)).statusCode).toBe(401);
+    const wrongLogin = JSON.stringify({ email: client.email, password: `Wrong-${client.password}` });
+    expect((await inject('/api/guest/client/login', { 'content-type': 'application/json' }, wrongLogin)).statusCode).toBe(401);
+    // Credentials over GET are refused before anything reads them (CONTRACT §10 "POST only").
+    expect((await inject(`/api/guest/client/login?email=${client.email}&password=Wrong-${client.password}`)).statusCode).toBe(405);
     expect((await inject('/api/admin/client/get_list', { authorization: `Basic ${Buffer.from('admin:Guessed-Token-123').toString('base64')}` })).statusCode).toBe(401);
 
     expect(logged).toContain('/api/guest/serviceapikey/check');

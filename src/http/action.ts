@@ -28,6 +28,11 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
   /** A policy applied on top of the role's default one (LOGIN, SIGNUP, CHECKOUT…), or replacing API_GUEST. */
   rateLimit?: RateLimitPolicy;
   summary?: string;
+  /**
+   * The action carries credentials (a password, a reset hash, a TOTP code): it answers POST only, so they never land
+   * in URLs, access logs or browser history (CONTRACT §10 "POST only"). GET gets the 405 envelope.
+   */
+  postOnly?: boolean;
   // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry.
   handler(params: Static<P>, call: CallContext<I>): unknown;
 }

@@ -18,7 +18,7 @@ export const errors = {
   /** A parameter is missing, of the wrong type or out of range; the message names it. */
   invalid: (param: string, problem: string) => new ApiError(422, 422, `Parameter "${param}" ${problem}`),
   payloadTooLarge: (limit: number) => new ApiError(413, 413, `Request body is larger than ${limit} bytes`),
-  methodNotAllowed: (method: string) => new ApiError(405, 405, `Method ${method} is not allowed; use GET or POST`),
+  methodNotAllowed: (method: string, allowed = 'GET or POST') => new ApiError(405, 405, `Method ${method} is not allowed; use ${allowed}`),
   authRequired: () => new ApiError(201, 401, 'Authentication required'),
   emptyPassword: () => new ApiError(202, 401, 'Authentication failed: the password (API token) is empty'),
   wrongRole: (role: string) => new ApiError(203, 401, `Authentication failed: use the user name "${role}" for this area`),

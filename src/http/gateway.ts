@@ -79,8 +79,10 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
   // Not an async function on purpose: a guest call whose rate-limit decision and action are synchronous (the key
   // check on a warm cache) is answered without a single promise, which is measurably faster under load. Fastify
   // sends a plain return value as it sends a resolved one, and routes a throw to the error handler.
+  const postOnly = def.postOnly === true;
   return function handle(request: FastifyRequest, reply: FastifyReply): unknown {
     setApiHeaders(request, reply, httpsPossible);
+    if (postOnly && request.method !== 'POST') throw errors.methodNotAllowed(request.method, 'POST');
     const ip = request.ip;
     const raw = gatherParams(request);
     if (role !== 'guest') return authenticated(request, reply, ip, raw);

@@ -30,6 +30,7 @@ export const clientApi: ModuleApi = {
   name: 'client',
   guest: {
     create: guestAction({
+      postOnly: true,
       params: Type.Object({ email: Email, first_name: FirstName, password: Password, password_confirm: Password, ...profileParams }),
       rateLimit: 'SIGNUP',
       summary: 'Sign up: creates an active client and starts its session',
@@ -42,6 +43,7 @@ export const clientApi: ModuleApi = {
       },
     }),
     login: guestAction({
+      postOnly: true,
       params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
       rateLimit: 'LOGIN',
       summary: 'Client login: starts a client session and sets the session and csrf_token cookies',
@@ -104,6 +106,7 @@ export const clientApi: ModuleApi = {
       },
     }),
     change_password: adminAction({
+      postOnly: true,
       params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
       permission: 'client.manage',
       async handler({ id, password, password_confirm }, { services }) {

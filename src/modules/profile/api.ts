@@ -27,6 +27,7 @@ export const profileApi: ModuleApi = {
       },
     }),
     change_password: adminAction({
+      postOnly: true,
       params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
       async handler({ current_password, password, password_confirm }, { services, identity, session }) {
         if (!(await services.staff.verifyOwnPassword(identity.staff.id, current_password))) {
@@ -69,6 +70,7 @@ export const profileApi: ModuleApi = {
       },
     }),
     change_password: clientAction({
+      postOnly: true,
       params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
       async handler({ current_password, password, password_confirm }, { services, identity, session }) {
         const own = await session.current();

@@ -32,6 +32,7 @@ export const staffApi: ModuleApi = {
   name: 'staff',
   guest: {
     login: guestAction({
+      postOnly: true,
       params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
       rateLimit: 'LOGIN',
       summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies',
@@ -88,6 +89,7 @@ export const staffApi: ModuleApi = {
       },
     }),
     change_password: adminAction({
+      postOnly: true,
       params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
       permission: 'staff.manage',
       async handler({ id, password, password_confirm }, { services, identity }) {
