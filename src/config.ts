@@ -82,11 +82,18 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+/**
+ * A number is a hop count (README): `1` trusts only the nearest proxy, so the caller is the right-most
+ * X-Forwarded-For entry and whatever a client wrote to the left of it is ignored. Reading `1` as `true` (trust every
+ * hop) would let any client choose its own address and dodge every per-IP limit. `0` trusts nothing; `true` trusts
+ * every hop; anything else is a list of addresses/CIDRs ("10.0.0.0/8,127.0.0.1").
+ */
 function parseTrustProxy(raw: string | null): boolean | string | number {
-  if (raw === null || /^(0|false|no|off)$/i.test(raw)) return false;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  // A hop count ("2") or a list of addresses/CIDRs ("10.0.0.0/8,127.0.0.1"), as Fastify's trustProxy takes them.
-  return /^\d+$/.test(raw) ? Number(raw) : raw;
+  if (raw === null) return false;
+  if (/^\d+$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
+  if (/^(false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  return raw;
 }
 
 function parseRule(name: string, raw: string): RateLimitRule {

@@ -244,7 +244,7 @@ describe('staff', () => {
       expectError(await t.call('/api/admin/staff/change_password', { id: 1, password: 'New-Passw0rd', password_confirm: 'New-Passw0rd' }, { basic }), 403, 403);
       expectError(await t.call('/api/admin/staff/group_update', { id: group, permissions: ['staff.manage', 'client.manage'] }, { basic }), 403, 403);
       expectError(await t.call('/api/admin/staff/group_create', { name: 'Mine', permissions: ['client.manage'] }, { basic }), 403, 403);
-      expectError(await t.call('/api/admin/staff/group_delete', { id: group }, { basic }), 403, 403);
+      expectError(await t.call('/api/admin/staff/group_delete', { id: 2 }, { basic }), 403, 403);
       expect((await t.admin('staff/get', { id: lead.id })).result.admin_group_id).toBe(group);
 
       const member = await createStaff({ admin_group_id: group });

@@ -2,11 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
-import { errors } from '../../http/errors.ts';
-import type { StaffPrincipal } from '../../http/identity.ts';
 import { paginationParams } from '../../lib/paginator.ts';
-import type { Services } from '../../services.ts';
-import { ADMINISTRATORS_GROUP_ID } from './service.ts';
+import { requireGroupsWithin, requireHeld, requireStaffWithin } from './authority.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -15,19 +12,9 @@ const Password = Type.String({ minLength: 1, maxLength: 256 });
 const Status = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
 const Permissions = Type.Array(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100 }), { maxItems: 200 });
 
-// `staff.manage` lets a group manage ordinary staff. Whatever reaches the Administrators group — creating, moving,
-// editing, deleting or re-passwording one of its members — and whatever defines permissions (groups) is for
-// administrators only; otherwise a `staff.manage` holder could make itself an administrator.
-function requireAdministrator(staff: StaffPrincipal): void {
-  if (staff.adminGroupId !== ADMINISTRATORS_GROUP_ID) throw errors.forbidden('administrator');
-}
-
-async function guardAdministratorTarget(services: Services, actor: StaffPrincipal, targetId: number, newGroupId?: number): Promise<void> {
-  if (actor.adminGroupId === ADMINISTRATORS_GROUP_ID) return;
-  const target = await services.staff.get(targetId);
-  if (target.admin_group_id === ADMINISTRATORS_GROUP_ID || newGroupId === ADMINISTRATORS_GROUP_ID) requireAdministrator(actor);
-}
-
+// `staff.manage` lets a group manage staff and groups only within the permissions it holds itself (authority.ts):
+// whatever reaches a stronger group — creating, moving, editing, deleting or re-passwording one of its members, or
+// writing a group — is refused with 403.
 export const staffApi: ModuleApi = {
   name: 'staff',
   guest: {
@@ -50,7 +37,7 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ email: Email, password: Password, name: Name, admin_group_id: Id, status: Type.Optional(Status) }),
       permission: 'staff.manage',
       async handler(params, { services, identity }) {
-        if (params.admin_group_id === ADMINISTRATORS_GROUP_ID) requireAdministrator(identity.staff);
+        await requireGroupsWithin(services.staff, identity.staff, [params.admin_group_id]);
         return (await services.staff.create(params)).id;
       },
     }),
@@ -74,7 +61,7 @@ export const staffApi: ModuleApi = {
       }),
       permission: 'staff.manage',
       async handler({ id, ...fields }, { services, identity }) {
-        await guardAdministratorTarget(services, identity.staff, id, fields.admin_group_id);
+        await requireStaffWithin(services.staff, identity.staff, id, fields.admin_group_id);
         await services.staff.update(identity.staff.id, id, fields);
         return true;
       },
@@ -83,7 +70,7 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
       async handler({ id }, { services, identity }) {
-        await guardAdministratorTarget(services, identity.staff, id);
+        await requireStaffWithin(services.staff, identity.staff, id);
         await services.staff.delete(identity.staff.id, id);
         return true;
       },
@@ -93,7 +80,7 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
       permission: 'staff.manage',
       async handler({ id, password, password_confirm }, { services, identity }) {
-        await guardAdministratorTarget(services, identity.staff, id);
+        await requireStaffWithin(services.staff, identity.staff, id);
         await services.staff.changePassword(id, password, password_confirm);
         return true;
       },
@@ -107,7 +94,7 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ name: Name, permissions: Type.Optional(Permissions) }),
       permission: 'staff.manage',
       handler({ name, permissions }, { services, identity }) {
-        requireAdministrator(identity.staff);
+        requireHeld(identity.staff, permissions ?? []);
         return services.staff.createGroup(name, permissions ?? []);
       },
     }),
@@ -115,7 +102,9 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ id: Id, name: Type.Optional(Name), permissions: Type.Optional(Permissions) }),
       permission: 'staff.manage',
       async handler({ id, ...fields }, { services, identity }) {
-        requireAdministrator(identity.staff);
+        // Both what the group grants now and what it would grant: a weaker member may not edit a stronger group.
+        await requireGroupsWithin(services.staff, identity.staff, [id]);
+        requireHeld(identity.staff, fields.permissions ?? []);
         await services.staff.updateGroup(id, fields);
         return true;
       },
@@ -124,7 +113,7 @@ export const staffApi: ModuleApi = {
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
       async handler({ id }, { services, identity }) {
-        requireAdministrator(identity.staff);
+        await requireGroupsWithin(services.staff, identity.staff, [id]);
         await services.staff.deleteGroup(id);
         return true;
       },

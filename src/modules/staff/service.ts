@@ -273,6 +273,13 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
 
     // --- admin groups -------------------------------------------------------------------------------------------
 
+    /** The permissions a group grants ('all' for Administrators), or null when there is no such group. */
+    async groupPermissions(id: number): Promise<string[] | 'all' | null> {
+      const group = await db.selectFrom('admin_groups').select('permissions').where('id', '=', id).executeTakeFirst();
+      if (group === undefined) return null;
+      return id === ADMINISTRATORS_GROUP_ID ? 'all' : parsePermissions(group.permissions);
+    },
+
     async groups(params: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<AdminGroupRecord>> {
       const request = pageRequest(params);
       const total = await db.selectFrom('admin_groups').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
