@@ -3,9 +3,8 @@
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
-import qs from 'qs';
 import { ApiError, envelopeOf, errors } from './http/errors.ts';
-import { registerBodyParsers } from './http/body.ts';
+import { parseQuery, registerBodyParsers } from './http/body.ts';
 import { registerGateway } from './http/gateway.ts';
 import { setApiHeaders } from './http/headers.ts';
 import { buildOpenApi } from './http/openapi.ts';
@@ -80,7 +79,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
         ? ((hops: number) => (_address: string, hop: number) => hop < hops)(config.trustProxy)
         : config.trustProxy,
     routerOptions: {
-      querystringParser: (text: string) => qs.parse(text, { depth: 5, arrayLimit: 100, parameterLimit: 1000 }),
+      querystringParser: parseQuery,
     },
     ...(https !== null && { https }),
     clientErrorHandler,

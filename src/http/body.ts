@@ -3,13 +3,46 @@
 import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
+import { jsonTooDeep, MAX_NESTING } from './depth.ts';
 import { errors } from './errors.ts';
 
-const QS_OPTIONS = { depth: 5, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false } as const;
+// `strictDepth` makes qs throw past MAX_NESTING brackets instead of keeping the rest as a literal key, so a form
+// nests exactly as deep as JSON may (depth.ts).
+const QS_OPTIONS = { depth: MAX_NESTING, strictDepth: true, arrayLimit: 100, parameterLimit: 1000, allowPrototypes: false } as const;
 
-export function parseNestedForm(encoded: string): Record<string, unknown> {
-  return qs.parse(encoded, QS_OPTIONS);
+const tooDeep = (what: string) => errors.badRequest(`The ${what} nests deeper than ${MAX_NESTING} levels`);
+
+/** Parses bracketed form or query names into nested objects; throws 400 past MAX_NESTING levels. */
+export function parseNestedForm(encoded: string, what = 'form data'): Record<string, unknown> {
+  try {
+    return qs.parse(encoded, QS_OPTIONS);
+  } catch (error) {
+    if (error instanceof RangeError) throw tooDeep(what);
+    throw error;
+  }
 }
+
+/**
+ * The query string of a request. Fastify's router calls this outside any error handling, so a throw here would not
+ * become an envelope: a query too deep parses to an empty object that `isRefusedQuery` recognises instead.
+ */
+const refusedQueries = new WeakSet<object>();
+
+export function parseQuery(text: string): Record<string, unknown> {
+  try {
+    return parseNestedForm(text, 'query string');
+  } catch {
+    const refused = {};
+    refusedQueries.add(refused);
+    return refused;
+  }
+}
+
+export function isRefusedQuery(query: unknown): boolean {
+  return typeof query === 'object' && query !== null && refusedQueries.has(query);
+}
+
+export const queryTooDeep = (): Error => tooDeep('query string');
 
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -17,6 +50,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, {});
+    // Before JSON.parse and everything after it: the body object itself is one level, its parameters MAX_NESTING.
+    if (jsonTooDeep(text, MAX_NESTING + 1)) return done(tooDeep('JSON body'), undefined);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -30,7 +65,13 @@ export function registerBodyParsers(app: FastifyInstance): void {
   });
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-    done(null, parseNestedForm(typeof body === 'string' ? body : body.toString('utf8')));
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = parseNestedForm(typeof body === 'string' ? body : body.toString('utf8'));
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
+    done(null, parsed);
   });
 
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
@@ -58,7 +99,16 @@ export function registerBodyParsers(app: FastifyInstance): void {
       if (finished) return;
       finished = true;
       if (error !== null) done(error, undefined);
-      else done(null, parseNestedForm(fields.toString()));
+      else {
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = parseNestedForm(fields.toString(), 'multipart form data');
+        } catch (parseError) {
+          done(parseError as Error, undefined);
+          return;
+        }
+        done(null, parsed);
+      }
     };
     parser.on('field', (name: string, value: string) => fields.append(name, value));
     parser.on('file', (_name: string, stream: NodeJS.ReadableStream) => stream.resume());

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { ROLES, type ActionDef, type ModuleApi, type Role } from './action.ts';
 import { authenticate } from './auth.ts';
+import { isRefusedQuery, queryTooDeep } from './body.ts';
 import { errors } from './errors.ts';
 import { hasPermission, type Identity } from './identity.ts';
 import { setApiHeaders } from './headers.ts';
@@ -18,6 +19,7 @@ const GUEST: Identity = { role: 'guest' };
 
 function gatherParams(request: FastifyRequest): Record<string, unknown> {
   const query = (request.query ?? {}) as Record<string, unknown>;
+  if (isRefusedQuery(query)) throw queryTooDeep();
   if (request.method !== 'POST') return query;
   const body = (request.body ?? {}) as Record<string, unknown>;
   return Object.keys(query).length === 0 ? body : { ...query, ...body };
