@@ -55,6 +55,32 @@ function csrfTokenOf(request: FastifyRequest, params: Record<string, unknown>): 
   return typeof header === 'string' && header !== '' ? header : null;
 }
 
+/** Throws 403 unless the request carries the session's CSRF token (and, when sent, the csrf_token cookie agrees). */
+function requireCsrf(
+  services: Services,
+  request: FastifyRequest,
+  session: Session,
+  params: Record<string, unknown>,
+  cookies: Record<string, string | undefined>,
+): void {
+  const token = csrfTokenOf(request, params);
+  if (token === null || !services.sessions.csrfMatches(session, token)) throw errors.csrf();
+  const cookieToken = cookies[CSRF_COOKIE];
+  if (cookieToken !== undefined && !safeEqual(cookieToken, token)) throw errors.csrf();
+}
+
+/**
+ * For a guest call that acts on the client (or staff member) of the session cookie, e.g. guest/cart/* on a
+ * logged-in client's cart: the same CSRF check as a client call, so a link or form on another site cannot act on a
+ * customer's account through the cookie the browser sends along. The token is read from the raw request, since
+ * `CSRFToken` is not one of the action's parameters.
+ */
+export function requireSessionCsrf(services: Services, request: FastifyRequest, session: Session): void {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const body = request.method === 'POST' && typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+  requireCsrf(services, request, session, { ...query, ...body }, readCookies(request));
+}
+
 export async function authenticate(
   role: AuthRole,
   request: FastifyRequest,
@@ -83,10 +109,7 @@ export async function authenticate(
   const session = sessionId === undefined ? null : await services.sessions.load(sessionId);
   if (session === null || session.subject.type !== role) throw errors.authRequired();
 
-  const token = csrfTokenOf(request, params);
-  if (token === null || !services.sessions.csrfMatches(session, token)) throw errors.csrf();
-  const cookieToken = cookies[CSRF_COOKIE];
-  if (cookieToken !== undefined && !safeEqual(cookieToken, token)) throw errors.csrf();
+  requireCsrf(services, request, session, params, cookies);
 
   const subjectId = session.subject.id;
   if (subjectId === null) throw errors.authRequired();

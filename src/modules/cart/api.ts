@@ -2,6 +2,7 @@
 // cart; a guest cart carried in the cookie moves to the client), plus the client's checkout.
 import { Type } from '@sinclair/typebox';
 import { clientAction, guestAction, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../http/action.ts';
+import { requireSessionCsrf } from '../../http/auth.ts';
 import { readCookies, SESSION_COOKIE } from '../../http/session-control.ts';
 import type { CartOwner } from './service.ts';
 
@@ -21,7 +22,13 @@ const RemoveItem = Type.Object({ id: Id });
  */
 async function guestOwner(call: CallContext<GuestIdentity>): Promise<CartOwner> {
   const session = await call.session.current();
-  if (session !== null) return session.subject.type === 'client' ? { clientId: session.subject.id } : { sessionHash: session.idHash };
+  if (session !== null && session.subject.type === 'client') {
+    // Acting on a logged-in client's cart through the cookie alone would let another site change it (a link, even a
+    // GET): the session's CSRF token is required, as on client/cart/*.
+    requireSessionCsrf(call.services, call.request, session);
+    return { clientId: session.subject.id };
+  }
+  if (session !== null) return { sessionHash: session.idHash };
   const created = await call.session.start({ type: 'guest', id: null });
   return { sessionHash: created.session.idHash };
 }
