@@ -60,6 +60,7 @@ export const clientApi: ModuleApi = {
   },
   admin: {
     create: adminAction({
+      postOnly: true,
       params: Type.Object({
         email: Email,
         first_name: FirstName,

@@ -34,6 +34,7 @@ export const staffApi: ModuleApi = {
   },
   admin: {
     create: adminAction({
+      postOnly: true,
       params: Type.Object({ email: Email, password: Password, name: Name, admin_group_id: Id, status: Type.Optional(Status) }),
       permission: 'staff.manage',
       async handler(params, { services, identity }) {
