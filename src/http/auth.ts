@@ -1,5 +1,5 @@
 // Authentication of admin and client calls (CONTRACT §3): Basic API tokens first, then the session cookie with its
-// CSRF token. Failed Basic attempts count against API_AUTH_FAILED per IP.
+// CSRF token. Failed Basic attempts and failed logins count against API_AUTH_FAILED per IP.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../modules/session/service.ts';
 import type { Services } from '../services.ts';
@@ -41,11 +41,6 @@ async function rejectAttempt(services: Services, reply: FastifyReply, ip: string
   throw failure;
 }
 
-export async function rejectIfAuthBlocked(services: Services, reply: FastifyReply, ip: string): Promise<void> {
-  if (services.limiter.isExempt(ip)) return;
-  const blocked = await services.limiter.isBlocked('API_AUTH_FAILED', ip);
-  if (blocked !== null) enforce(reply, blocked);
-}
 
 /** Reads the CSRF token from, in order: the body or query `CSRFToken` (already merged into params), the header. */
 function csrfTokenOf(request: FastifyRequest, params: Record<string, unknown>): string | null {
@@ -91,7 +86,9 @@ export async function authenticate(
 ): Promise<Authenticated> {
   const basic = readBasic(request);
   if (basic !== null) {
-    await rejectIfAuthBlocked(services, reply, ip);
+    // No "is this address blocked?" check first: API tokens are 190 bits, so a valid one always works, and an attacker
+    // failing from a shared (office, NAT) address cannot lock its legitimate users out. Failures are still counted
+    // and answered 429 past API_AUTH_FAILED.
     if (basic.password === '') return rejectAttempt(services, reply, ip, errors.emptyPassword());
     if (basic.user !== role) return rejectAttempt(services, reply, ip, errors.wrongRole(role));
     if (role === 'admin') {
@@ -123,8 +120,24 @@ export async function authenticate(
   return { identity: { role: 'client', client, via: 'session' }, session };
 }
 
-/** For login actions: refuses at once when this IP has failed too often, before any password is checked. */
-export const guardLogin = rejectIfAuthBlocked;
+/** The LOGIN subject: one e-mail address tried from one network address. */
+function loginSubject(ip: string, email: string): string {
+  return `${ip}|${email.trim().toLowerCase()}`;
+}
+
+/**
+ * For login actions, before any password is checked: counts the attempt under LOGIN per (address, e-mail), so
+ * guessing one account's password stops after a few tries without shutting out the other people behind the same
+ * address; and refuses when the address has failed too often overall (API_AUTH_FAILED, the looser per-address
+ * ceiling that stops spraying many e-mails).
+ */
+export async function guardLogin(services: Services, reply: FastifyReply, ip: string, email: string): Promise<void> {
+  const { limiter } = services;
+  if (limiter.isExempt(ip)) return;
+  const blocked = await limiter.isBlocked('API_AUTH_FAILED', ip);
+  if (blocked !== null) enforce(reply, blocked);
+  enforce(reply, await limiter.hit('LOGIN', loginSubject(ip, email)));
+}
 
 /** For login actions: counts a failed login against API_AUTH_FAILED and throws 206 (or 429 once over the limit). */
 export function failLogin(services: Services, reply: FastifyReply, ip: string): Promise<never> {

@@ -45,10 +45,10 @@ export const clientApi: ModuleApi = {
     login: guestAction({
       postOnly: true,
       params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
-      rateLimit: 'LOGIN',
+      // LOGIN is counted per (address, e-mail) inside guardLogin; the call itself counts under API_GUEST per address.
       summary: 'Client login: starts a client session and sets the session and csrf_token cookies',
       async handler({ email, password }, { services, reply, ip, session }) {
-        await guardLogin(services, reply, ip);
+        await guardLogin(services, reply, ip, email);
         const client = await services.clients.login(email, password);
         if (client === null) return failLogin(services, reply, ip);
         const previous = await session.current();

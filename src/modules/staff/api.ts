@@ -21,10 +21,10 @@ export const staffApi: ModuleApi = {
     login: guestAction({
       postOnly: true,
       params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
-      rateLimit: 'LOGIN',
+      // LOGIN is counted per (address, e-mail) inside guardLogin; the call itself counts under API_GUEST per address.
       summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies',
       async handler({ email, password }, { services, reply, ip, session }) {
-        await guardLogin(services, reply, ip);
+        await guardLogin(services, reply, ip, email);
         const staff = await services.staff.login(email, password);
         if (staff === null) return failLogin(services, reply, ip);
         await session.start({ type: 'admin', id: staff.id });
