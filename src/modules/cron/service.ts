@@ -1,10 +1,12 @@
 // Scheduled jobs (CONTRACT §6 scheduled jobs): renewal invoices ahead of expiry, suspension at expiry, cancellation
 // after a long suspension, and clean-up of abandoned guest carts. Every job takes `now`, works order by order in its
-// own transaction and is idempotent: running it twice in a row changes nothing the second time.
+// own transaction and is idempotent: running it twice in a row changes nothing the second time. The SQL filters pick
+// candidates by text (stored times have one fixed width, lib/time.ts); each order is then re-checked as a moment,
+// so no order is suspended, canceled or invoiced because of how a date happens to be written.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { ApiError } from '../../http/errors.ts';
-import { isoSeconds } from '../../lib/time.ts';
+import { isoSeconds, timeOf } from '../../lib/time.ts';
 import type { CartService } from '../cart/service.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import type { OrderService } from '../order/service.ts';
@@ -53,7 +55,8 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
   return {
     /** Issues renewal invoices for paid recurrent orders expiring within the notice period that have none. */
     async issueRenewalInvoices(now: Date, report: CronReport): Promise<void> {
-      const horizon = isoSeconds(new Date(now.getTime() + invoiceDaysBeforeExpiry * DAY_MS));
+      const horizonMs = now.getTime() + invoiceDaysBeforeExpiry * DAY_MS;
+      const horizon = isoSeconds(new Date(horizonMs));
       const rows = await db
         .selectFrom('orders')
         .select('id')
@@ -82,7 +85,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
-          if (order.status !== 'active' || order.expires_at === null || order.expires_at > horizon) return false;
+          if (order.status !== 'active' || order.expires_at === null || timeOf(order.expires_at) > horizonMs) return false;
           return (await invoices.renewalFor(trx, order, now)).created;
         },
       );
@@ -104,6 +107,8 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         rows.map((row) => row.id),
         report,
         async (trx, id) => {
+          const order = await orders.requireRow(trx, id);
+          if (order.status !== 'active' || order.expires_at === null || timeOf(order.expires_at) > now.getTime()) return false;
           await orders.transition(trx, id, 'renew', { now });
           return true;
         },
@@ -119,7 +124,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
-          if (order.status !== 'active' || order.expires_at === null || order.expires_at > nowText) return false;
+          if (order.status !== 'active' || order.expires_at === null || timeOf(order.expires_at) > now.getTime()) return false;
           await orders.transition(trx, id, 'suspend', { reason: NON_PAYMENT, now });
           return true;
         },
@@ -128,14 +133,15 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
 
     /** Cancels orders suspended for more than the grace period. */
     async cancelLongSuspended(now: Date, report: CronReport): Promise<void> {
-      const cutoff = isoSeconds(new Date(now.getTime() - cancelSuspendedAfterDays * DAY_MS));
+      const cutoffMs = now.getTime() - cancelSuspendedAfterDays * DAY_MS;
+      const cutoff = isoSeconds(new Date(cutoffMs));
       const rows = await db.selectFrom('orders').select('id').where('status', '=', 'suspended').where('suspended_at', '<', cutoff).orderBy('id').execute();
       report.canceled += await each(
         rows.map((row) => row.id),
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
-          if (order.status !== 'suspended' || order.suspended_at === null || order.suspended_at >= cutoff) return false;
+          if (order.status !== 'suspended' || order.suspended_at === null || timeOf(order.suspended_at) >= cutoffMs) return false;
           await orders.transition(trx, id, 'cancel', { reason: `Suspended for more than ${cancelSuspendedAfterDays} days`, now });
           return true;
         },

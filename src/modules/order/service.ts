@@ -9,7 +9,7 @@ import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
-import { isoSeconds } from '../../lib/time.ts';
+import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
 import type { OrderSnapshot, OrderStatus, ProductType } from '../product/product-type.ts';
 import { quote } from '../product/pricing.ts';
 import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
@@ -99,7 +99,14 @@ export function parseExpiry(text: string): string {
   if (day === undefined || Number.isNaN(time) || new Date(Date.parse(`${day}T00:00:00Z`)).toISOString().slice(0, 10) !== day) {
     throw errors.invalid('expires_at', 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
   }
-  return isoSeconds(new Date(time));
+  // "9999-12-31T23:00:00-05:00" is in year 10000 in UTC, which cannot be stored in the fixed-width form.
+  return storableExpiry(new Date(time));
+}
+
+/** A computed or given expiry as stored text; past 9999-12-31 (UTC) → 422, never "+010000-…". */
+function storableExpiry(date: Date): string {
+  if (!isStorable(date)) throw errors.invalid('expires_at', 'must not be later than 9999-12-31T23:59:59Z');
+  return isoSeconds(date);
 }
 
 export function snapshotOf(row: OrderRow): OrderSnapshot {
@@ -207,7 +214,7 @@ export function createOrderService({ db, events, productTypes, products, money }
         changes = {
           status: 'active',
           activated_at: nowText,
-          expires_at: row.period === null ? null : isoSeconds(addPeriod(now, row.period)),
+          expires_at: row.period === null ? null : storableExpiry(addPeriod(now, row.period)),
           reason: null,
           suspended_at: null,
           config,
@@ -216,8 +223,9 @@ export function createOrderService({ db, events, productTypes, products, money }
       }
       case 'renew': {
         if (row.period === null) throw errors.conflict('The order is not recurrent; it cannot be renewed');
-        const from = row.expires_at !== null && row.expires_at > nowText ? new Date(row.expires_at) : now;
-        changes = { expires_at: isoSeconds(addPeriod(from, row.period)) };
+        // Compared as moments, not text: the stored form must never decide whether the order is still running.
+        const from = row.expires_at !== null && timeOf(row.expires_at) > now.getTime() ? new Date(timeOf(row.expires_at)) : now;
+        changes = { expires_at: storableExpiry(addPeriod(from, row.period)) };
         break;
       }
       case 'suspend':
