@@ -1,11 +1,10 @@
 // Opens the database named by DATABASE_URL: `sqlite:<path>` / `sqlite::memory:` (better-sqlite3, WAL) or
 // `postgres://…` (pg pool). Everything above this file speaks Kysely and does not care which.
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { prepareSqliteFile, tightenSqliteFiles } from './file-modes.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -28,9 +27,10 @@ export function openDatabase(url: string): DatabaseHandle {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path === '') throw new Error('DATABASE_URL sqlite: needs a path or :memory:');
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') prepareSqliteFile(path);
     const sqlite = new SqliteDatabase(path);
     sqlite.pragma('journal_mode = WAL');
+    if (path !== ':memory:') tightenSqliteFiles(path);
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
