@@ -8,6 +8,8 @@ import { parseQuery, registerBodyParsers } from './http/body.ts';
 import { registerGateway } from './http/gateway.ts';
 import { setApiHeaders } from './http/headers.ts';
 import { buildOpenApi } from './http/openapi.ts';
+import { capConnectionsPerAddress } from './http/connections.ts';
+import { buildWhitelist } from './http/rate-limit.ts';
 import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './http/action.ts';
 import type { Services } from './services.ts';
@@ -51,7 +53,12 @@ function withSafeSerializers(logger: FastifyServerOptions['logger']): FastifySer
 function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
-    const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'The request line or headers are too large' : 'The request could not be read';
+    const message =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 'The request line or headers are too large'
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 'The request did not arrive in time'
+          : 'The request could not be read';
     const body = JSON.stringify(envelopeOf(errors.badRequest(message)));
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
@@ -63,9 +70,13 @@ function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void 
 
 export function buildApp(services: Services, options: BuildOptions = {}): FastifyInstance {
   const { config } = services;
+  // Slow clients: the whole request (headers and body) must arrive within REQUEST_TIMEOUT_MS and its headers within
+  // HEADERS_TIMEOUT_MS, or the connection is cut. Node checks these every `connectionsCheckingInterval` (30 s by
+  // default, far too coarse for a 30 s limit); Fastify itself leaves the request timeout off.
+  const serverOptions = { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 };
   const https =
     config.tlsCertFile !== null && config.tlsKeyFile !== null
-      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile), ...serverOptions }
       : null;
 
   const httpsPossible = https !== null || config.trustProxy !== false;
@@ -73,6 +84,9 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   const app = Fastify({
     logger: withSafeSerializers(options.logger),
     bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: serverOptions,
     // A hop count becomes a function: Fastify's types take booleans, lists and functions.
     trustProxy:
       typeof config.trustProxy === 'number'
@@ -93,6 +107,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     },
   }) as unknown as FastifyInstance;
 
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, buildWhitelist(config.rateLimit.whitelist));
   registerBodyParsers(app);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {

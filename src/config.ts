@@ -45,6 +45,13 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
+  /** Slow clients (issue 8): the whole request must arrive within this, its headers within `headersTimeoutMs`. */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: number;
+  /** Open connections one address may hold (0 = no cap); RATE_LIMIT_WHITELIST addresses are exempt. */
+  maxConnectionsPerIp: number;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -102,6 +109,14 @@ function parseRule(name: string, raw: string): RateLimitRule {
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
 }
 
+function timeouts(env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'keepAliveTimeoutMs'> {
+  const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1);
+  const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), 1);
+  // Node refuses a headers timeout longer than the request timeout (the headers are part of the request).
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS');
+  return { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 10_000, 1) };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const policies = { ...DEFAULT_RATE_LIMITS };
   for (const policy of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitPolicy[]) {
@@ -145,5 +160,8 @@ export function loadConfig(env: Env = process.env): Config {
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
     keyCacheSize: int(env, 'KEY_CACHE_SIZE', 100_000, 1),
+    ...timeouts(env),
+    // Behind a proxy every connection comes from the proxy's address, so there is no default cap then.
+    maxConnectionsPerIp: int(env, 'MAX_CONNECTIONS_PER_IP', parseTrustProxy(str(env, 'TRUST_PROXY')) === false ? 128 : 0),
   };
 }

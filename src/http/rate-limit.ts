@@ -14,11 +14,12 @@ export interface Decision {
   resetSeconds: number;
 }
 
-function normaliseIp(ip: string): string {
+export function normaliseIp(ip: string): string {
   return ip.startsWith('::ffff:') && isIPv4(ip.slice(7)) ? ip.slice(7) : ip;
 }
 
-function buildWhitelist(entries: readonly string[]): BlockList {
+/** The addresses and CIDRs of RATE_LIMIT_WHITELIST as a BlockList (also used by the connection cap). */
+export function buildWhitelist(entries: readonly string[]): BlockList {
   const list = new BlockList();
   for (const entry of entries) {
     const [address = '', prefix] = entry.split('/');
