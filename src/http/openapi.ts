@@ -46,7 +46,8 @@ export function buildOpenApi(modules: readonly ModuleApi[]): Record<string, unkn
           }),
       responses: { default: { description: 'Envelope', content: { 'application/json': { schema: ENVELOPE } } } },
     });
-    paths[`/api/${role}/${module}/${action}`] = { get: operation('get'), post: operation('post') };
+    // Actions carrying credentials take POST only (CONTRACT §10): their GET is not part of the API.
+    paths[`/api/${role}/${module}/${action}`] = def.postOnly === true ? { post: operation('post') } : { get: operation('get'), post: operation('post') };
   }
   return {
     openapi: '3.1.0',
