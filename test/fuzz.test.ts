@@ -72,14 +72,40 @@ const FORM_VALUES: Array<(name: string) => string> = [
   (name) => `${name}[constructor][prototype][polluted]=1`,
 ];
 
-function paramsOf(operation: Operation | undefined): string[] {
-  if (operation === undefined) return [];
-  if (operation.parameters !== undefined) return operation.parameters.map((parameter) => parameter.name);
-  return Object.keys(operation.requestBody?.content['application/json']?.schema.properties ?? {});
+type Schema = { type?: string; format?: string; minLength?: number; minimum?: number; const?: unknown; anyOf?: Schema[]; enum?: unknown[] };
+
+function schemaOf(operation: Operation | undefined): Record<string, Schema> {
+  return (operation?.requestBody?.content['application/json']?.schema.properties ?? {}) as Record<string, Schema>;
+}
+
+/**
+ * A plausible value for a parameter, so that one hostile parameter reaches the action's service instead of being
+ * stopped by another parameter's validation (1 is an id that exists: the first staff member, client, product…).
+ */
+function plausible(schema: Schema): unknown {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum !== undefined) return schema.enum[0];
+  if (schema.anyOf !== undefined && schema.anyOf.length > 0) return plausible(schema.anyOf[0]!);
+  switch (schema.type) {
+    case 'integer':
+    case 'number':
+      return Math.max(1, schema.minimum ?? 1);
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'object':
+      return {};
+    default:
+      if (schema.format === 'email') return 'fuzz@example.com';
+      if (schema.format === 'date') return '2026-01-01';
+      return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+  }
 }
 
 function attemptsFor(path: string, item: { get?: Operation; post?: Operation }): Attempt[] {
-  const names = paramsOf(item.post ?? item.get);
+  const schema = schemaOf(item.post ?? item.get);
+  const names = Object.keys(schema);
   const all = names.length > 0 ? names : ['id'];
   const attempts: Attempt[] = [];
   const json = (label: string, text: string) => attempts.push({ method: 'POST', url: path, contentType: 'application/json', payload: text, label });
@@ -90,6 +116,21 @@ function attemptsFor(path: string, item: { get?: Operation; post?: Operation }):
   // Deep nesting in each parameter, arrays and objects.
   json('json deep arrays', objectOf(`${'['.repeat(DEEP)}1${']'.repeat(DEEP)}`));
   json('json deep objects', objectOf(`${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}`));
+  // Structural payloads one parameter at a time, the others plausible, so they reach the service: deep nesting one
+  // level down where the parameter's own shape is right (config.custom, pricing.recurrent, a list), and prototype keys.
+  const deepArray = `${'['.repeat(DEEP)}1${']'.repeat(DEEP)}`;
+  const hostile = [
+    `{"custom":{"x":${deepArray}},"recurrent":{"1M":${deepArray}},"x":${deepArray}}`,
+    `[${deepArray}]`,
+    '{"__proto__":{"polluted":1,"enforce_limit":true},"constructor":{"prototype":{"polluted":1}},"custom":{"__proto__":{"polluted":1}}}',
+  ];
+  for (const name of names) {
+    const others = Object.fromEntries(names.filter((other) => other !== name).map((other) => [other, plausible(schema[other]!)]));
+    const prefix = JSON.stringify(others).slice(1, -1);
+    for (const [index, value] of hostile.entries()) {
+      json(`json one ${name} #${index}`, `{${prefix}${prefix === '' ? '' : ','}${JSON.stringify(name)}:${value}}`);
+    }
+  }
   // Prototype keys at the top of the body.
   json('json __proto__ body', `{"__proto__":{"polluted":1,${all.map((name) => `${JSON.stringify(name)}:1`).join(',')}},"constructor":{"prototype":{"polluted":1}}}`);
   // A 1 MB string in a parameter (one at a time: together they would exceed the body limit). The first four cover
