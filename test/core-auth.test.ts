@@ -90,12 +90,14 @@ describe('authentication', () => {
       expect((await t.call('/api/admin/profile/get', {}, { browser, csrf: true })).status).toBe(200);
 
       expect((await t.admin('staff/update', { id: staff.id, status: 'inactive' })).result).toBe(true);
+      expect((await t.admin('staff/get', { id: staff.id })).result.status).toBe('inactive');
       expectError(await t.call('/api/admin/profile/get', {}, { basic: ['admin', staff.token] }), 205, 401);
       expectError(await t.call('/api/admin/profile/get', {}, { browser, csrf: true }), 201, 401);
       expectError(await t.call('/api/guest/staff/login', { email: staff.email, password: STAFF_PASSWORD }), 206, 401);
 
       // Reactivated: the token works again; the ended session stays ended.
       expect((await t.admin('staff/update', { id: staff.id, status: 'active' })).result).toBe(true);
+      expect((await t.admin('staff/get', { id: staff.id })).result.status).toBe('active');
       expect((await t.call('/api/admin/profile/get', {}, { basic: ['admin', staff.token] })).status).toBe(200);
       expectError(await t.call('/api/admin/profile/get', {}, { browser, csrf: true }), 201, 401);
     });
@@ -104,6 +106,7 @@ describe('authentication', () => {
       const staff = await createStaff();
       const browser = await t.login('staff', staff.email, STAFF_PASSWORD);
       expect((await t.admin('staff/delete', { id: staff.id })).result).toBe(true);
+      expectError(await t.admin('staff/get', { id: staff.id }), 404);
       expectError(await t.call('/api/admin/profile/get', {}, { basic: ['admin', staff.token] }), 205, 401);
       expectError(await t.call('/api/admin/profile/get', {}, { browser, csrf: true }), 201, 401);
     });

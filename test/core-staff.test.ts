@@ -33,6 +33,17 @@ describe('staff', () => {
     return (await t.services.staff.profile(id)).api_token;
   }
 
+  /** Sets every active administrator but the seed one inactive, checking each change, so id 1 is the last one. */
+  async function deactivateOtherAdministrators(): Promise<void> {
+    const admins = (await t.admin('staff/get_list', { per_page: 500, status: 'active' })).result.list as Array<{ id: number; admin_group_id: number }>;
+    for (const admin of admins.filter((member) => member.admin_group_id === 1 && member.id !== 1)) {
+      expect((await t.admin('staff/update', { id: admin.id, status: 'inactive' })).result).toBe(true);
+      expect((await t.admin('staff/get', { id: admin.id })).result.status).toBe('inactive');
+    }
+    const left = (await t.admin('staff/get_list', { per_page: 500, status: 'active' })).result.list as Array<{ id: number; admin_group_id: number }>;
+    expect(left.filter((member) => member.admin_group_id === 1).map((member) => member.id)).toEqual([1]);
+  }
+
   async function staffTotal(): Promise<number> {
     return (await t.admin('staff/get_list', {})).result.total as number;
   }
@@ -213,10 +224,7 @@ describe('staff', () => {
       const manager = await createStaff({ admin_group_id: group });
       const basic: [string, string] = ['admin', await tokenOf(manager.id)];
       // Other administrators exist (created above); take them out first so the seed admin is the last one.
-      const admins = (await t.admin('staff/get_list', { per_page: 500, status: 'active' })).result.list as Array<{ id: number; admin_group_id: number }>;
-      for (const admin of admins) {
-        if (admin.admin_group_id === 1 && admin.id !== 1) expect((await t.admin('staff/update', { id: admin.id, status: 'inactive' })).result).toBe(true);
-      }
+      await deactivateOtherAdministrators();
       // A staff.manage holder may not touch administrators at all; the last one is doubly protected.
       expectError(await t.call('/api/admin/staff/update', { id: 1, status: 'inactive' }, { basic }), 403, 403);
       expectError(await t.call('/api/admin/staff/update', { id: 1, admin_group_id: group }, { basic }), 403, 403);
@@ -229,8 +237,11 @@ describe('staff', () => {
       // With a second active administrator the first may go inactive.
       const second = await createStaff();
       expect((await t.admin('staff/update', { id: second.id, status: 'inactive' })).result).toBe(true);
+      expect((await t.admin('staff/get', { id: second.id })).result.status).toBe('inactive');
       expect((await t.admin('staff/update', { id: second.id, status: 'active' })).result).toBe(true);
+      expect((await t.admin('staff/get', { id: second.id })).result.status).toBe('active');
       expect((await t.admin('staff/delete', { id: second.id })).result).toBe(true);
+      expectError(await t.admin('staff/get', { id: second.id }), 404, 404);
     });
 
     it('staff.manage cannot reach the Administrators group or define permissions (403); ordinary staff it can manage', async () => {
@@ -249,10 +260,14 @@ describe('staff', () => {
 
       const member = await createStaff({ admin_group_id: group });
       expect((await t.call('/api/admin/staff/update', { id: member.id, name: 'Renamed' }, { basic })).result).toBe(true);
+      expect((await t.admin('staff/get', { id: member.id })).result.name).toBe('Renamed');
       expect(
         (await t.call('/api/admin/staff/change_password', { id: member.id, password: 'New-Passw0rd', password_confirm: 'New-Passw0rd' }, { basic })).result,
       ).toBe(true);
+      expect((await t.call('/api/guest/staff/login', { email: member.email, password: 'New-Passw0rd' })).status).toBe(200);
+      expectError(await t.call('/api/guest/staff/login', { email: member.email, password: PASSWORD }), 206, 401);
       expect((await t.call('/api/admin/staff/delete', { id: member.id }, { basic })).result).toBe(true);
+      expectError(await t.admin('staff/get', { id: member.id }), 404, 404);
     });
 
     it('change_password: mismatch and weak → 422; then the new password logs in and the old one does not', async () => {
@@ -288,10 +303,7 @@ describe('staff', () => {
 
     it('two administrators deactivating each other at once leave one active', async () => {
       // Only the seed admin and one other are active administrators.
-      const admins = (await t.admin('staff/get_list', { per_page: 500, status: 'active' })).result.list as Array<{ id: number; admin_group_id: number }>;
-      for (const admin of admins) {
-        if (admin.admin_group_id === 1 && admin.id !== 1) expect((await t.admin('staff/update', { id: admin.id, status: 'inactive' })).result).toBe(true);
-      }
+      await deactivateOtherAdministrators();
       const other = await createStaff();
       const otherBasic: [string, string] = ['admin', await tokenOf(other.id)];
       const replies = await Promise.all([

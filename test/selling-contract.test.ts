@@ -119,8 +119,10 @@ describe('selling contract', () => {
     expect(made.body.error).toBeNull();
     expectError(await asStaff(t, seller, 'product/get', { id: made.result }), 403);
     expect((await asStaff(t, seller, 'product/delete', { id: made.result })).result).toBe(true);
+    expectError(await admin('product/get', { id: made.result }), 404);
     const order = (await asStaff(t, seller, 'order/create', { client_id: alice.id, product_id: monthly, period: '1M' })).result;
     expect((await asStaff(t, seller, 'order/cancel', { id: order })).result).toBe(true);
+    expect((await admin('order/get', { id: order })).result).toMatchObject({ status: 'canceled', canceled_at: expect.any(String) });
     expectError(await asStaff(t, seller, 'order/get', { id: order }), 403);
     expectError(await asStaff(t, seller, 'cron/run'), 403);
     const operator = await staffWith(t, ['system.manage']);
