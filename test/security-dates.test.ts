@@ -46,6 +46,15 @@ describe('dates past 9999-12-31', () => {
     },
   );
 
+  it('calendar-date parameters past 9999-12-31 → 422 too (client/get_list date_from/date_to, serviceapikey usage from/to)', async () => {
+    expectInvalid(await t.admin('client/get_list', { date_from: '10000-01-01' }), 'date_from');
+    expectInvalid(await t.admin('client/get_list', { date_to: '+010000-01-01' }), 'date_to');
+    expect((await t.admin('client/get_list', { date_to: '9999-12-31' })).status).toBe(200);
+    const order = await activeOrder();
+    expectInvalid(await t.admin('serviceapikey/usage', { order_id: order.id, from: '10000-01-01' }), 'from');
+    expectInvalid(await t.admin('serviceapikey/usage', { order_id: order.id, to: '+010000-01-01' }), 'to');
+  });
+
   it('the last storable second is accepted', async () => {
     const order = await activeOrder();
     expect((await t.admin('order/update', { id: order.id, expires_at: '9999-12-31T23:59:59Z' })).result).toBe(true);
