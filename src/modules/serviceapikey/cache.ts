@@ -15,6 +15,8 @@ export interface KeyEntry {
   clientId: number;
   /** The administrator's switch. */
   enabled: boolean;
+  /** The client's account is active (a suspended or canceled client's keys are invalid). */
+  clientActive: boolean;
   orderStatus: string;
   /** Expiry in epoch ms, or null for never. */
   expiresAtMs: number | null;
