@@ -246,8 +246,13 @@ describe('KeyCache: bounds and LRU order (KEY_CACHE_SIZE)', () => {
         const order = (await t.admin('order/create', { client_id: client.id, product_id: product, activate: true })).result as number;
         keys.push((await t.admin('serviceapikey/get', { order_id: order })).result.api_key as string);
       }
-      for (const key of keys) expect((await t.call('/api/guest/serviceapikey/check', { key })).result).toBe(true);
       const cache = t.services.apikeys.internals.cache;
+      // The first check starts the invalidation listener (PostgreSQL or Redis), which empties the cache once it is
+      // up: wait for that before filling.
+      expect((await t.call('/api/guest/serviceapikey/check', { key: keys[0] })).result).toBe(true);
+      for (let waited = 0; !cache.trusted && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(cache.trusted).toBe(true);
+      for (const key of keys) expect((await t.call('/api/guest/serviceapikey/check', { key })).result).toBe(true);
       expect(cache.size).toBe(2);
       expect(cache.get(t.services.secrets.hash(keys[0]!), Date.now())).toBeUndefined();
     } finally {
