@@ -10,6 +10,8 @@ export interface TollgateEvents {
   'client.logged_in': { clientId: number; previousSessionId: string | null };
   /** A client account stopped being active (suspended, canceled or deleted). */
   'client.deactivated': { clientId: number };
+  /** A suspended or canceled client account became active again. */
+  'client.reactivated': { clientId: number };
   'client.deleted': { clientId: number };
 }
 

@@ -80,6 +80,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     secrets,
     limiter,
     keyCacheSize: config.keyCacheSize,
+    events,
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));

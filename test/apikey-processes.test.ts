@@ -78,6 +78,7 @@ function suite(redis: boolean) {
   let t: TestApp;
   let peer: Peer;
   let orderId: number;
+  let clientId: number;
   let key: string;
 
   beforeAll(async () => {
@@ -86,6 +87,7 @@ function suite(redis: boolean) {
     const product = (await t.admin('product/prepare', { title: 'API', type: 'apikey' })).result as number;
     await t.admin('product/update', { id: product, status: 'enabled', config: { custom: { tier: 'pro' } } });
     const client = await t.createClient();
+    clientId = client.id;
     orderId = (await t.admin('order/create', { client_id: client.id, product_id: product, activate: true })).result as number;
     key = (await t.admin('serviceapikey/get', { order_id: orderId })).result.api_key as string;
   }, 60_000);
@@ -114,6 +116,11 @@ function suite(redis: boolean) {
       [() => t.admin('serviceapikey/update', { order_id: orderId, valid: 1 }), true],
       [() => t.admin('order/cancel', { id: orderId }), false],
       [() => t.admin('order/uncancel', { id: orderId }), true],
+      // The client's account (issue 8, item 10): suspended or canceled → its keys are invalid everywhere.
+      [() => t.admin('client/update', { id: clientId, status: 'suspended' }), false],
+      [() => t.admin('client/update', { id: clientId, status: 'active' }), true],
+      [() => t.admin('client/update', { id: clientId, status: 'canceled' }), false],
+      [() => t.admin('client/update', { id: clientId, status: 'active' }), true],
     ];
     for (const [change, valid] of changes) {
       await change();
@@ -125,6 +132,14 @@ function suite(redis: boolean) {
     expect(viaPeer.status).toBe(200);
     expect(await within(() => here(key), false)).toBeLessThan(1000);
     await peer.call('admin/order/unsuspend', { id: orderId }, t.adminToken);
+    expect(await within(() => here(key), true)).toBeLessThan(1000);
+    expect(await there(key)).toBe(true);
+    // A client suspended and reactivated through the second process.
+    expect((await peer.call('admin/client/update', { id: clientId, status: 'suspended' }, t.adminToken)).result).toBe(true);
+    expect(await there(key)).toBe(false);
+    expect(await within(() => here(key), false)).toBeLessThan(1000);
+    expect((await t.call('/api/guest/serviceapikey/get_info', { key })).result.reason).toBe('CLIENT_INACTIVE');
+    expect((await peer.call('admin/client/update', { id: clientId, status: 'active' }, t.adminToken)).result).toBe(true);
     expect(await within(() => here(key), true)).toBeLessThan(1000);
     expect(await there(key)).toBe(true);
   });

@@ -193,6 +193,15 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     await staff.getByRole('button', { name: 'Mark as paid' }).click();
     await staff.getByText('Marked as paid').waitFor();
     await staff.getByRole('main').getByText('Paid', { exact: true }).first().waitFor();
+    // What the page says is what the server stored: the invoice is paid (once), and its order is active.
+    const invoice = await t.admin('invoice/get', { id: invoiceId });
+    expect(invoice.status).toBe(200);
+    expect(invoice.result).toMatchObject({ id: invoiceId, status: 'paid', total: '19.00' });
+    expect(Date.parse(invoice.result.paid_at as string)).toBeGreaterThan(Date.now() - 120_000);
+    expect(invoice.result.items).toHaveLength(1);
+    const paidOrder = await t.admin('order/get', { id: invoice.result.items[0].order_id });
+    expect(paidOrder.result).toMatchObject({ status: 'active', unpaid_invoice_id: null });
+    expect((await t.admin('invoice/mark_as_paid', { id: invoiceId })).status).toBe(409);
     await settled(staff);
     await shot(staff, 'admin-invoice.png');
   });

@@ -253,8 +253,16 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       if (fields.email !== undefined && (await emailTaken(fields.email, id))) {
         throw errors.conflict('A client with this e-mail already exists');
       }
-      const deactivating = fields.status !== undefined && fields.status !== 'active' && row.status === 'active';
       await inTransaction(db, async (trx) => {
+        // The status before this change is read under the row's lock (a no-op update), so two concurrent status
+        // changes cannot both miss a transition: listeners (sessions, API keys) hear of every one.
+        let before = row.status;
+        if (fields.status !== undefined) {
+          await trx.updateTable('clients').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', id).execute();
+          before = (await requireClient(id, trx)).status;
+        }
+        const deactivating = fields.status !== undefined && fields.status !== 'active' && before === 'active';
+        const reactivating = fields.status === 'active' && before !== 'active';
         await trx
           .updateTable('clients')
           .set({
@@ -273,6 +281,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           await sessions.destroyAllOf('client', id, trx);
           await events.emit('client.deactivated', { clientId: id }, trx);
         }
+        if (reactivating) await events.emit('client.reactivated', { clientId: id }, trx);
       });
     },
 

@@ -15,6 +15,8 @@ export interface KeyEntry {
   clientId: number;
   /** The administrator's switch. */
   enabled: boolean;
+  /** The client's account is active (a suspended or canceled client's keys are invalid). */
+  clientActive: boolean;
   orderStatus: string;
   /** Expiry in epoch ms, or null for never. */
   expiresAtMs: number | null;
@@ -43,7 +45,7 @@ export interface KeyCacheOptions {
 /** How long a record may be trusted when no invalidation channel is listening (connection lost, not yet up). */
 export const UNTRUSTED_MAX_AGE_MS = 1000;
 /** A change whose commit was never seen (the writer crashed) stops bypassing the cache after this long. */
-const FLUX_MAX_MS = 30_000;
+export const FLUX_MAX_MS = 30_000;
 
 export class KeyCache {
   private readonly entries = new Map<string, KeyEntry>();
@@ -127,7 +129,8 @@ export class KeyCache {
   /** A writer is about to change this key: forget it and bypass the cache for it until `endChange`. */
   beginChange(hash: string, now = Date.now()): void {
     const mark = this.flux.get(hash);
-    if (mark === undefined) this.flux.set(hash, { count: 1, until: now + FLUX_MAX_MS });
+    // An expired mark is a crashed writer's: its count must not keep this writer's change open after it ends.
+    if (mark === undefined || mark.until <= now) this.flux.set(hash, { count: 1, until: now + FLUX_MAX_MS });
     else {
       mark.count++;
       mark.until = now + FLUX_MAX_MS;

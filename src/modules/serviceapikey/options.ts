@@ -16,6 +16,9 @@ export interface ApiKeyConfig {
 
 export type CustomParams = Record<string, unknown>;
 
+/** The names of the key options in a config, in Tollgate's and FOSSBilling's spellings: never custom parameters. */
+export const KEY_OPTION_NAMES: ReadonlySet<string> = new Set(['length', 'split', 'split_interval', 'case', 'capitalization', 'enforce_limit']);
+
 const MAX_CUSTOM_PARAMS = 100;
 const MAX_CUSTOM_JSON = 16 * 1024;
 const CUSTOM_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;

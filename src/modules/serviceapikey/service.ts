@@ -15,6 +15,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ApiKeyTable } from '../../db/tables/apikey.ts';
+import type { EventBus } from '../../events.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import { enforce, type Decision, type RateLimiter } from '../../http/rate-limit.ts';
@@ -26,9 +27,9 @@ import type { OrderSnapshot } from '../product/product-type.ts';
 import { KeyCache, type KeyEntry } from './cache.ts';
 import { LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
 import { Metering, monthBounds, type UsageClock } from './metering.ts';
-import { flatCustomOf, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
+import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 
-export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED';
+export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED';
 
 export interface UsageSummary {
   period_start: string;
@@ -71,6 +72,8 @@ export interface ApiKeyServiceDeps {
   secrets: SecretBox;
   limiter: RateLimiter;
   keyCacheSize: number;
+  /** For the client's account status: a suspended or canceled client's keys are invalid (CLIENT_INACTIVE). */
+  events: Pick<EventBus, 'on'>;
   /** Where background failures (flush, pub/sub) are reported; never receives a key. */
   log?: (error: unknown, what: string) => void;
 }
@@ -122,6 +125,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       options: string;
       status: string;
       expires_at: string | null;
+      client_status: string;
       used: number | string | bigint | null;
     },
     clock: UsageClock,
@@ -134,6 +138,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       orderId: row.order_id,
       clientId: row.client_id,
       enabled: row.valid === 1,
+      clientActive: row.client_status === 'active',
       orderStatus: row.status,
       expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
       config,
@@ -161,7 +166,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     const row = await db
       .selectFrom('api_keys as k')
       .innerJoin('orders as o', 'o.id', 'k.order_id')
-      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'o.status', 'o.expires_at'])
+      .innerJoin('clients as c', 'c.id', 'k.client_id')
+      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'o.status', 'o.expires_at', 'c.status as client_status'])
       .select((eb) =>
         eb
           .selectFrom('api_key_usage as u')
@@ -211,6 +217,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   /** Whether the key is valid now, and why not; rolls the monthly count over at a month boundary. */
   function judge(entry: KeyEntry, now: number, clock: UsageClock): Reason {
     if (!entry.enabled) return 'DISABLED';
+    if (!entry.clientActive) return 'CLIENT_INACTIVE';
     if (entry.orderStatus !== 'active') return 'NOT_ACTIVE';
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return 'EXPIRED';
     if (entry.usedMonth !== clock.month) {
@@ -323,8 +330,13 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   // ---- reads for staff and clients -----------------------------------------------------------------------------
 
-  function reasonOf(row: { valid: number; options: string; config: string }, order: { status: string; expires_at: string | null }, used: number): Reason {
+  function reasonOf(
+    row: { valid: number; options: string; config: string },
+    order: { status: string; expires_at: string | null; client_status: string },
+    used: number,
+  ): Reason {
     if (row.valid !== 1) return 'DISABLED';
+    if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
     if (order.status !== 'active') return 'NOT_ACTIVE';
     if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
     const limit = monthlyLimitOf(parseJson(row.config));
@@ -346,7 +358,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   async function recordOf(
     trx: Kysely<Database>,
-    row: KeyRow & { status: string; expires_at: string | null },
+    row: KeyRow & { status: string; expires_at: string | null; client_status: string },
   ): Promise<KeyRecord> {
     return {
       order_id: row.order_id,
@@ -361,7 +373,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   function keysWithOrders(trx: Kysely<Database>) {
-    return trx.selectFrom('api_keys').innerJoin('orders', 'orders.id', 'api_keys.order_id').selectAll('api_keys').select(['orders.status', 'orders.expires_at']);
+    return trx
+      .selectFrom('api_keys')
+      .innerJoin('orders', 'orders.id', 'api_keys.order_id')
+      .innerJoin('clients', 'clients.id', 'api_keys.client_id')
+      .selectAll('api_keys')
+      .select(['orders.status', 'orders.expires_at', 'clients.status as client_status']);
   }
 
   /** The key of an order (or of a key string), the caller's own when `clientId` is given; 404 otherwise. */
@@ -379,6 +396,14 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   function isoDay(ms: number): string {
     return new Date(ms).toISOString().slice(0, 10);
   }
+
+  /** The client's account became inactive or active again: its keys' records change with it, here and everywhere. */
+  async function clientStatusChanged({ clientId }: { clientId: number }, trx: Kysely<Database>): Promise<void> {
+    const keys = await trx.selectFrom('api_keys').select('key_hash').where('client_id', '=', clientId).execute();
+    if (keys.length > 0) changedInTransaction(trx, keys.map((key) => key.key_hash));
+  }
+  deps.events.on('client.deactivated', clientStatusChanged);
+  deps.events.on('client.reactivated', clientStatusChanged);
 
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
@@ -473,7 +498,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       if (params.api_key !== undefined && !safeEqual(params.api_key, secrets.decrypt(current.key_enc))) {
         throw errors.invalid('api_key', 'cannot be changed by update; use reset to issue a new key');
       }
-      const config = params.config === undefined ? undefined : normalizeCustom(stripFlat(params.config), flatCustomOf(params.config), 'config');
+      const config = params.config === undefined ? undefined : normalizeCustom(customOfUpdate(params.config), flatCustomOf(params.config), 'config');
       if (params.valid === undefined && config === undefined) return;
       await change([current.key_hash], async (trx) => {
         await trx
@@ -583,10 +608,17 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   };
 }
 
-/** `config` of admin update without FOSSBilling's flat `custom_<name>` keys (they are read separately). */
-function stripFlat(config: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The custom parameters named directly in admin update's `config`: everything but FOSSBilling's flat
+ * `custom_<name>` keys (read separately) and the key options. FOSSBilling's admin form sends the key's options
+ * (`length`, `split`, `split_interval`, `case`) with every update; they cannot change an issued key, so they are
+ * ignored rather than stored as parameters.
+ */
+function customOfUpdate(config: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(config)) if (!name.startsWith('custom_')) out[name] = value;
+  for (const [name, value] of Object.entries(config)) {
+    if (!name.startsWith('custom_') && !KEY_OPTION_NAMES.has(name)) out[name] = value;
+  }
   return out;
 }
 

@@ -108,6 +108,7 @@ export const REASON_LABELS: Record<string, string> = {
   VALID: 'Every condition is met',
   NOT_FOUND: 'Unknown key',
   DISABLED: 'Switched off by the administrator',
+  CLIENT_INACTIVE: "The client's account is suspended or canceled",
   NOT_ACTIVE: 'The order is not active',
   EXPIRED: 'The order has expired',
   LIMIT_EXCEEDED: 'The monthly limit is used up',

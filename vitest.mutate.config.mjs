@@ -1,0 +1,26 @@
+// The tests Stryker runs (npm run mutate, see stryker.config.mjs): for MUTATE_TARGET, only the test files written
+// for the mutated module, on SQLite. Not part of `npm test`. Plain JavaScript so that stryker.config.mjs can import
+// the table below under Node 20 (which cannot import TypeScript).
+import { defineConfig } from 'vitest/config';
+
+/** @type {Record<string, { mutate: string, tests: string[] }>} */
+export const MUTATE_TARGETS = {
+  auth: {
+    mutate: 'src/http/auth.ts',
+    tests: ['test/core-auth.test.ts', 'test/core-auth-sessions.test.ts', 'test/core-csrf.test.ts', 'test/core-ratelimit.test.ts'],
+  },
+  money: { mutate: 'src/lib/money.ts', tests: ['test/selling-money.test.ts'] },
+  cache: {
+    mutate: 'src/modules/serviceapikey/cache.ts',
+    tests: ['test/apikey-cache.test.ts', 'test/apikey-api.test.ts', 'test/apikey-client-status.test.ts'],
+  },
+};
+
+export default defineConfig({
+  test: {
+    include: MUTATE_TARGETS[process.env.MUTATE_TARGET ?? '']?.tests ?? Object.values(MUTATE_TARGETS).flatMap((target) => target.tests),
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
