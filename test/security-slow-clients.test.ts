@@ -10,6 +10,7 @@ import { createTestApp, type TestApp } from './helpers/app.ts';
 
 const SLOW = '127.0.0.2';
 const PROBE = '127.0.0.3';
+const WHITELISTED = '127.0.0.4';
 const CAP = 40;
 const CONNECTIONS = 300;
 
@@ -34,7 +35,13 @@ describe('slow clients over a real socket', () => {
   let port: number;
 
   beforeAll(async () => {
-    t = await createTestApp({ REQUEST_TIMEOUT_MS: '3000', HEADERS_TIMEOUT_MS: '2000', KEEP_ALIVE_TIMEOUT_MS: '1000', MAX_CONNECTIONS_PER_IP: String(CAP) });
+    t = await createTestApp({
+      REQUEST_TIMEOUT_MS: '3000',
+      HEADERS_TIMEOUT_MS: '2000',
+      KEEP_ALIVE_TIMEOUT_MS: '1000',
+      MAX_CONNECTIONS_PER_IP: String(CAP),
+      RATE_LIMIT_WHITELIST: WHITELISTED,
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as { port: number }).port;
   });
@@ -140,6 +147,39 @@ describe('slow clients over a real socket', () => {
       for (const client of clients) client.socket.destroy();
     }
   }, 30_000);
+
+  it('a whitelisted address (the operator\'s application server) may hold more connections than the cap', async () => {
+    const sockets = await Promise.all(
+      Array.from(
+        { length: CAP + 20 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect({ host: '127.0.0.1', port, localAddress: WHITELISTED }, () => resolve(socket));
+            socket.on('error', reject);
+          }),
+      ),
+    );
+    try {
+      // Each connection still answers a request: none was closed by the cap.
+      const answers = await Promise.all(
+        sockets.map(
+          (socket) =>
+            new Promise<string>((resolve) => {
+              let received = '';
+              socket.on('data', (chunk) => {
+                received += chunk.toString('utf8');
+                if (received.includes('\r\n\r\n')) resolve(received);
+              });
+              socket.on('close', () => resolve(received));
+              socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+            }),
+        ),
+      );
+      for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
 
   it('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS', async () => {
     const socket = connect({ host: '127.0.0.1', port, localAddress: PROBE });
