@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isoSeconds, isStorable, timeOf } from '../src/lib/time.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
-import { expectError, expectInvalid } from './helpers/assertions.ts';
+import { expectInvalid } from './helpers/assertions.ts';
 import { asClient, makeProduct } from './selling-fixtures.ts';
 
 describe('dates past 9999-12-31', () => {

@@ -108,15 +108,16 @@ describe('slow clients over a real socket', () => {
     }
 
     const probes: Array<[number, number]> = [];
-    let allClosed = false;
+    // An object, not a `let`: the flag is flipped by the promise below while the probing loop awaits.
+    const state = { allClosed: false };
     const closed = Promise.all(clients.map((client) => client.closedAt)).then((times) => {
-      allClosed = true;
+      state.allClosed = true;
       return times;
     });
     const deadline = new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000));
     try {
       const probing = (async () => {
-        while (!allClosed && Date.now() - started < 15_000) {
+        while (!state.allClosed && Date.now() - started < 15_000) {
           probes.push(await probe());
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
