@@ -88,6 +88,37 @@ describe('KeyCache: reads racing revocations (the epoch and the change window)',
     expect(fillNow(cache, hash(1), record(1, T0, false), T0 + 5)).toMatchObject({ enabled: false });
   });
 
+  it('stores nothing at all while a change is in progress (not merely hides it)', () => {
+    const cache = new KeyCache({ maxEntries: 10 });
+    fillNow(cache, hash(2), record(2));
+    cache.beginChange(hash(1), T0);
+    cache.fill(hash(1), record(1), cache.epoch, T0 + 1);
+    expect(cache.size).toBe(1);
+    cache.endChange(hash(1));
+    cache.fill(hash(1), record(1), cache.epoch, T0 + 2);
+    expect(cache.size).toBe(2);
+  });
+
+  it('never lets the epoch come back to a value a pending read started at, whatever the mix of invalidations', () => {
+    const cache = new KeyCache({ maxEntries: 10 });
+    const first = cache.epoch;
+    cache.clear();
+    cache.invalidate(hash('x'));
+    cache.fill(hash(1), record(1), first, T0);
+    expect(cache.get(hash(1), T0)).toBeUndefined();
+    const second = cache.epoch;
+    cache.invalidate(hash('x'));
+    cache.clear();
+    cache.fill(hash(1), record(1), second, T0);
+    expect(cache.get(hash(1), T0)).toBeUndefined();
+    const third = cache.epoch;
+    cache.beginChange(hash('y'), T0);
+    cache.endChange(hash('y'));
+    cache.clear();
+    cache.fill(hash(1), record(1), third, T0);
+    expect(cache.size).toBe(0);
+  });
+
   it('keeps the change window open until the last of several writers has ended', () => {
     const cache = new KeyCache({ maxEntries: 10 });
     cache.beginChange(hash(1), T0); // writer A
@@ -127,6 +158,14 @@ describe('KeyCache: reads racing revocations (the epoch and the change window)',
       cache.endChange(hash(1));
       expect(fillNow(cache, hash(1), record(1), later + 1)).toMatchObject({ id: 1 });
     }
+  });
+
+  it('treats a mark as expired from exactly FLUX_MAX_MS after its last beginning', () => {
+    const cache = new KeyCache({ maxEntries: 10 });
+    cache.beginChange(hash(1), T0); // a crashed writer
+    cache.beginChange(hash(1), T0 + FLUX_MAX_MS); // a new writer, just as the old mark expires
+    cache.endChange(hash(1));
+    expect(fillNow(cache, hash(1), record(1), T0 + FLUX_MAX_MS + 1)).toMatchObject({ id: 1 });
   });
 
   it('defaults beginChange to the current time', () => {
