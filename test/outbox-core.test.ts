@@ -200,12 +200,17 @@ describe('two senders on one database', () => {
 
   it('never delivers one item twice when both run at the same time', async () => {
     const delivered: Array<{ sender: string; id: number }> = [];
-    const handler = (sender: string) => ({
+    const busy = { a: 0, b: 0 };
+    let mostAtOnce = 0;
+    const handler = (sender: 'a' | 'b') => ({
       retryDelaysMs: [MINUTE],
       async deliver(_payload: unknown, { id }: OutboxContext) {
         delivered.push({ sender, id });
+        busy[sender] += 1;
+        mostAtOnce = Math.max(mostAtOnce, busy[sender]);
         // An await inside the delivery, as a real SMTP conversation has, lets the other sender claim meanwhile.
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+        busy[sender] -= 1;
       },
     });
     a.services.outbox.registerKind('race', handler('a'));
@@ -217,6 +222,8 @@ describe('two senders on one database', () => {
     });
     const [countA, countB] = await Promise.all([a.services.outbox.runDue(), b.outbox.runDue()]);
     expect(countA + countB).toBe(200);
+    // A round claims at most one batch (10 items): a claim that took more would leave items on the wire at a crash.
+    expect(mostAtOnce).toBeLessThanOrEqual(10);
     expect(delivered.map((d) => d.id).toSorted((x, y) => x - y)).toEqual(ids);
     // Both really worked (otherwise this proves nothing about claiming).
     expect(new Set(delivered.map((d) => d.sender))).toEqual(new Set(['a', 'b']));
