@@ -182,6 +182,12 @@ describe('admin/email templates', () => {
     const reset = await t.admin('email/template_render', { code: 'client_password_reset' });
     expect(reset.result.html).toContain('[link hidden]');
     expectError(await t.admin('email/template_render', { code: 'nope' }), 404);
+    // A draft is previewed without being saved, and checked as a save would be.
+    const draft = await t.admin('email/template_render', { code: 'invoice_created', subject: 'Draft {{invoice_number}}', content: '<p>Pay <a href="{{invoice_url}}">here</a></p>' });
+    expect(draft.result.subject).toBe('Draft 42');
+    expect(draft.result.text).toContain('Pay here: http://localhost:8080/invoices/42');
+    expect((await t.admin('email/template_get', { code: 'invoice_created' })).result.customized).toBe(false);
+    expectInvalid(await t.admin('email/template_render', { code: 'invoice_created', content: '{{secret_key}}' }), 'content');
   });
 
   it('applies an edited template to the next message, escaping what it fills in', async () => {
