@@ -148,6 +148,10 @@ export function createMailService(deps: MailServiceDeps) {
       ? null
       : nodemailer.createTransport({
           url: deps.smtpUrl,
+          // A few connections kept open and reused: opening one per message cost ~100 ms each even on localhost
+          // (measured 39 messages/s without the pool).
+          pool: true,
+          maxConnections: 5,
           connectionTimeout: deps.smtpTimeoutMs,
           greetingTimeout: deps.smtpTimeoutMs,
           socketTimeout: deps.smtpTimeoutMs,
@@ -234,8 +238,11 @@ export function createMailService(deps: MailServiceDeps) {
       payload: { template: fields.template },
       ...(fields.dedupeKey !== undefined && { dedupeKey: `email:${fields.dedupeKey}` }),
     });
-    const existing = await trx.selectFrom('emails').select('id').where('outbox_id', '=', outboxId).executeTakeFirst();
-    if (existing !== undefined) return existing.id;
+    if (fields.dedupeKey !== undefined) {
+      // The key may have been seen before: then the outbox returned that item, whose message exists already.
+      const existing = await trx.selectFrom('emails').select('id').where('outbox_id', '=', outboxId).executeTakeFirst();
+      if (existing !== undefined) return existing.id;
+    }
     const row = await trx
       .insertInto('emails')
       .values({
