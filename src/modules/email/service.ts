@@ -98,7 +98,7 @@ export interface TemplateRecord {
 
 export interface MailServiceDeps {
   db: Kysely<Database>;
-  outbox: Pick<OutboxService, 'enqueue' | 'registerKind' | 'hasDedupeKey'>;
+  outbox: Pick<OutboxService, 'enqueue' | 'registerKind' | 'hasDedupeKey' | 'existingDedupeKeys'>;
   secrets: SecretBox;
   smtpUrl: string | null;
   mailFrom: string;
@@ -406,6 +406,12 @@ export function createMailService(deps: MailServiceDeps) {
 
   return {
     queue,
+
+    /** Which of these dedupe keys have a message already. */
+    async queuedKeys(dedupeKeys: readonly string[]): Promise<Set<string>> {
+      const found = await outbox.existingDedupeKeys(dedupeKeys.map((key) => `email:${key}`));
+      return new Set(dedupeKeys.filter((key) => found.has(`email:${key}`)));
+    },
 
     /** Whether a message with this dedupe key was queued already. */
     async isQueued(trx: Kysely<Database>, dedupeKey: string): Promise<boolean> {
