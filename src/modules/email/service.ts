@@ -75,10 +75,12 @@ export interface EmailRecord {
   created_at: string;
   /** When it was sent, given up or set aside. */
   sent_at: string | null;
+  /** When its delivery state last changed. */
+  updated_at: string;
 }
 
 /** What a client sees of their own mail: no delivery internals. */
-export type ClientEmailRecord = Pick<EmailRecord, 'id' | 'template' | 'sender' | 'recipients' | 'subject' | 'content_html' | 'content_text' | 'status' | 'created_at' | 'sent_at'>;
+export type ClientEmailRecord = Pick<EmailRecord, 'id' | 'template' | 'sender' | 'recipients' | 'subject' | 'content_html' | 'content_text' | 'status' | 'created_at' | 'sent_at' | 'updated_at'>;
 
 export interface TemplateRecord {
   code: MailTemplateCode;
@@ -355,10 +357,11 @@ export function createMailService(deps: MailServiceDeps) {
       'outbox_messages.last_error',
       'outbox_messages.run_at',
       'outbox_messages.done_at',
+      'outbox_messages.updated_at',
     ]);
   }
 
-  type JoinedRow = EmailRow & { status: OutboxStatus; attempts: number; last_error: string | null; run_at: string; done_at: string | null };
+  type JoinedRow = EmailRow & { status: OutboxStatus; attempts: number; last_error: string | null; run_at: string; done_at: string | null; updated_at: string };
 
   function toRecord(row: JoinedRow): EmailRecord {
     return {
@@ -379,12 +382,13 @@ export function createMailService(deps: MailServiceDeps) {
       next_attempt_at: row.status === 'pending' ? isoSeconds(new Date(row.run_at)) : null,
       created_at: row.created_at,
       sent_at: row.done_at === null ? null : isoSeconds(new Date(row.done_at)),
+      updated_at: isoSeconds(new Date(row.updated_at)),
     };
   }
 
   function forClient(record: EmailRecord): ClientEmailRecord {
-    const { id, template, sender, recipients, subject, content_html, content_text, status, created_at, sent_at } = record;
-    return { id, template, sender, recipients, subject, content_html, content_text, status, created_at, sent_at };
+    const { id, template, sender, recipients, subject, content_html, content_text, status, created_at, sent_at, updated_at } = record;
+    return { id, template, sender, recipients, subject, content_html, content_text, status, created_at, sent_at, updated_at };
   }
 
   async function list(filters: { client_id?: number | undefined; status?: OutboxStatus | undefined; page?: number | undefined; per_page?: number | undefined }) {
