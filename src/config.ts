@@ -1,5 +1,6 @@
 // Every setting, typed, read from the environment once. Each has a default that works on one machine with no
 // other service: SQLite under ./data, counters in memory, the scheduler inside the server.
+import { settingDefaultsFromEnv, type SettingName } from './modules/system/settings-catalogue.ts';
 
 export type RateLimitPolicy =
   | 'API_GUEST'
@@ -45,6 +46,8 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
+  /** Defaults of the settings staff edit (CONTRACT §8), from each setting's upper-cased name in the environment. */
+  settings: Partial<Record<SettingName, string>>;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -95,6 +98,14 @@ function parseRule(name: string, raw: string): RateLimitRule {
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
 }
 
+function settingDefaults(env: Env): Partial<Record<SettingName, string>> {
+  try {
+    return settingDefaultsFromEnv(env);
+  } catch (error) {
+    throw new ConfigError(`Environment: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const policies = { ...DEFAULT_RATE_LIMITS };
   for (const policy of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitPolicy[]) {
@@ -138,5 +149,6 @@ export function loadConfig(env: Env = process.env): Config {
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
     keyCacheSize: int(env, 'KEY_CACHE_SIZE', 100_000, 1),
+    settings: settingDefaults(env),
   };
 }

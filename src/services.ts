@@ -14,6 +14,7 @@ import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
+import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
@@ -22,6 +23,7 @@ import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
+import { createSystemService, type SystemService } from './modules/system/service.ts';
 
 export interface Services {
   config: Config;
@@ -32,6 +34,8 @@ export interface Services {
   secrets: SecretBox;
   events: EventBus;
   limiter: RateLimiter;
+  /** Settings staff edit (CONTRACT §8): `settings.get(name)`, `settings.secret(name)`, the company details. */
+  settings: SystemService;
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
@@ -42,6 +46,8 @@ export interface Services {
   products: ProductService;
   orders: OrderService;
   invoices: InvoiceService;
+  /** Tax rules (admin/invoice/tax_*). */
+  taxes: TaxService;
   carts: CartService;
   cron: CronService;
   /** The API key product: keys, the check hot path, usage metering. */
@@ -66,6 +72,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   closers.push(() => counterStore.close());
   const limiter = new RateLimiter(config.rateLimit, counterStore);
 
+  const settings = createSystemService({ db, secrets, defaults: config.settings });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
@@ -88,7 +95,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   gateways.register(customGateway(config.paymentInstructions));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money });
+  const taxes = createTaxService({ db });
+  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes });
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money });
   const cron = createCronService({
     db,
@@ -110,6 +118,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     secrets,
     events,
     limiter,
+    settings,
     sessions,
     staff,
     clients,
@@ -118,6 +127,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     products,
     orders,
     invoices,
+    taxes,
     carts,
     cron,
     apikeys,

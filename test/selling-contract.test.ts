@@ -29,7 +29,7 @@ const ORDER_FIELDS = [
   'created_at',
   'updated_at',
 ];
-const INVOICE_FIELDS = ['id', 'hash', 'client_id', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'items'];
+const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];

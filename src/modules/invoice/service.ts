@@ -3,7 +3,7 @@
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { InvoiceItemTable, InvoiceStatus, InvoiceTable, InvoiceTask } from '../../db/tables/selling.ts';
+import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
@@ -14,8 +14,12 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { formatRate, percentOf } from '../../lib/rates.ts';
+import type { Company, SystemService } from '../system/service.ts';
+import { renderInvoicePdf } from './pdf.ts';
+import type { TaxService } from './taxes.ts';
 
-export type InvoiceRow = Selectable<InvoiceTable>;
+export type InvoiceRow = Selectable<Database['invoices']>;
 type ItemRow = Selectable<InvoiceItemTable>;
 
 export interface InvoiceLine {
@@ -40,13 +44,41 @@ export interface InvoiceItemRecord {
   total: string;
 }
 
+/** The buyer as it was when the invoice was issued. */
+export interface Buyer {
+  name: string;
+  email: string;
+  company: string | null;
+  address_1: string | null;
+  address_2: string | null;
+  city: string | null;
+  state: string | null;
+  postcode: string | null;
+  country: string | null;
+  vat_number: string | null;
+}
+
 export interface InvoiceRecord {
   id: number;
   hash: string;
+  /** `<prefix><n>` once paid; null before (a proforma). */
+  number: string | null;
   client_id: number;
   status: InvoiceStatus;
   currency: string;
+  /** The seller (company settings) and buyer when the invoice was issued. */
+  seller: Company | null;
+  buyer: Buyer | null;
+  /** Sum of the lines. */
   subtotal: string;
+  /** The coupon's discount, taken off the subtotal before tax; `promocode` names the coupon. */
+  discount: string;
+  promocode: string | null;
+  tax_name: string | null;
+  /** Percent, e.g. "20"; "0" without tax. */
+  tax_rate: string;
+  tax: string;
+  /** subtotal − discount + tax. */
   total: string;
   due_at: string | null;
   paid_at: string | null;
@@ -74,6 +106,18 @@ export interface InvoiceServiceDeps {
   orders: OrderService;
   gateways: GatewayRegistry;
   money: Money;
+  settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
+  taxes: Pick<TaxService, 'forBuyer'>;
+}
+
+/** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
+export interface InvoiceDiscount {
+  amount: number;
+  code: string;
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
 }
 
 /** Line title of a renewal: "Pro plan — renewal (Every month)". */
@@ -81,15 +125,23 @@ export function renewalTitle(order: Pick<OrderRow, 'title' | 'period'>): string 
   return `${order.title} — renewal${order.period === null ? '' : ` (${periodLabel(order.period)})`}`.slice(0, 255);
 }
 
-export function createInvoiceService({ db, events, orders, gateways, money }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[]): InvoiceRecord {
     return {
       id: row.id,
       hash: row.hash,
+      number: row.number,
       client_id: row.client_id,
       status: row.status,
       currency: row.currency,
+      seller: parseJson(row.seller) as Company | null,
+      buyer: parseJson(row.buyer) as Buyer | null,
       subtotal: money.format(row.subtotal),
+      discount: money.format(row.discount),
+      promocode: row.promo_code,
+      tax_name: row.tax_name,
+      tax_rate: formatRate(row.tax_rate),
+      tax: money.format(row.tax),
       total: money.format(row.total),
       due_at: row.due_at,
       paid_at: row.paid_at,
@@ -130,16 +182,36 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
 
   const eventOf = (row: InvoiceRow) => ({ invoiceId: row.id, clientId: row.client_id, total: row.total });
 
-  /** Creates an unpaid invoice inside `trx`. */
+  /**
+   * Creates an unpaid invoice inside `trx`: the seller and buyer as they are now, the discount taken off the
+   * subtotal, then the buyer's tax on the rest, rounded half up once for the whole invoice.
+   */
   async function create(
     trx: Kysely<Database>,
     clientId: number,
     lines: InvoiceLine[],
-    options: { now?: Date; dueAt?: string | null } = {},
+    options: { now?: Date; dueAt?: string | null; discount?: InvoiceDiscount | null } = {},
   ): Promise<InvoiceRow> {
     const now = isoSeconds(options.now ?? new Date());
-    const total = lines.reduce((sum, line) => sum + line.total, 0);
-    if (!Number.isSafeInteger(total)) throw errors.invalid('quantity', 'makes the invoice total too large');
+    const subtotal = lines.reduce((sum, line) => sum + line.total, 0);
+    if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the invoice total too large');
+    const discount = Math.min(Math.max(options.discount?.amount ?? 0, 0), subtotal);
+    const client = await trx.selectFrom('clients').selectAll().where('id', '=', clientId).executeTakeFirstOrThrow();
+    const buyer: Buyer = {
+      name: [client.first_name, client.last_name].filter(Boolean).join(' '),
+      email: client.email,
+      company: client.company,
+      address_1: client.address_1,
+      address_2: client.address_2,
+      city: client.city,
+      state: client.state,
+      postcode: client.postcode,
+      country: client.country,
+      vat_number: client.vat_number,
+    };
+    const rule = client.tax_exempt === 1 ? null : await taxes.forBuyer(trx, client.country, client.state);
+    const tax = rule === null ? 0 : percentOf(subtotal - discount, rule.rate);
+    const total = subtotal - discount + tax;
     const row = await trx
       .insertInto('invoices')
       .values({
@@ -147,7 +219,14 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
         client_id: clientId,
         status: 'unpaid',
         currency: money.currency,
-        subtotal: total,
+        subtotal,
+        discount,
+        promo_code: discount > 0 ? (options.discount?.code ?? null) : null,
+        tax_name: rule?.name ?? null,
+        tax_rate: rule?.rate ?? 0,
+        tax,
+        seller: JSON.stringify(await settings.company(trx)),
+        buyer: JSON.stringify(buyer),
         total,
         due_at: options.dueAt ?? now,
         paid_at: null,
@@ -284,6 +363,11 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
       .where('status', '=', from)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict(`The invoice is no longer ${from}; it cannot be ${verb}`);
+    // The number is taken in the same transaction as the compare-and-set that won, so only a paid invoice has one
+    // and a payment that rolls back returns its number (CONTRACT §8: unique and gapless).
+    if (to === 'paid' && row.number === null) {
+      await trx.updateTable('invoices').set({ number: await settings.nextInvoiceNumber(trx) }).where('id', '=', row.id).execute();
+    }
   }
 
   return {
@@ -345,6 +429,12 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
     async get(id: number, clientId?: number): Promise<InvoiceRecord> {
       const [record] = await withItems(db, [await requireRow(db, id, clientId)]);
       return record!;
+    },
+
+    /** The invoice as a PDF document (seller, buyer, number or "Proforma", lines, discount, tax, totals, status). */
+    async pdf(invoiceId: number): Promise<Buffer> {
+      const [record] = await withItems(db, [await requireRow(db, invoiceId)]);
+      return renderInvoicePdf(record!);
     },
 
     async getByHash(hash: string): Promise<InvoiceRecord> {
