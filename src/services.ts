@@ -18,6 +18,7 @@ import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
+import { createPromoService, type PromoService } from './modules/product/promos.ts';
 import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
@@ -44,6 +45,8 @@ export interface Services {
   /** Payment gateways; the built-in `custom` one is manual payment confirmed by staff. */
   gateways: GatewayRegistry;
   products: ProductService;
+  /** Coupons (admin/product/promo_*). */
+  promos: PromoService;
   orders: OrderService;
   invoices: InvoiceService;
   /** Tax rules (admin/invoice/tax_*). */
@@ -96,8 +99,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money });
   const taxes = createTaxService({ db });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes });
-  const carts = createCartService({ db, events, products, orders, invoices, gateways, money });
+  const promos = createPromoService({ db, money });
+  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos });
+  const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
   const cron = createCronService({
     db,
     orders,
@@ -125,6 +129,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     productTypes,
     gateways,
     products,
+    promos,
     orders,
     invoices,
     taxes,

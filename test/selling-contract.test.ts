@@ -345,7 +345,7 @@ describe('selling contract', () => {
     const setupFee = await makeProduct(t, { pricing: { type: 'recurrent', recurrent: { '1M': { price: '10', setup: '2.5' } } } });
     await asClient(t, buyer.token, 'cart/add_item', { id: setupFee, period: '1M', quantity: 3 });
     const cart = (await asClient(t, buyer.token, 'cart/get')).result;
-    expect(keysOf(cart)).toEqual(['currency', 'items', 'subtotal', 'total']);
+    expect(keysOf(cart)).toEqual(['currency', 'discount', 'items', 'promocode', 'subtotal', 'total']);
     expect(keysOf(cart.items[0])).toEqual(sorted(CART_ITEM_FIELDS));
     expect(cart.items[0]).toMatchObject({ product_id: setupFee, type: 'custom', period: '1M', quantity: 3, price: '10.00', setup_price: '2.50', total: '32.50' });
     expect(cart).toMatchObject({ subtotal: '32.50', total: '32.50', currency: 'USD' });

@@ -18,6 +18,7 @@ import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
 import { renderInvoicePdf } from './pdf.ts';
 import type { TaxService } from './taxes.ts';
+import type { PromoService } from '../product/promos.ts';
 
 export type InvoiceRow = Selectable<Database['invoices']>;
 type ItemRow = Selectable<InvoiceItemTable>;
@@ -108,6 +109,7 @@ export interface InvoiceServiceDeps {
   money: Money;
   settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
   taxes: Pick<TaxService, 'forBuyer'>;
+  promos: Pick<PromoService, 'renewalDiscount'>;
 }
 
 /** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
@@ -125,7 +127,7 @@ export function renewalTitle(order: Pick<OrderRow, 'title' | 'period'>): string 
   return `${order.title} — renewal${order.period === null ? '' : ` (${periodLabel(order.period)})`}`.slice(0, 255);
 }
 
-export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[]): InvoiceRecord {
     return {
       id: row.id,
@@ -290,6 +292,8 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       .executeTakeFirst();
     if (existing !== undefined) return { id: existing.id, created: false };
     const price = order.price;
+    // A recurring coupon taken at checkout also discounts each renewal.
+    const discount = order.promo_id === null ? null : await promos.renewalDiscount(trx, order.promo_id, { productId: order.product_id, period: order.period, total: price * order.quantity });
     const invoice = await create(
       trx,
       order.client_id,
@@ -304,7 +308,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
           total: price * order.quantity,
         },
       ],
-      { now, dueAt: order.expires_at ?? isoSeconds(now) },
+      { now, dueAt: order.expires_at ?? isoSeconds(now), discount },
     );
     return { id: invoice.id, created: true };
   }

@@ -3,7 +3,6 @@
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { OrderTable } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
@@ -17,7 +16,7 @@ import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { OrderEvent } from './events.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
-export type OrderRow = Selectable<OrderTable>;
+export type OrderRow = Selectable<Database['orders']>;
 export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
 
 /** The statuses each transition may start from; anything else answers 409. */
@@ -69,6 +68,8 @@ export interface NewOrder {
   quantity: number;
   /** Unit price per period (or once), minor units. */
   price: number;
+  /** A recurring coupon that also discounts the order's renewals. */
+  promoId?: number | null;
 }
 
 export interface OrderUpdate {
@@ -92,12 +93,12 @@ const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1
  * `expires_at` as staff send it: a date (`2026-11-22`, midnight UTC) or an ISO 8601 date and time; without a zone
  * it is UTC, never the server's local time. A day that does not exist (30 February) is refused, not rolled over.
  */
-export function parseExpiry(text: string): string {
+export function parseExpiry(text: string, param = 'expires_at'): string {
   const match = ISO_DATE_TIME.exec(text.trim());
   const day = match?.[1];
   const time = day === undefined ? Number.NaN : Date.parse(`${day}T${match?.[2] ?? '00:00'}${match?.[3] ?? 'Z'}`);
   if (day === undefined || Number.isNaN(time) || new Date(Date.parse(`${day}T00:00:00Z`)).toISOString().slice(0, 10) !== day) {
-    throw errors.invalid('expires_at', 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
+    throw errors.invalid(param, 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
   }
   return isoSeconds(new Date(time));
 }
@@ -315,6 +316,7 @@ export function createOrderService({ db, events, productTypes, products, money }
           reason: null,
           notes: null,
           config: input.product.config,
+          promo_id: input.promoId ?? null,
           expires_at: null,
           activated_at: null,
           suspended_at: null,
