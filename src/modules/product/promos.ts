@@ -59,14 +59,18 @@ export interface DiscountableLine {
 
 const CODE = /^[A-Za-z0-9_-]{1,64}$/;
 
-function list<T>(text: string | null): T[] | null {
-  return text === null ? null : (JSON.parse(text) as T[]);
+function numbers(text: string | null): number[] | null {
+  return text === null ? null : (JSON.parse(text) as number[]);
+}
+
+function strings(text: string | null): string[] | null {
+  return text === null ? null : (JSON.parse(text) as string[]);
 }
 
 /** The lines the coupon covers: its products (all when none are named) and periods (all when none are named). */
 function coveredLines(promo: PromoRow, lines: DiscountableLine[]): DiscountableLine[] {
-  const products = list<number>(promo.products);
-  const periods = list<string>(promo.periods);
+  const products = numbers(promo.products);
+  const periods = strings(promo.periods);
   return lines.filter((line) => (products === null || products.includes(line.productId)) && (periods === null || (line.period !== null && periods.includes(line.period))));
 }
 
@@ -91,8 +95,8 @@ export function createPromoService({ db, money }: { db: Kysely<Database>; money:
       code: row.code,
       type: row.type,
       value: row.type === 'percentage' ? formatRate(row.value) : money.format(row.value),
-      products: list<number>(row.products),
-      periods: list<string>(row.periods),
+      products: numbers(row.products),
+      periods: strings(row.periods),
       max_uses: row.max_uses,
       used: row.used,
       once_per_client: row.once_per_client === 1,
@@ -167,7 +171,7 @@ export function createPromoService({ db, money }: { db: Kysely<Database>; money:
   /** Why the coupon does not apply to these lines (422 naming `promocode`), or nothing. */
   function assertApplies(row: PromoRow, lines: DiscountableLine[]): void {
     if (lines.length === 0) throw errors.invalid('promocode', 'cannot be applied to an empty cart');
-    const products = list<number>(row.products);
+    const products = numbers(row.products);
     const forProducts = products === null ? lines : lines.filter((line) => products.includes(line.productId));
     if (forProducts.length === 0) throw errors.invalid('promocode', 'does not apply to the products in the cart');
     if (coveredLines(row, lines).length === 0) throw errors.invalid('promocode', 'does not apply to the billing period chosen');
