@@ -16,6 +16,8 @@ import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
+import { createSelfService, type SelfService } from './modules/order/self-service.ts';
+import { followPlanChanges } from './modules/serviceapikey/plan-change.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
 import { createPromoService, type PromoService } from './modules/product/promos.ts';
@@ -48,6 +50,8 @@ export interface Services {
   /** Coupons (admin/product/promo_*). */
   promos: PromoService;
   orders: OrderService;
+  /** Client self-service on orders: cancel at period end, upgradables, change plan (CONTRACT §8). */
+  selfService: SelfService;
   invoices: InvoiceService;
   /** Tax rules (admin/invoice/tax_*). */
   taxes: TaxService;
@@ -101,6 +105,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
   const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos });
+  const selfService = createSelfService({ db, events, orders, products, invoices, promos, money });
+  followPlanChanges(events, apikeys);
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
   const cron = createCronService({
     db,
@@ -131,6 +137,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     products,
     promos,
     orders,
+    selfService,
     invoices,
     taxes,
     carts,

@@ -26,6 +26,9 @@ const ORDER_FIELDS = [
   'suspended_at',
   'canceled_at',
   'unpaid_invoice_id',
+  'cancel_at_period_end',
+  'next_product_id',
+  'next_period',
   'created_at',
   'updated_at',
 ];

@@ -70,6 +70,10 @@ export async function up(db: AnyDb): Promise<void> {
   // NULLs do not collide in a unique index on either database: only issued numbers must be unique.
   await db.schema.createIndex('invoices_number').on('invoices').column('number').unique().execute();
 
+  // A plan change paid by an invoice ('change' task): the plan it moves the order to (period and price are the
+  // item's own columns).
+  await db.schema.alterTable('invoice_items').addColumn('product_id', 'integer').execute();
+
   await db.schema.alterTable('orders').addColumn('promo_id', 'integer').execute();
   await db.schema.alterTable('orders').addColumn('cancel_at_period_end', 'integer', (col) => col.notNull().defaultTo(0)).execute();
   await db.schema.alterTable('orders').addColumn('next_product_id', 'integer').execute();
@@ -81,6 +85,7 @@ export async function down(db: AnyDb): Promise<void> {
   for (const column of ['promo_id', 'cancel_at_period_end', 'next_product_id', 'next_period', 'next_price']) {
     await db.schema.alterTable('orders').dropColumn(column).execute();
   }
+  await db.schema.alterTable('invoice_items').dropColumn('product_id').execute();
   await db.schema.dropIndex('invoices_number').execute();
   for (const column of ['number', 'seller', 'buyer', 'tax_name', 'tax_rate', 'tax', 'discount', 'promo_code']) {
     await db.schema.alterTable('invoices').dropColumn(column).execute();

@@ -90,6 +90,11 @@ export interface OrderBillingColumns {
   next_price: number | null;
 }
 
+export interface InvoiceItemBillingColumns {
+  /** For a 'change' item: the plan the order moves to when the invoice is paid. */
+  product_id: number | null;
+}
+
 export interface BillingTables {
   settings: SettingTable;
   taxes: TaxTable;
@@ -98,5 +103,6 @@ export interface BillingTables {
   cart_promos: CartPromoTable;
   clients: ClientBillingColumns;
   invoices: InvoiceBillingColumns;
+  invoice_items: InvoiceItemBillingColumns;
   orders: OrderBillingColumns;
 }

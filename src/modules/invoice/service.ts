@@ -33,6 +33,8 @@ export interface InvoiceLine {
   price: number;
   /** Line total, minor units. */
   total: number;
+  /** For a `change` line: the plan the order moves to when the invoice is paid. */
+  productId?: number | null;
 }
 
 /** CONTRACT §6 invoices: exactly these fields (the period is part of the title; it is stored for reports). */
@@ -249,6 +251,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
           quantity: line.quantity,
           price: line.price,
           total: line.total,
+          product_id: line.productId ?? null,
           executed: 0,
         })),
       )
@@ -267,6 +270,8 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
           if (item.task === 'activate' && (order.status === 'pending_setup' || order.status === 'failed_setup')) {
             const product = await trx.selectFrom('products').select('setup').where('id', '=', order.product_id).executeTakeFirst();
             if (product?.setup !== 'manual') await orders.transition(trx, order.id, 'activate', { now });
+          } else if (item.task === 'change' && item.product_id !== null && item.period !== null) {
+            await orders.applyPlanChange(trx, order.id, { productId: item.product_id, period: item.period, price: item.price }, now);
           } else if (item.task === 'renew' && (order.status === 'active' || order.status === 'suspended')) {
             await orders.transition(trx, order.id, 'renew', { now });
             if (order.status === 'suspended') await orders.transition(trx, order.id, 'unsuspend', { now });
@@ -291,9 +296,15 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       .orderBy('invoices.id')
       .executeTakeFirst();
     if (existing !== undefined) return { id: existing.id, created: false };
-    const price = order.price;
+    // A downgrade waiting for this renewal is what the renewal buys.
+    const next = order.next_product_id === null ? null : await trx.selectFrom('products').select('title').where('id', '=', order.next_product_id).executeTakeFirst();
+    const plan =
+      next === null || next === undefined
+        ? order
+        : { ...order, title: next.title, product_id: order.next_product_id!, period: order.next_period, price: order.next_price ?? order.price };
+    const price = plan.price;
     // A recurring coupon taken at checkout also discounts each renewal.
-    const discount = order.promo_id === null ? null : await promos.renewalDiscount(trx, order.promo_id, { productId: order.product_id, period: order.period, total: price * order.quantity });
+    const discount = order.promo_id === null ? null : await promos.renewalDiscount(trx, order.promo_id, { productId: plan.product_id, period: plan.period, total: price * order.quantity });
     const invoice = await create(
       trx,
       order.client_id,
@@ -301,8 +312,8 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         {
           orderId: order.id,
           task: 'renew',
-          title: renewalTitle(order),
-          period: order.period,
+          title: renewalTitle(plan),
+          period: plan.period,
           quantity: order.quantity,
           price,
           total: price * order.quantity,
@@ -335,8 +346,14 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
     }
   });
 
-  // An order canceled for good (e.g. by the scheduler) no longer owes its renewal.
-  events.on('order.canceled', async ({ orderId }, trx) => {
+  // An order canceled for good (e.g. by the scheduler), or canceled by its client at period end, no longer owes its
+  // renewal.
+  events.on('order.cancel_scheduled', async ({ orderId, canceling }, trx) => {
+    if (canceling) await cancelUnpaidRenewals(trx, orderId);
+  });
+  events.on('order.canceled', ({ orderId }, trx) => cancelUnpaidRenewals(trx, orderId));
+
+  async function cancelUnpaidRenewals(trx: Kysely<Database>, orderId: number): Promise<void> {
     const ids = await trx
       .selectFrom('invoice_items')
       .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
@@ -351,7 +368,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
       }
     }
-  });
+  }
 
   function nowText(): string {
     return isoSeconds(new Date());

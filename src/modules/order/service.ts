@@ -46,6 +46,11 @@ export interface OrderRecord {
   suspended_at: string | null;
   canceled_at: string | null;
   unpaid_invoice_id: number | null;
+  /** CONTRACT §8 self-service: canceled by the client, the order ends at expires_at. */
+  cancel_at_period_end: boolean;
+  /** A downgrade waiting for the next renewal: the plan and period the order will renew on, or null. */
+  next_product_id: number | null;
+  next_period: string | null;
   created_at: string;
   updated_at: string;
   /** Staff only. */
@@ -120,6 +125,19 @@ function eventOf(row: OrderRow): OrderEvent {
   return { orderId: row.id, clientId: row.client_id, productId: row.product_id, status: row.status };
 }
 
+/** The fields that move an order onto another plan (product, period, unit price), clearing any pending change. */
+async function planChanges(trx: Kysely<Database>, productId: number, period: string, price: number): Promise<Partial<OrderRow>> {
+  const product = await trx.selectFrom('products').select(['title', 'config']).where('id', '=', productId).executeTakeFirst();
+  if (product === undefined) throw errors.conflict('The new plan no longer exists');
+  return { product_id: productId, title: product.title, period, price, config: product.config, next_product_id: null, next_period: null, next_price: null };
+}
+
+/** The downgrade waiting for the order's next renewal, as the changes that apply it, or null. */
+async function pendingPlan(trx: Kysely<Database>, row: OrderRow): Promise<{ period: string; changes: Partial<OrderRow> } | null> {
+  if (row.next_product_id === null || row.next_period === null || row.next_price === null) return null;
+  return { period: row.next_period, changes: await planChanges(trx, row.next_product_id, row.next_period, row.next_price) };
+}
+
 export function createOrderService({ db, events, productTypes, products, money }: OrderServiceDeps) {
   function typeOf(row: OrderRow): ProductType {
     const type = productTypes.get(row.type);
@@ -158,6 +176,9 @@ export function createOrderService({ db, events, productTypes, products, money }
       suspended_at: row.suspended_at,
       canceled_at: row.canceled_at,
       unpaid_invoice_id: unpaid.get(row.id) ?? null,
+      cancel_at_period_end: row.cancel_at_period_end === 1,
+      next_product_id: row.next_product_id,
+      next_period: row.next_period,
       created_at: row.created_at,
       updated_at: row.updated_at,
       ...(staff && { notes: row.notes }),
@@ -218,7 +239,9 @@ export function createOrderService({ db, events, productTypes, products, money }
       case 'renew': {
         if (row.period === null) throw errors.conflict('The order is not recurrent; it cannot be renewed');
         const from = row.expires_at !== null && row.expires_at > nowText ? new Date(row.expires_at) : now;
-        changes = { expires_at: isoSeconds(addPeriod(from, row.period)) };
+        // A downgrade waiting for this renewal applies now: the order renews on the new plan, period and price.
+        const next = await pendingPlan(trx, row);
+        changes = { expires_at: isoSeconds(addPeriod(from, next?.period ?? row.period)), ...(next !== null && next.changes) };
         break;
       }
       case 'suspend':
@@ -228,7 +251,7 @@ export function createOrderService({ db, events, productTypes, products, money }
         changes = { status: 'active', suspended_at: null, reason: null };
         break;
       case 'cancel':
-        changes = { status: 'canceled', canceled_at: nowText, reason };
+        changes = { status: 'canceled', canceled_at: nowText, reason, cancel_at_period_end: 0 };
         break;
       default:
         // An order canceled while suspended comes back active, so its suspension goes with the cancellation.
@@ -249,6 +272,9 @@ export function createOrderService({ db, events, productTypes, products, money }
     const snapshot = snapshotOf(next);
     await typeOf(next)[action](trx, snapshot);
     const event = eventOf(next);
+    if (action === 'renew' && next.product_id !== row.product_id) {
+      await events.emit('order.plan_changed', { ...event, fromProductId: row.product_id, config: snapshot.config }, trx);
+    }
     switch (action) {
       case 'activate':
         await events.emit('order.activated', event, trx);
@@ -284,6 +310,52 @@ export function createOrderService({ db, events, productTypes, products, money }
     transition,
     requireRow,
     typeOf,
+
+    /**
+     * Moves an active order onto another plan now (a paid upgrade), inside `trx`: new product, period and price, a
+     * new period starting now, the new plan's config; the product type hears it through `order.plan_changed` (the
+     * API key keeps its key and takes the new custom parameters). An order no longer active is left alone.
+     */
+    async applyPlanChange(trx: Kysely<Database>, id: number, plan: { productId: number; period: string; price: number }, now = new Date()): Promise<boolean> {
+      const row = await requireRow(trx, id);
+      if (row.status !== 'active') return false;
+      const nowText = isoSeconds(now);
+      const changes: Partial<OrderRow> = { ...(await planChanges(trx, plan.productId, plan.period, plan.price)), expires_at: isoSeconds(addPeriod(now, plan.period)) };
+      const result = await trx
+        .updateTable('orders')
+        .set({ ...changes, updated_at: nowText })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .where('updated_at', '=', row.updated_at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+      const next: OrderRow = { ...row, ...changes, updated_at: nowText };
+      await history(trx, id, row.status, next.status, `plan changed to ${next.title} (${plan.period})`, now);
+      const snapshot = snapshotOf(next);
+      await typeOf(next).update(trx, snapshot);
+      await events.emit('order.plan_changed', { ...eventOf(next), fromProductId: row.product_id, config: snapshot.config }, trx);
+      return true;
+    },
+
+    /** Self-service fields (CONTRACT §8) written by the order module's self-service, inside `trx`, checked by status. */
+    async setSelfService(
+      trx: Kysely<Database>,
+      row: OrderRow,
+      fields: Partial<Pick<OrderRow, 'cancel_at_period_end' | 'next_product_id' | 'next_period' | 'next_price'>>,
+      note: string,
+      now = new Date(),
+    ): Promise<void> {
+      const nowText = isoSeconds(now);
+      const result = await trx
+        .updateTable('orders')
+        .set({ ...fields, updated_at: nowText })
+        .where('id', '=', row.id)
+        .where('status', '=', row.status)
+        .where('updated_at', '=', row.updated_at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+      await history(trx, row.id, row.status, row.status, note, now);
+    },
 
     /**
      * Serialises work on one order until `trx` ends: a no-op update takes the row lock on PostgreSQL (SQLite runs
