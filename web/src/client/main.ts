@@ -9,7 +9,7 @@ import { Loading } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
 import { LoginPage, SignupPage } from './auth.ts';
 import { CartPage, PlansPage } from './shop.ts';
-import { InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
+import { ChangePlanPage, GuestInvoicePage, InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
 import { ProfilePage } from './profile.ts';
 
@@ -80,6 +80,10 @@ function Routes() {
   if (path === '/invoices') return html`<${Protected} what="your invoices"><${InvoicesPage} /><//>`;
   const invoice = match('/invoices/:id', path);
   if (invoice !== null) return html`<${Protected} what="this invoice"><${InvoicePage} id=${Number(invoice.id)} /><//>`;
+  const planChange = match('/orders/:id/plan', path);
+  if (planChange !== null && /^\d+$/.test(planChange.id ?? '')) return html`<${Protected} what="your order"><${ChangePlanPage} id=${Number(planChange.id)} /><//>`;
+  const guestInvoice = match('/invoice/:hash', path);
+  if (guestInvoice !== null) return html`<${GuestInvoicePage} hash=${guestInvoice.hash} />`;
   if (path === '/profile') return html`<${Protected} what="your profile"><${ProfilePage} /><//>`;
   return html`<h1>Page not found</h1><p>There is no page at this address. <${Link} href="/">See the plans<//>.</p>`;
 }
