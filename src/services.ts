@@ -99,7 +99,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   productTypes.register(createApiKeyProductType(apikeys));
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
-  gateways.register(customGateway(config.paymentInstructions));
+  gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money });
   const taxes = createTaxService({ db });
