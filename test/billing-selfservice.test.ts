@@ -166,6 +166,19 @@ describe('self-service on orders', () => {
     expectError(await asClient(t, client.token, 'order/change_plan', { id: orderId, product_id: pro, period: '1M' }), 409);
   });
 
+  it('applies a paid upgrade to an order suspended meanwhile, and unsuspends it', async () => {
+    const { client, orderId, key } = await activeOrder();
+    const reply = await asClient(t, client.token, 'order/change_plan', { id: orderId, product_id: pro, period: '1M' });
+    // The order expires unpaid and is suspended before the upgrade invoice is paid.
+    await t.admin('order/suspend', { id: orderId, reason: 'Non-payment' });
+    expect(await info(key)).toMatchObject({ valid: 0 });
+    await t.admin('invoice/mark_as_paid', { id: reply.result.invoice_id });
+    expect((await asClient(t, client.token, 'order/get', { id: orderId })).result).toMatchObject({ status: 'active', product_id: pro });
+    expect(await info(key)).toMatchObject({ valid: 1, config: { tier: 'pro' } });
+    expectError(await t.call('/api/client/order/upgradables', { id: orderId }), 201, 401);
+    expectError(await t.call('/api/client/order/change_plan', { id: orderId, product_id: pro, period: '1M' }), 201, 401);
+  });
+
   it('lets one of two concurrent upgrades of one order win', async () => {
     const { client, orderId } = await activeOrder();
     const replies = await Promise.all([0, 1, 2].map(() => asClient(t, client.token, 'order/change_plan', { id: orderId, product_id: pro, period: '1M' })));

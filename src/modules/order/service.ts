@@ -314,18 +314,20 @@ export function createOrderService({ db, events, productTypes, products, money }
     /**
      * Moves an active order onto another plan now (a paid upgrade), inside `trx`: new product, period and price, a
      * new period starting now, the new plan's config; the product type hears it through `order.plan_changed` (the
-     * API key keeps its key and takes the new custom parameters). An order no longer active is left alone.
+     * API key keeps its key and takes the new custom parameters). A suspended order (the upgrade invoice was paid
+     * after the order expired) changes too and is unsuspended: the payment bought a new period. An order canceled or
+     * not yet active is left alone (false).
      */
     async applyPlanChange(trx: Kysely<Database>, id: number, plan: { productId: number; period: string; price: number }, now = new Date()): Promise<boolean> {
       const row = await requireRow(trx, id);
-      if (row.status !== 'active') return false;
+      if (row.status !== 'active' && row.status !== 'suspended') return false;
       const nowText = isoSeconds(now);
       const changes: Partial<OrderRow> = { ...(await planChanges(trx, plan.productId, plan.period, plan.price)), expires_at: isoSeconds(addPeriod(now, plan.period)) };
       const result = await trx
         .updateTable('orders')
         .set({ ...changes, updated_at: nowText })
         .where('id', '=', id)
-        .where('status', '=', 'active')
+        .where('status', '=', row.status)
         .where('updated_at', '=', row.updated_at)
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
@@ -334,6 +336,7 @@ export function createOrderService({ db, events, productTypes, products, money }
       const snapshot = snapshotOf(next);
       await typeOf(next).update(trx, snapshot);
       await events.emit('order.plan_changed', { ...eventOf(next), fromProductId: row.product_id, config: snapshot.config }, trx);
+      if (row.status === 'suspended') await transition(trx, id, 'unsuspend', { now });
       return true;
     },
 
