@@ -240,6 +240,16 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     expect(text).toMatch(/VAT \(20%\)\s+3\.42 USD/);
     expect(text).toMatch(/Total\s+20\.52 USD/);
     expect(text).toContain('paid');
+    // The guest link to the same invoice shows the same document without logging in.
+    const hash = (await t.admin('invoice/get', { id: invoiceId })).result.hash as string;
+    const guest = await browser.newPage();
+    await guest.goto(`${base}/invoice/${hash}`);
+    await guest.getByRole('heading', { name: 'Invoice ACME-1' }).waitFor();
+    const guestText = await guest.getByRole('main').textContent();
+    expect(guestText).toContain('Acme API Ltd');
+    expect(guestText).toContain('VAT (20%)');
+    expect(await guest.getByRole('link', { name: 'Download PDF' }).getAttribute('href')).toBe(`/api/guest/invoice/pdf?hash=${hash}`);
+    await guest.close();
     // Leave the customer where the next step expects them: on a page without a second link to the keys.
     await client.goto(`${base}/orders`);
     await client.getByRole('heading', { name: 'Orders' }).waitFor();
