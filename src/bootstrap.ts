@@ -18,6 +18,7 @@ export async function bootstrap(config: Config = loadConfig()): Promise<Services
     throw error;
   }
   const services = createServices(config, database, secret);
+  await services.settings.preload();
   // Serve with shared rate-limit counters from the first request when Redis is there; without it, go on after 2 s.
   await services.limiter.store.ready?.(2000);
   return services;

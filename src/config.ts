@@ -1,5 +1,6 @@
 // Every setting, typed, read from the environment once. Each has a default that works on one machine with no
 // other service: SQLite under ./data, counters in memory, the scheduler inside the server.
+import { settingDefaultsFromEnv, type SettingName } from './modules/system/settings-catalogue.ts';
 
 export type RateLimitPolicy =
   | 'API_GUEST'
@@ -62,6 +63,8 @@ export interface Config {
   /** The outbox sender: how often it looks for due items, and how long a claim holds (a crashed sender's items wait this long). */
   outboxPollMs: number;
   outboxLeaseSeconds: number;
+  /** Defaults of the settings staff edit (CONTRACT §8), from each setting's upper-cased name in the environment. */
+  settings: Partial<Record<SettingName, string>>;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -127,6 +130,14 @@ function timeouts(env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs
   return { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 10_000, 1) };
 }
 
+function settingDefaults(env: Env): Partial<Record<SettingName, string>> {
+  try {
+    return settingDefaultsFromEnv(env);
+  } catch (error) {
+    throw new ConfigError(`Environment: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const policies = { ...DEFAULT_RATE_LIMITS };
   for (const policy of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitPolicy[]) {
@@ -183,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTimeoutMs: int(env, 'SMTP_TIMEOUT_MS', 30_000, 100),
     outboxPollMs: int(env, 'OUTBOX_POLL_MS', 5000, 10),
     outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
+    settings: settingDefaults(env),
   };
 }
 

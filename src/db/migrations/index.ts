@@ -3,11 +3,13 @@ import type { Migration } from 'kysely';
 import * as core from './001_core.ts';
 import * as selling from './002_selling.ts';
 import * as apikey from './003_apikey.ts';
+import * as billing from './006_billing.ts';
 import * as outbox from './008_outbox.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
   '002_selling': selling,
   '003_apikey': apikey,
+  '006_billing': billing,
   '008_outbox': outbox,
 };
