@@ -110,6 +110,11 @@ describe('notices over SMTP', () => {
     const key = service.result.api_key as string;
     expect(key).toMatch(/^[0-9A-F-]{35}$/);
     expect(mail!.raw).not.toContain(key);
+    // Follow the link: the keys page reads client/serviceapikey/get_list, where the key of this order is.
+    const keysLink = /href="([^"]+\/keys)"/.exec(mail!.parsed.html || '')![1]!;
+    expect(new URL(keysLink).pathname).toBe('/keys');
+    const keys = await asClient(t, client.token, 'serviceapikey/get_list', {});
+    expect(keys.result.list).toEqual([expect.objectContaining({ order_id: created.result, api_key: key })]);
 
     // Security notices: reset and disable, neither with the new key.
     const reset = await asClient(t, client.token, 'serviceapikey/reset', { order_id: created.result });
