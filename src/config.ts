@@ -9,7 +9,8 @@ export type RateLimitPolicy =
   | 'API_AUTH_FAILED'
   | 'LOGIN'
   | 'SIGNUP'
-  | 'CHECKOUT';
+  | 'CHECKOUT'
+  | 'PASSWORD_RESET';
 
 export interface RateLimitRule {
   limit: number;
@@ -45,6 +46,8 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
+  /** Sign-ups must confirm their e-mail address before checkout (REQUIRE_EMAIL_VERIFICATION, off by default). */
+  requireEmailVerification: boolean;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -56,6 +59,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule
   LOGIN: { limit: 10, windowSeconds: 3600 },
   SIGNUP: { limit: 5, windowSeconds: 3600 },
   CHECKOUT: { limit: 15, windowSeconds: 3600 },
+  PASSWORD_RESET: { limit: 5, windowSeconds: 3600 },
 };
 
 export class ConfigError extends Error {}
@@ -138,5 +142,6 @@ export function loadConfig(env: Env = process.env): Config {
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
     keyCacheSize: int(env, 'KEY_CACHE_SIZE', 100_000, 1),
+    requireEmailVerification: bool(env, 'REQUIRE_EMAIL_VERIFICATION', false),
   };
 }

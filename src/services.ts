@@ -22,6 +22,7 @@ import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
+import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
 
 export interface Services {
   config: Config;
@@ -35,6 +36,8 @@ export interface Services {
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
+  /** TOTP second factor and recovery codes of clients and staff. */
+  twoFactor: TwoFactorService;
   /** Every product type that can be sold; modules register theirs here. */
   productTypes: ProductTypeRegistry;
   /** Payment gateways; the built-in `custom` one is manual payment confirmed by staff. */
@@ -69,6 +72,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
+  const twoFactor = createTwoFactorService({ db, secrets, events, issuer: 'Tollgate' });
   const productTypes = new ProductTypeRegistry();
   productTypes.register(customType);
   const apikeys = createApiKeyService({
@@ -113,6 +117,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     sessions,
     staff,
     clients,
+    twoFactor,
     productTypes,
     gateways,
     products,

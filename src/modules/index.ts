@@ -1,5 +1,6 @@
 // The module registry: every API module the gateway serves. Add a module here and nowhere in http/.
 import type { ModuleApi } from '../http/action.ts';
+import { accountProfileApi } from './account/api.ts';
 import { cartApi } from './cart/api.ts';
 import { clientApi } from './client/api.ts';
 import { cronApi } from './cron/api.ts';
@@ -22,4 +23,5 @@ export const modules: readonly ModuleApi[] = [
   invoiceApi,
   cronApi,
   serviceApiKeyApi,
+  accountProfileApi,
 ];

@@ -6,6 +6,7 @@ import { errors } from '../../http/errors.ts';
 import type { StaffPrincipal } from '../../http/identity.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import type { Services } from '../../services.ts';
+import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
 import { ADMINISTRATORS_GROUP_ID } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -33,13 +34,14 @@ export const staffApi: ModuleApi = {
   guest: {
     login: guestAction({
       postOnly: true,
-      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
+      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }), code: Type.Optional(SecondFactorCode) }),
       rateLimit: 'LOGIN',
-      summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies',
-      async handler({ email, password }, { services, reply, ip, session }) {
+      summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies; `code` when two-factor login is on',
+      async handler({ email, password, code }, { services, reply, ip, session }) {
         await guardLogin(services, reply, ip);
         const staff = await services.staff.login(email, password);
         if (staff === null) return failLogin(services, reply, ip);
+        await requireSecondFactor(services, reply, ip, { type: 'admin', id: staff.id }, code);
         await session.start({ type: 'admin', id: staff.id });
         return { id: staff.id, email: staff.email, name: staff.name, role: 'admin' };
       },
