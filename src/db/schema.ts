@@ -2,6 +2,7 @@
 import type { AccountTables } from './tables/accounts.ts';
 import type { ApiKeyTables } from './tables/apikey.ts';
 import type { CoreTables } from './tables/core.ts';
+import type { OutboxTables } from './tables/outbox.ts';
 import type { SellingTables } from './tables/selling.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & AccountTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & OutboxTables & AccountTables;

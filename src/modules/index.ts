@@ -4,6 +4,7 @@ import { accountProfileApi } from './account/api.ts';
 import { cartApi } from './cart/api.ts';
 import { clientApi } from './client/api.ts';
 import { cronApi } from './cron/api.ts';
+import { emailApi } from './email/api.ts';
 import { invoiceApi } from './invoice/api.ts';
 import { orderApi } from './order/api.ts';
 import { productApi } from './product/api.ts';
@@ -23,5 +24,6 @@ export const modules: readonly ModuleApi[] = [
   invoiceApi,
   cronApi,
   serviceApiKeyApi,
+  emailApi,
   accountProfileApi,
 ];
