@@ -26,6 +26,7 @@ import { createOutboxService, type OutboxService } from './modules/outbox/servic
 import { createMailService, type MailService } from './modules/email/service.ts';
 import { registerNotices } from './modules/email/notices.ts';
 import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
+import { createAccountService, type AccountService } from './modules/account/service.ts';
 
 export interface Services {
   config: Config;
@@ -41,6 +42,8 @@ export interface Services {
   clients: ClientService;
   /** TOTP second factor and recovery codes of clients and staff. */
   twoFactor: TwoFactorService;
+  /** Password reset, e-mail confirmation and change of e-mail (mails through `mail`). */
+  accounts: AccountService;
   /** Every product type that can be sold; modules register theirs here. */
   productTypes: ProductTypeRegistry;
   /** Payment gateways; the built-in `custom` one is manual payment confirmed by staff. */
@@ -119,6 +122,16 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   // The SMTP connection closes after the sender loop has stopped (closers run in reverse).
   closers.push(async () => mail.close());
+  const accounts = createAccountService({
+    db,
+    secrets,
+    events,
+    mail,
+    clients,
+    staff,
+    publicUrl: config.publicUrl,
+    requireEmailVerification: config.requireEmailVerification,
+  });
   closers.push(() => outbox.stop());
   const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
   const cron = createCronService({
@@ -146,6 +159,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     staff,
     clients,
     twoFactor,
+    accounts,
     productTypes,
     gateways,
     products,

@@ -325,18 +325,19 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
 
     /**
      * Password reset, inside the caller's transaction (the one that spends the reset token): stores the new hash and
-     * ends every session of the account. False when the client is gone or no longer active.
+     * ends every session of the account. Returns who to notify, or null when the client is gone or not active.
      */
-    async resetPassword(trx: Kysely<Database>, id: number, passwordHash: string): Promise<boolean> {
-      const result = await trx
+    async resetPassword(trx: Kysely<Database>, id: number, passwordHash: string): Promise<{ email: string; firstName: string } | null> {
+      const row = await trx
         .updateTable('clients')
         .set({ password_hash: passwordHash, updated_at: nowIso() })
         .where('id', '=', id)
         .where('status', '=', 'active')
+        .returning(['email', 'first_name'])
         .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
+      if (row === undefined) return null;
       await sessions.destroyAllOf('client', id, trx);
-      return true;
+      return { email: row.email, firstName: row.first_name };
     },
 
     async emailVerifiedAt(id: number): Promise<string | null> {
