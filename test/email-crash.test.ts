@@ -40,7 +40,7 @@ function startSender(): Promise<ChildProcess> {
   children.push(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the sender did not start within 30 s')), 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       if (line === 'sending') {
         clearTimeout(timer);
         resolve(child);
