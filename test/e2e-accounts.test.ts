@@ -35,12 +35,12 @@ describe.runIf(existsSync(CHROMIUM))('account security in the browser', () => {
   let browser: Browser;
   let page: Page;
 
-  /** Delivers the outbox and returns the first link in the last message to `address`. */
-  async function linkMailedTo(address: string): Promise<string> {
+  /** Delivers the outbox and returns the `route` link (`…#/<route>/<token>`) in the last message to `address`. */
+  async function linkMailedTo(address: string, route = 'reset'): Promise<string> {
     await t.services.outbox.runDue();
     const mail = smtp.received.filter((item) => item.envelope.to.includes(address)).at(-1);
     expect(mail, `a mail to ${address}`).toBeDefined();
-    const link = /href="([^"]+#\/reset\/[^"]+)"/.exec(String(mail!.parsed.html))?.[1];
+    const link = new RegExp(`href="([^"]+#/${route}/[^"]+)"`).exec(String(mail!.parsed.html))?.[1];
     expect(link).toBeDefined();
     return link!.replaceAll('&amp;', '&');
   }
@@ -187,5 +187,29 @@ describe.runIf(existsSync(CHROMIUM))('account security in the browser', () => {
     await codeField.fill(totpCode(secret, Date.now(), 1));
     await page.getByRole('button', { name: 'Verify and log in' }).click();
     await page.getByText(`Signed in as ${client.email}`).waitFor();
+  });
+
+  it('a customer changes the e-mail address from the profile and confirms it from the mailed link', async () => {
+    const client = await t.createClient();
+    const fresh = `moved-${client.id}@example.com`;
+    await freshPage();
+    await page.goto(`${base}/login`);
+    await page.getByLabel('E-mail').fill(client.email);
+    await page.getByLabel('Password').fill(client.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByText(`Signed in as ${client.email}`).waitFor();
+    await page.getByRole('link', { name: 'Profile' }).click();
+    await page.getByLabel('New e-mail address').fill(fresh);
+    await page.getByRole('form', { name: 'Change e-mail address' }).getByLabel('Current password').fill(client.password);
+    await page.getByRole('button', { name: 'Send the confirmation link' }).click();
+    await page.getByText(`We sent a confirmation link to ${fresh}`).waitFor();
+
+    const link = await linkMailedTo(fresh, 'confirm-email');
+    expect(link.startsWith(`${base}/#/confirm-email/`)).toBe(true);
+    await page.goto(link);
+    await page.getByTestId('email-confirmed').waitFor();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Profile' }).waitFor();
+    await page.getByText(`E-mail: ${fresh}`).waitFor();
   });
 });
