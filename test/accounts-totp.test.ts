@@ -97,6 +97,24 @@ describe('two-factor login', () => {
       expect((await t.call('/api/client/profile/totp_enable', { code: right }, { browser, csrf: true })).status).toBe(200);
     });
 
+    it('concurrent set-ups of one account: each answers 200 or 409, and the stored secret is one that was returned', async () => {
+      const client = await t.createClient();
+      const browser = await t.login('client', client.email, client.password);
+      const replies = await Promise.all(Array.from({ length: 5 }, () => t.call('/api/client/profile/totp_setup', {}, { browser, csrf: true })));
+      for (const reply of replies) if (reply.status !== 200) expectError(reply, 409);
+      const returned = replies.filter((reply) => reply.status === 200).map((reply) => reply.result.secret as string);
+      expect(returned.length).toBeGreaterThan(0);
+      const row = await t.services.db.selectFrom('account_totp').selectAll().where('subject_type', '=', 'client').where('subject_id', '=', client.id).executeTakeFirstOrThrow();
+      expect(returned).toContain(t.services.secrets.decrypt(row.secret_enc));
+    });
+
+    it('deleting a client removes its second factor and recovery codes', async () => {
+      const client = await clientWithTotp();
+      expect((await t.admin('client/delete', { id: client.id })).status).toBe(200);
+      expect(await t.services.db.selectFrom('account_totp').select('subject_id').where('subject_type', '=', 'client').where('subject_id', '=', client.id).execute()).toEqual([]);
+      expect(await t.services.db.selectFrom('account_recovery_codes').select('id').where('subject_type', '=', 'client').where('subject_id', '=', client.id).execute()).toEqual([]);
+    });
+
     it('TOTP actions take POST only, need a client session or token, and refuse the admin token', async () => {
       const client = await t.createClient();
       for (const action of ['totp_setup', 'totp_enable', 'totp_disable']) {

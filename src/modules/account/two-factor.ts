@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeBase32IgnorePadding, encodeBase32NoPadding } from '@oslojs/encoding';
 import { createTOTPKeyURI, generateHOTP } from '@oslojs/otp';
 import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
 import type { AccountSubjectType } from '../../db/tables/accounts.ts';
 import { inTransaction } from '../../db/transaction.ts';
@@ -145,7 +146,12 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
         await trx
           .insertInto('account_totp')
           .values({ subject_type: subject.type, subject_id: subject.id, secret_enc: secrets.encrypt(secret), enabled_at: null, last_step: null, created_at: now, updated_at: now })
-          .execute();
+          .execute()
+          .catch((error: unknown) => {
+            // Two set-ups of one account at the same moment (PostgreSQL): the later one is told, not crashed.
+            if (isUniqueViolation(error)) throw errors.conflict('Two-factor set-up is already under way; try again');
+            throw error;
+          });
       });
       return { secret, otpauth_url: createTOTPKeyURI(issuer, accountName, key, PERIOD_SECONDS, DIGITS) };
     },
