@@ -123,7 +123,8 @@ export function createOutboxService(deps: OutboxServiceDeps) {
       again = true;
       return;
     }
-    running = runDue()
+    // The loop stops between rounds once stop() is called, so shutdown waits for one batch, not the whole queue.
+    running = runRounds(undefined, () => stopped)
       .then(() => undefined)
       .catch((error: unknown) => log('error', 'outbox: sending failed', { error: describe(error) }))
       .finally(() => {
@@ -231,9 +232,9 @@ export function createOutboxService(deps: OutboxServiceDeps) {
     }
   }
 
-  async function runDue(now?: Date): Promise<number> {
+  async function runRounds(now: Date | undefined, stop: () => boolean): Promise<number> {
     let delivered = 0;
-    for (let round = 0; round < MAX_ROUNDS; round++) {
+    for (let round = 0; round < MAX_ROUNDS && !stop(); round++) {
       const at = now ?? new Date();
       const items = await claim(at, batchSize);
       if (items.length === 0) break;
@@ -294,7 +295,7 @@ export function createOutboxService(deps: OutboxServiceDeps) {
     },
 
     /** Delivers every item due at `now` (default: the time of each round); returns how many attempts it made. */
-    runDue,
+    runDue: (now?: Date): Promise<number> => runRounds(now, () => false),
 
     /** Whether the dedupe key has an item already (so a caller can skip rendering work it would throw away). */
     async hasDedupeKey(trx: Kysely<Database>, key: string): Promise<boolean> {
