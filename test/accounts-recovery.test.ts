@@ -438,4 +438,14 @@ describe('password reset limits (PASSWORD_RESET 5/3600 s per IP and per address)
       expectError(await t.call('/api/guest/client/reset_password', { email: email.toUpperCase() }, { ip: `10.8.${email.length}.6` }), 429);
     }
   });
+
+  it('change_email counts against the address it mails: the 6th request to one address → 429', async () => {
+    const target = 'stranger@example.com';
+    for (let i = 1; i <= 6; i++) {
+      const client = await t.createClient();
+      const reply = await t.call('/api/client/profile/change_email', { email: target, password: client.password }, { basic: ['client', client.token], ip: `10.9.1.${i}` });
+      if (i <= 5) expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      else expectError(reply, 429);
+    }
+  });
 });

@@ -14,7 +14,11 @@ const Hash = Type.String({ minLength: 1, maxLength: 128 });
 const NO_PARAMS = Type.Object({});
 const UpdatePassword = Type.Object({ hash: Hash, password: Password, password_confirm: Password });
 
-/** PASSWORD_RESET per address, on top of the gateway's count per IP: nobody can flood one mailbox from many IPs. */
+/**
+ * PASSWORD_RESET per address, on top of the gateway's count per IP: nobody can flood one mailbox from many IPs. The
+ * other requests that mail a link to an address (confirmation, change of e-mail) count against the same budget, so
+ * a signed-in client cannot use change_email to mail a stranger over and over.
+ */
 async function limitPerAddress(services: Services, reply: FastifyReply, ip: string, email: string): Promise<void> {
   if (services.limiter.isExempt(ip)) return;
   enforce(reply, await services.limiter.hit('PASSWORD_RESET', `address:${email.trim().toLowerCase()}`));
@@ -83,7 +87,8 @@ export const recoveryProfileApi: ModuleApi = {
     resend_confirmation: clientAction({
       params: NO_PARAMS,
       summary: 'Mails a new confirmation link to the current address (409 when it is confirmed already)',
-      async handler(_params, { services, identity }) {
+      async handler(_params, { services, identity, reply, ip }) {
+        await limitPerAddress(services, reply, ip, identity.client.email);
         await services.accounts.resendConfirmation(identity.client.id);
         return true;
       },
@@ -92,7 +97,8 @@ export const recoveryProfileApi: ModuleApi = {
       postOnly: true,
       params: Type.Object({ email: Email, password: Password }),
       summary: 'Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email)',
-      async handler({ email, password }, { services, identity }) {
+      async handler({ email, password }, { services, identity, reply, ip }) {
+        await limitPerAddress(services, reply, ip, email);
         await services.accounts.changeEmail(identity.client.id, email, password);
         return true;
       },
