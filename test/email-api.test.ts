@@ -81,6 +81,7 @@ describe('admin/email mail log', () => {
       next_attempt_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       created_at: expect.stringMatching(/Z$/),
       sent_at: null,
+      updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
     });
     const second = await t.admin('email/email_get_list', { client_id: bob.id, per_page: 1, page: 2 });
     expect(second.result.list[0].id).toBeLessThan(newest.id);
@@ -138,7 +139,7 @@ describe('client/email', () => {
     expect(own.result.total).toBeGreaterThan(0);
     for (const mail of own.result.list) expect(mail.recipients).toBe(alice.email);
     expect(Object.keys(own.result.list[0]).toSorted((a, b) => a.localeCompare(b))).toEqual(
-      ['content_html', 'content_text', 'created_at', 'id', 'recipients', 'sender', 'status', 'subject', 'sent_at', 'template'].toSorted((a, b) => a.localeCompare(b)),
+      ['content_html', 'content_text', 'created_at', 'id', 'recipients', 'sender', 'status', 'subject', 'sent_at', 'template', 'updated_at'].toSorted((a, b) => a.localeCompare(b)),
     );
     const mine = own.result.list[0].id as number;
     expect((await asClient(t, alice.token, 'email/get', { id: mine })).result).toMatchObject({ id: mine, recipients: alice.email });

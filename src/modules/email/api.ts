@@ -8,7 +8,7 @@ const ById = Type.Object({ id: Id });
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('not_sent')]);
 const Code = Type.String({ minLength: 1, maxLength: 64 });
 const Subject = Type.String({ minLength: 1, maxLength: 998 });
-const Content = Type.String({ minLength: 1, maxLength: 100_000 });
+const Content = Type.String({ minLength: 1, maxLength: 20_000 });
 
 export const emailApi: ModuleApi = {
   name: 'email',

@@ -7,6 +7,7 @@ import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { EventBus } from '../../events.ts';
 import type { Money } from '../../lib/money.ts';
+import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, type OutboxLog } from '../outbox/service.ts';
 import { isPlainAddress, type MailService } from './service.ts';
 // The events these notices listen to are declared by their owners; importing the declarations makes them known here.
@@ -23,7 +24,7 @@ declare module '../../events.ts' {
 export interface NoticesDeps {
   db: Kysely<Database>;
   events: EventBus;
-  mail: Pick<MailService, 'queue' | 'isQueued'>;
+  mail: Pick<MailService, 'queue' | 'isQueued' | 'queuedKeys'>;
   /** PUBLIC_URL without a trailing slash. */
   publicUrl: string;
   money: Pick<Money, 'format'>;
@@ -163,8 +164,8 @@ export function registerNotices({ db, events, mail, publicUrl, money, log = defa
      */
     async queueInvoiceReminders(now: Date): Promise<number> {
       const nowMs = now.getTime();
-      const from = new Date(nowMs - (Math.max(...REMINDER_DAYS_AFTER) + 1) * DAY_MS).toISOString();
-      const to = new Date(nowMs + Math.max(...REMINDER_DAYS_BEFORE) * DAY_MS).toISOString();
+      const from = isoSeconds(new Date(nowMs - (Math.max(...REMINDER_DAYS_AFTER) + 1) * DAY_MS));
+      const to = isoSeconds(new Date(nowMs + Math.max(...REMINDER_DAYS_BEFORE) * DAY_MS));
       const rows = await db
         .selectFrom('invoices')
         .select(['id', 'client_id', 'due_at'])
@@ -174,20 +175,26 @@ export function registerNotices({ db, events, mail, publicUrl, money, log = defa
         .where('due_at', '<=', to)
         .orderBy('id')
         .execute();
-      let queued = 0;
+      // The jobs run every minute: find the invoices in a reminder slot, then skip in one query those reminded already.
+      const due: Array<{ id: number; clientId: number; overdue: boolean; dedupeKey: string }> = [];
       for (const row of rows) {
         const dueMs = Date.parse(row.due_at!);
         const before = Math.ceil((dueMs - nowMs) / DAY_MS);
         const after = Math.floor((nowMs - dueMs) / DAY_MS);
         const slot =
           dueMs > nowMs ? ((REMINDER_DAYS_BEFORE as readonly number[]).includes(before) ? `before${before}` : null) : (REMINDER_DAYS_AFTER as readonly number[]).includes(after) ? `after${after}` : null;
-        if (slot === null) continue;
-        const dedupeKey = `invoice_reminder:${row.id}:${slot}`;
+        if (slot !== null) due.push({ id: row.id, clientId: row.client_id, overdue: dueMs <= nowMs, dedupeKey: `invoice_reminder:${row.id}:${slot}` });
+      }
+      const done = await mail.queuedKeys(due.map((reminder) => reminder.dedupeKey));
+      let queued = 0;
+      for (const reminder of due) {
+        if (done.has(reminder.dedupeKey)) continue;
         const id = await inTransaction(db, async (trx) => {
-          if (await mail.isQueued(trx, dedupeKey)) return 0;
-          const found = await invoiceVars(trx, row.id);
+          // Checked again inside the transaction: another process may have queued it meanwhile.
+          if (await mail.isQueued(trx, reminder.dedupeKey)) return 0;
+          const found = await invoiceVars(trx, reminder.id);
           if (found?.invoice.status !== 'unpaid') return 0;
-          return toClient(trx, row.client_id, 'invoice_reminder', { ...found.vars, overdue: dueMs > nowMs ? '' : 'yes' }, { dedupeKey });
+          return toClient(trx, reminder.clientId, 'invoice_reminder', { ...found.vars, overdue: reminder.overdue ? 'yes' : '' }, { dedupeKey: reminder.dedupeKey });
         });
         if (id !== 0) queued += 1;
       }

@@ -309,8 +309,9 @@ function decodeEntities(text: string): string {
 /** The text part of a message: links written out as "label: URL", block ends as line breaks, tags dropped. */
 export function htmlToText(html: string): string {
   let text = html
-    .replace(/<(script|style|head|title)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<a\b[^>]*?\bhref\s*=\s*("([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a\s*>/gi, (_whole, _quoted, dq?: string, sq?: string, label = '') => {
+    // Bounded lazy matches: an opening tag without its end costs at most a bounded scan, not one to the end of the text.
+    .replace(/<(script|style|head|title)\b[\s\S]{0,20000}?<\/\1\s*>/gi, '')
+    .replace(/<a\b[^>]{0,2000}?\bhref\s*=\s*("([^"]{0,2000})"|'([^']{0,2000})')[^>]{0,2000}>([\s\S]{0,2000}?)<\/a\s*>/gi, (_whole, _quoted, dq?: string, sq?: string, label = '') => {
       // Still entity-encoded here: the whole text is decoded once, after the tags are gone.
       const url = dq ?? sq ?? '';
       const shown = label.replace(/<[^>]*>/g, '').trim();

@@ -302,6 +302,20 @@ export function createOutboxService(deps: OutboxServiceDeps) {
       return (await trx.selectFrom('outbox_messages').select('id').where('dedupe_key', '=', key).executeTakeFirst()) !== undefined;
     },
 
+    /** Which of these dedupe keys have an item already (one query for a whole batch of candidates). */
+    async existingDedupeKeys(keys: readonly string[]): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (let start = 0; start < keys.length; start += 500) {
+        const rows = await db
+          .selectFrom('outbox_messages')
+          .select('dedupe_key')
+          .where('dedupe_key', 'in', keys.slice(start, start + 500))
+          .execute();
+        for (const row of rows) if (row.dedupe_key !== null) found.add(row.dedupe_key);
+      }
+      return found;
+    },
+
     /** The delivery state of items, by id. */
     async states(ids: readonly number[]): Promise<Map<number, OutboxItemState>> {
       if (ids.length === 0) return new Map();
