@@ -10,7 +10,8 @@ export type RateLimitPolicy =
   | 'API_AUTH_FAILED'
   | 'LOGIN'
   | 'SIGNUP'
-  | 'CHECKOUT';
+  | 'CHECKOUT'
+  | 'PASSWORD_RESET';
 
 export interface RateLimitRule {
   limit: number;
@@ -76,6 +77,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule
   LOGIN: { limit: 10, windowSeconds: 3600 },
   SIGNUP: { limit: 5, windowSeconds: 3600 },
   CHECKOUT: { limit: 15, windowSeconds: 3600 },
+  PASSWORD_RESET: { limit: 5, windowSeconds: 3600 },
 };
 
 export class ConfigError extends Error {}

@@ -30,6 +30,8 @@ import { createOutboxService, type OutboxService } from './modules/outbox/servic
 import { createMailService, type MailService } from './modules/email/service.ts';
 import { registerNotices } from './modules/email/notices.ts';
 import { createSystemService, type SystemService } from './modules/system/service.ts';
+import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
+import { createAccountService, type AccountService } from './modules/account/service.ts';
 
 export interface Services {
   config: Config;
@@ -45,6 +47,10 @@ export interface Services {
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
+  /** TOTP second factor and recovery codes of clients and staff. */
+  twoFactor: TwoFactorService;
+  /** Password reset, e-mail confirmation and change of e-mail (mails through `mail`). */
+  accounts: AccountService;
   /** Every product type that can be sold; modules register theirs here. */
   productTypes: ProductTypeRegistry;
   /** Payment gateways; the built-in `custom` one is manual payment confirmed by staff. */
@@ -90,6 +96,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
+  const twoFactor = createTwoFactorService({ db, secrets, events, issuer: 'Tollgate' });
   const productTypes = new ProductTypeRegistry();
   productTypes.register(customType);
   const apikeys = createApiKeyService({
@@ -135,6 +142,16 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   // The SMTP connection closes after the sender loop has stopped (closers run in reverse).
   closers.push(async () => mail.close());
+  const accounts = createAccountService({
+    db,
+    secrets,
+    events,
+    mail,
+    clients,
+    staff,
+    publicUrl: config.publicUrl,
+    requireEmailVerification: () => settings.peek('require_email_verification'),
+  });
   closers.push(() => outbox.stop());
   const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
   const cron = createCronService({
@@ -162,6 +179,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     sessions,
     staff,
     clients,
+    twoFactor,
+    accounts,
     productTypes,
     gateways,
     products,

@@ -38,7 +38,9 @@ describe('notices', () => {
     const checkout = await inBrowser(t, buyer.browser, 'cart/checkout', {});
     expect(checkout.body.error).toBeNull();
     const invoiceId = checkout.result.invoice_id as number;
-    const [created] = await mails(buyer.id);
+    // Signing up sent the welcome mail (client_signup) first.
+    const [signup, created] = await mails(buyer.id);
+    expect(signup).toMatchObject({ template: 'client_signup', to_email: buyer.email });
     expect(created).toMatchObject({ template: 'invoice_created', to_email: buyer.email, subject: `Invoice #${invoiceId}: 10.00 USD` });
     expect(created!.html).toContain(`href="${PUBLIC_URL}/invoices/${invoiceId}"`);
     expect(created!.text).toContain(`${PUBLIC_URL}/invoices/${invoiceId}`);
@@ -47,10 +49,10 @@ describe('notices', () => {
     await t.admin('invoice/mark_as_paid', { id: invoiceId });
     const after = await mails(buyer.id);
     // Paying activates the order first, then announces the payment.
-    expect(after.map((mail) => mail.template)).toEqual(['invoice_created', 'order_activated', 'invoice_paid']);
-    expect(JSON.parse(after[2]!.attachments)).toEqual([{ type: 'invoice_pdf', invoice_id: invoiceId }]);
-    expect(after[1]!.html).toContain(`href="${PUBLIC_URL}/orders"`);
-    expect(after[1]!.html).not.toContain('/keys');
+    expect(after.map((mail) => mail.template)).toEqual(['client_signup', 'invoice_created', 'order_activated', 'invoice_paid']);
+    expect(JSON.parse(after[3]!.attachments)).toEqual([{ type: 'invoice_pdf', invoice_id: invoiceId }]);
+    expect(after[2]!.html).toContain(`href="${PUBLIC_URL}/orders"`);
+    expect(after[2]!.html).not.toContain('/keys');
   });
 
   it('announces a renewal invoice as the renewal reminder (not as a new invoice), then reminds on fixed days, once each', async () => {

@@ -1,8 +1,9 @@
 // The database as Kysely sees it: the intersection of each area's tables, so each table's type lives with its area.
+import type { AccountTables } from './tables/accounts.ts';
 import type { ApiKeyTables } from './tables/apikey.ts';
 import type { BillingTables } from './tables/billing.ts';
 import type { CoreTables } from './tables/core.ts';
 import type { OutboxTables } from './tables/outbox.ts';
 import type { SellingTables } from './tables/selling.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & OutboxTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & OutboxTables & AccountTables;

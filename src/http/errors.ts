@@ -25,6 +25,11 @@ export const errors = {
   badClientToken: () => new ApiError(204, 401, 'Authentication failed: unknown client API token or inactive client'),
   badAdminToken: () => new ApiError(205, 401, 'Authentication failed: unknown admin API token or inactive staff member'),
   loginFailed: () => new ApiError(206, 401, 'The e-mail address or password is not correct'),
+  /** The password was right, but the account has two-factor login on and no code came with it (CONTRACT §10). */
+  twoFactorRequired: () => new ApiError(207, 401, 'Two-factor code required'),
+  /** A password reset link that is unknown, used, voided by a newer one, expired or meant for another account. */
+  resetLinkInvalid: () => new ApiError(422, 422, 'The link has expired or you have already reset your password'),
+  emailNotConfirmed: () => new ApiError(403, 403, 'Please check your mailbox and confirm your email address.'),
   csrf: () => new ApiError(403, 403, 'CSRF token is missing or does not match the session'),
   forbidden: (permission: string) => new ApiError(403, 403, `You do not have the permission "${permission}"`),
   notFound: (what: string) => new ApiError(404, 404, `${what} not found`),

@@ -1,5 +1,7 @@
 // The module registry: every API module the gateway serves. Add a module here and nowhere in http/.
 import type { ModuleApi } from '../http/action.ts';
+import { accountProfileApi } from './account/api.ts';
+import { recoveryClientApi, recoveryProfileApi, recoveryStaffApi } from './account/recovery-api.ts';
 import { cartApi } from './cart/api.ts';
 import { clientApi } from './client/api.ts';
 import { cronApi } from './cron/api.ts';
@@ -24,4 +26,8 @@ export const modules: readonly ModuleApi[] = [
   cronApi,
   serviceApiKeyApi,
   emailApi,
+  accountProfileApi,
+  recoveryClientApi,
+  recoveryStaffApi,
+  recoveryProfileApi,
 ];

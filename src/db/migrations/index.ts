@@ -5,6 +5,7 @@ import * as selling from './002_selling.ts';
 import * as apikey from './003_apikey.ts';
 import * as billing from './006_billing.ts';
 import * as outbox from './008_outbox.ts';
+import * as accounts from './009_accounts.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '003_apikey': apikey,
   '006_billing': billing,
   '008_outbox': outbox,
+  '009_accounts': accounts,
 };

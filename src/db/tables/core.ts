@@ -1,5 +1,5 @@
 // Tables of the platform core: staff and their groups, clients, sessions.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface AdminGroupTable {
   id: Generated<number>;
@@ -45,6 +45,8 @@ export interface ClientTable {
   api_token_enc: string;
   created_at: string;
   updated_at: string;
+  /** When the client confirmed its e-mail address (migration 009); null until then. Optional on insert. */
+  email_verified_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionTable {

@@ -141,6 +141,8 @@ export const cartApi: ModuleApi = {
       summary: 'Turns the cart into orders and, when something is owed, one unpaid invoice',
       async handler({ gateway_id }, call) {
         const { clientId } = await clientOwner(call);
+        // An unconfirmed address may browse and fill a cart, not order (REQUIRE_EMAIL_VERIFICATION, CONTRACT §10).
+        await call.services.accounts.requireConfirmedEmail(clientId);
         return call.services.carts.checkout(clientId, { gatewayId: gateway_id });
       },
     }),

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -36,7 +37,7 @@ export const clientApi: ModuleApi = {
       rateLimit: 'SIGNUP',
       summary: 'Sign up: creates an active client and starts its session',
       async handler(params, { services, session }) {
-        const id = await services.clients.create(params);
+        const id = await services.clients.create(params, { signup: true });
         const previous = await session.current();
         await session.start({ type: 'client', id });
         await services.clients.loggedIn(id, previous?.idHash ?? null);
@@ -45,13 +46,15 @@ export const clientApi: ModuleApi = {
     }),
     login: guestAction({
       postOnly: true,
-      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
-      // LOGIN is counted per (address, e-mail) inside guardLogin; the call itself counts under API_GUEST per address.
-      summary: 'Client login: starts a client session and sets the session and csrf_token cookies',
-      async handler({ email, password }, { services, reply, ip, session }) {
+      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }), code: Type.Optional(SecondFactorCode) }),
+      // LOGIN is counted per (address, e-mail) inside guardLogin (a wrong two-factor code is another call, so it
+      // counts too); the call itself counts under API_GUEST per address.
+      summary: 'Client login: starts a client session and sets the session and csrf_token cookies; `code` when two-factor login is on',
+      async handler({ email, password, code }, { services, reply, ip, session }) {
         await guardLogin(services, reply, ip, email);
         const client = await services.clients.login(email, password);
         if (client === null) return failLogin(services, reply, ip);
+        await requireSecondFactor(services, reply, ip, { type: 'client', id: client.id }, code);
         const previous = await session.current();
         await session.start({ type: 'client', id: client.id });
         await services.clients.loggedIn(client.id, previous?.idHash ?? null);

@@ -13,6 +13,7 @@ import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { checkCountry, checkPhone } from '../system/countries.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import './events.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
 
@@ -178,42 +179,53 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         status?: ClientStatus | undefined;
         tax_exempt?: boolean | undefined;
       },
+      /** `signup`: the client signed itself up (guest/client/create); staff-created accounts count as confirmed. */
+      options: { signup?: boolean } = {},
     ): Promise<number> {
       if (input.password !== undefined) checkPassword(input.password, input.password_confirm);
       if (await emailTaken(input.email)) throw errors.conflict('A client with this e-mail already exists');
       const token = newApiToken();
       const now = nowIso();
       const profile = profileValues(input);
-      const row = await db
-        .insertInto('clients')
-        .values({
-          email: input.email.toLowerCase(),
-          password_hash: input.password === undefined ? null : await hashPassword(input.password),
-          first_name: input.first_name,
-          last_name: profile.last_name ?? null,
-          company: profile.company ?? null,
-          phone: profile.phone ?? null,
-          address_1: profile.address_1 ?? null,
-          address_2: profile.address_2 ?? null,
-          city: profile.city ?? null,
-          state: profile.state ?? null,
-          postcode: profile.postcode ?? null,
-          country: profile.country ?? null,
-          currency: profile.currency ?? defaultCurrency,
-          vat_number: profile.vat_number ?? null,
-          ...(input.tax_exempt !== undefined && { tax_exempt: input.tax_exempt ? 1 : 0 }),
-          status: input.status ?? 'active',
-          api_token_hash: secrets.hash(token),
-          api_token_enc: secrets.encrypt(token),
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-        .catch((error: unknown) => {
-          if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
-          throw error;
-        });
+      const signup = options.signup === true;
+      // Hashed before the transaction: argon2 takes ~20 ms, too long to hold SQLite's single writer.
+      const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+      const row = await inTransaction(db, async (trx) => {
+        const inserted = await trx
+          .insertInto('clients')
+          .values({
+            email: input.email.toLowerCase(),
+            password_hash: passwordHash,
+            first_name: input.first_name,
+            last_name: profile.last_name ?? null,
+            company: profile.company ?? null,
+            phone: profile.phone ?? null,
+            address_1: profile.address_1 ?? null,
+            address_2: profile.address_2 ?? null,
+            city: profile.city ?? null,
+            state: profile.state ?? null,
+            postcode: profile.postcode ?? null,
+            country: profile.country ?? null,
+            currency: profile.currency ?? defaultCurrency,
+            vat_number: profile.vat_number ?? null,
+            ...(input.tax_exempt !== undefined && { tax_exempt: input.tax_exempt ? 1 : 0 }),
+            status: input.status ?? 'active',
+            api_token_hash: secrets.hash(token),
+            api_token_enc: secrets.encrypt(token),
+            created_at: now,
+            updated_at: now,
+            email_verified_at: signup ? null : now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+          .catch((error: unknown) => {
+            if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
+            throw error;
+          });
+        // Listeners (the sign-up mail with its confirmation link) write in this transaction: both or neither.
+        if (signup) await events.emit('client.signed_up', { clientId: inserted.id, email: input.email.toLowerCase(), firstName: input.first_name }, trx);
+        return inserted;
+      });
       return row.id;
     },
 
@@ -330,6 +342,58 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         await trx.updateTable('clients').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', id).execute();
         await sessions.destroyAllOf('client', id, trx, keepSessionIdHash);
       });
+    },
+
+    async verifyOwnPassword(id: number, password: string): Promise<boolean> {
+      return verifyPassword((await requireClient(id)).password_hash, password);
+    },
+
+    /** The account behind an address, active or not, for password reset; null when there is none. */
+    async findByEmail(email: string): Promise<{ id: number; email: string; name: string; active: boolean } | null> {
+      const row = await db.selectFrom('clients').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+      if (row === undefined) return null;
+      return { id: row.id, email: row.email, name: [row.first_name, row.last_name].filter(Boolean).join(' '), active: row.status === 'active' };
+    },
+
+    /**
+     * Password reset, inside the caller's transaction (the one that spends the reset token): stores the new hash and
+     * ends every session of the account. Returns who to notify, or null when the client is gone or not active.
+     */
+    async resetPassword(trx: Kysely<Database>, id: number, passwordHash: string): Promise<{ email: string; firstName: string } | null> {
+      const row = await trx
+        .updateTable('clients')
+        .set({ password_hash: passwordHash, updated_at: nowIso() })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .returning(['email', 'first_name'])
+        .executeTakeFirst();
+      if (row === undefined) return null;
+      await sessions.destroyAllOf('client', id, trx);
+      return { email: row.email, firstName: row.first_name };
+    },
+
+    async emailVerifiedAt(id: number): Promise<string | null> {
+      return (await requireClient(id)).email_verified_at;
+    },
+
+    /** Marks the address confirmed; with `newEmail`, the client's address becomes that one (a confirmed change). */
+    async confirmEmail(trx: Kysely<Database>, id: number, newEmail: string | null): Promise<boolean> {
+      const now = nowIso();
+      const result = await trx
+        .updateTable('clients')
+        .set({ email_verified_at: now, updated_at: now, ...(newEmail !== null && { email: newEmail.toLowerCase() }) })
+        .where('id', '=', id)
+        .executeTakeFirst()
+        .catch((error: unknown) => {
+          if (isUniqueViolation(error)) throw errors.invalid('email', 'is already used by another account');
+          throw error;
+        });
+      return result.numUpdatedRows > 0n;
+    },
+
+    /** Whether another client already has this address (a change of e-mail must not take it). */
+    async emailTakenByOther(email: string, id: number): Promise<boolean> {
+      return emailTaken(email, id);
     },
 
     async changeOwnPassword(id: number, current: string, password: string, confirm: string, keepSessionIdHash?: string): Promise<void> {

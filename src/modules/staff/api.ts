@@ -4,6 +4,9 @@ import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { requireGroupsWithin, requireHeld, requireStaffWithin } from './authority.ts';
+import type { Services } from '../../services.ts';
+import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
+import { ADMINISTRATORS_GROUP_ID } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -20,13 +23,15 @@ export const staffApi: ModuleApi = {
   guest: {
     login: guestAction({
       postOnly: true,
-      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) }),
-      // LOGIN is counted per (address, e-mail) inside guardLogin; the call itself counts under API_GUEST per address.
-      summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies',
-      async handler({ email, password }, { services, reply, ip, session }) {
+      params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }), code: Type.Optional(SecondFactorCode) }),
+      // LOGIN is counted per (address, e-mail) inside guardLogin (a wrong two-factor code is another call, so it
+      // counts too); the call itself counts under API_GUEST per address.
+      summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies; `code` when two-factor login is on',
+      async handler({ email, password, code }, { services, reply, ip, session }) {
         await guardLogin(services, reply, ip, email);
         const staff = await services.staff.login(email, password);
         if (staff === null) return failLogin(services, reply, ip);
+        await requireSecondFactor(services, reply, ip, { type: 'admin', id: staff.id }, code);
         await session.start({ type: 'admin', id: staff.id });
         return { id: staff.id, email: staff.email, name: staff.name, role: 'admin' };
       },

@@ -266,6 +266,25 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       return token;
     },
 
+    /** The staff member behind an address, active or not, for password reset; null when there is none. */
+    async findByEmail(email: string): Promise<{ id: number; email: string; name: string; active: boolean } | null> {
+      const row = await db.selectFrom('staff').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+      return row === undefined ? null : { id: row.id, email: row.email, name: row.name, active: row.status === 'active' };
+    },
+
+    /** Password reset inside the caller's transaction: new hash, every session ended. False when not active. */
+    async resetPassword(trx: Kysely<Database>, id: number, passwordHash: string): Promise<boolean> {
+      const result = await trx
+        .updateTable('staff')
+        .set({ password_hash: passwordHash, updated_at: nowIso() })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await sessions.destroyAllOf('admin', id, trx);
+      return true;
+    },
+
     async verifyOwnPassword(id: number, password: string): Promise<boolean> {
       const row = await requireStaff(id);
       return verifyPassword(row.password_hash, password);

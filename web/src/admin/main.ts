@@ -7,6 +7,7 @@ import { Link, match, navigate, useLocation } from '../lib/router.ts';
 import { createStore, useStore } from '../lib/store.ts';
 import { Button, Field, FormError, Loading, useAction } from '../lib/ui.ts';
 import { loginReason, refreshStaff, staff } from './common.ts';
+import { CodeField, ForgotPasswordForm, leaveHashRoute, needsSecondFactor, ResetPasswordForm, useHashRoute } from '../lib/security.ts';
 import { DashboardPage } from './dashboard.ts';
 import { ClientPage, ClientsPage } from './clients.ts';
 import { ProductPage, ProductsPage } from './products.ts';
@@ -76,11 +77,21 @@ function LoginPage() {
   const reason = useStore(loginReason);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [needCode, setNeedCode] = useState(false);
+  const [code, setCode] = useState('');
+  const [forgot, setForgot] = useState(false);
   const action = useAction();
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      await call('guest/staff/login', { email, password });
+      try {
+        await call('guest/staff/login', { email, password, ...(needCode && { code: code.trim() }) });
+      } catch (error) {
+        // 207: the password was right; the account wants its two-factor code.
+        if (!needsSecondFactor(error)) throw error;
+        setNeedCode(true);
+        return;
+      }
       loginReason.set(null);
       pageError.set(null);
       await refreshStaff();
@@ -91,15 +102,27 @@ function LoginPage() {
     <form class="card" onSubmit=${submit} novalidate>
       <${Field} label="E-mail" name="email" type="email" autocomplete="username" required value=${email} onInput=${setEmail} error=${action.error} />
       <${Field} label="Password" name="password" type="password" autocomplete="current-password" required value=${password} onInput=${setPassword} error=${action.error} />
-      <${FormError} error=${action.error} fields=${['email', 'password']} />
-      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Log in<//></div>
+      ${needCode ? html`<${CodeField} value=${code} onInput=${setCode} error=${action.error} />` : null}
+      <${FormError} error=${action.error} fields=${['email', 'password', 'code']} />
+      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>${needCode ? 'Verify and log in' : 'Log in'}<//></div>
     </form>
+    ${forgot
+      ? html`<${ForgotPasswordForm} path="guest/staff/passwordreset" />`
+      : html`<p><button type="button" class="link" onClick=${() => setForgot(true)}>Forgot password?</button></p>`}
     <p>The first administrator's e-mail and password are printed by the server on its first start (or set with TOLLGATE_ADMIN_EMAIL and TOLLGATE_ADMIN_PASSWORD).</p>`;
+}
+
+/** Opened from the staff reset mail: `/admin#/reset/<token>`. */
+function ResetPage({ hash }: { hash: string }) {
+  return html`<h1>Reset your staff password</h1>
+    <${ResetPasswordForm} path="guest/staff/update_password" hash=${hash} onDone=${() => leaveHashRoute('/admin')} />`;
 }
 
 function Routes() {
   const { path } = useLocation();
   const me = useStore(staff);
+  const fromMail = useHashRoute();
+  if (fromMail?.name === 'reset') return html`<${ResetPage} hash=${fromMail.token} />`;
   if (me === undefined) return html`<${Loading} />`;
   if (me === null) return html`<${LoginPage} />`;
   if (path === '/admin') return html`<${DashboardPage} />`;

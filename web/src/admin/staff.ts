@@ -1,5 +1,6 @@
 // Staff members, admin groups and the admin's own profile (with its API token).
 import { html } from 'htm/preact';
+import { TwoFactorSection } from '../lib/security.ts';
 import { useEffect, useState } from 'preact/hooks';
 import { allPages, call, type Page } from '../lib/api.ts';
 import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
@@ -283,6 +284,7 @@ export function AdminProfilePage() {
       <${Button} type="submit" variant="primary" busy=${save.busy}>Save<//>
     </form>
     <${PasswordForm} path="admin/profile/change_password" />
+    <${TwoFactorSection} role="admin" />
     <${ApiTokenSection}
       read=${() => call<StaffRecord & { api_token: string }>('admin/profile/get').then((record) => record.api_token)}
       resetPath="admin/profile/generate_api_key"

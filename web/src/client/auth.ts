@@ -1,10 +1,11 @@
 // Log in and sign up. A guest cart moves to the account on either (the server does it).
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
+import { CodeField, ForgotPasswordForm, leaveHashRoute, needsSecondFactor, ResetPasswordForm } from '../lib/security.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
-import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
+import { Button, ErrorMessage, Field, FormError, Notice, useAction } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
 
 /** The `next` query parameter when it is a path of this site (never another origin). */
@@ -25,11 +26,20 @@ export function LoginPage({ intro, stay = false }: { intro?: string; stay?: bool
   const user = useStore(account);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  // Shown once the server answered 207: the password was right and the account wants a two-factor code.
+  const [needCode, setNeedCode] = useState(false);
+  const [code, setCode] = useState('');
   const action = useAction();
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      await call('guest/client/login', { email, password });
+      try {
+        await call('guest/client/login', { email, password, ...(needCode && { code: code.trim() }) });
+      } catch (error) {
+        if (!needsSecondFactor(error)) throw error;
+        setNeedCode(true);
+        return;
+      }
       await afterLogin(stay);
     });
   };
@@ -41,9 +51,11 @@ export function LoginPage({ intro, stay = false }: { intro?: string; stay?: bool
       <h2 id="login-title" class="sr-only">Log in to your account</h2>
       <${Field} label="E-mail" name="email" type="email" autocomplete="username" required value=${email} onInput=${setEmail} error=${action.error} />
       <${Field} label="Password" name="password" type="password" autocomplete="current-password" required value=${password} onInput=${setPassword} error=${action.error} />
-      <${FormError} error=${action.error} fields=${['email', 'password']} />
-      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Log in<//></div>
+      ${needCode ? html`<${CodeField} value=${code} onInput=${setCode} error=${action.error} />` : null}
+      <${FormError} error=${action.error} fields=${['email', 'password', 'code']} />
+      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>${needCode ? 'Verify and log in' : 'Log in'}<//></div>
     </form>
+    <p><${Link} href="/forgot">Forgot password?<//></p>
     <p>New here? <${Link} href="/signup">Create an account<//>.</p>`;
 }
 
@@ -81,4 +93,39 @@ export function SignupPage() {
       <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Sign up<//></div>
     </form>
     <p>Already have an account? <${Link} href="/login">Log in<//>.</p>`;
+}
+
+export function ForgotPage() {
+  return html`<h1>Forgot password?</h1>
+    <${ForgotPasswordForm} path="guest/client/reset_password" />
+    <p><${Link} href="/login">Back to the login page<//>.</p>`;
+}
+
+/** Opened from the reset mail: `/#/reset/<token>`. */
+export function ResetPage({ hash }: { hash: string }) {
+  return html`<h1>Reset your password</h1>
+    <${ResetPasswordForm} path="guest/client/update_password" hash=${hash} onDone=${() => leaveHashRoute('/login')} />
+    <p><a href="/forgot" onClick=${(event: Event) => {
+      event.preventDefault();
+      leaveHashRoute('/forgot');
+    }}>Ask for a new link<//></p>`;
+}
+
+/** Opened from a confirmation mail (sign-up or change of e-mail): `/#/confirm-email/<token>`; confirms at once. */
+export function ConfirmEmailPage({ hash }: { hash: string }) {
+  const action = useAction();
+  const [done, setDone] = useState(false);
+  useEffect(() => {
+    void action.run(async () => {
+      await call('guest/client/confirm_email', { hash });
+      setDone(true);
+      await refreshAccount().catch(() => undefined);
+    });
+  }, [hash]);
+  return html`<h1>Confirm your e-mail address</h1>
+    <section class="card" aria-busy=${action.busy ? 'true' : 'false'}>
+      ${done ? html`<p class="notice" role="status" data-testid="email-confirmed">Thank you: your e-mail address is confirmed.</p>` : null}
+      <${ErrorMessage} error=${action.error} />
+      <div class="actions"><${Button} onClick=${() => leaveHashRoute(account.get() ? '/profile' : '/login')}>Continue<//></div>
+    </section>`;
 }

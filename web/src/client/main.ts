@@ -7,7 +7,8 @@ import { Link, match, navigate, useLocation } from '../lib/router.ts';
 import { createStore, useStore } from '../lib/store.ts';
 import { Loading } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
-import { LoginPage, SignupPage } from './auth.ts';
+import { ConfirmEmailPage, ForgotPage, LoginPage, ResetPage, SignupPage } from './auth.ts';
+import { useHashRoute } from '../lib/security.ts';
 import { CartPage, PlansPage } from './shop.ts';
 import { ChangePlanPage, GuestInvoicePage, InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
@@ -72,7 +73,12 @@ function Protected({ children, what }: { children: unknown; what: string }) {
 
 function Routes() {
   const { path } = useLocation();
+  // Links from mails: the token rides in the fragment (see useHashRoute).
+  const fromMail = useHashRoute();
+  if (fromMail?.name === 'reset') return html`<${ResetPage} hash=${fromMail.token} />`;
+  if (fromMail?.name === 'confirm-email') return html`<${ConfirmEmailPage} hash=${fromMail.token} />`;
   if (path === '/') return html`<${PlansPage} />`;
+  if (path === '/forgot') return html`<${ForgotPage} />`;
   if (path === '/cart') return html`<${CartPage} />`;
   if (path === '/login') return html`<${LoginPage} />`;
   if (path === '/signup') return html`<${SignupPage} />`;

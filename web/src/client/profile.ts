@@ -4,7 +4,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
 import { useStore } from '../lib/store.ts';
 import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
-import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
+import { TwoFactorSection } from '../lib/security.ts';
+import { Button, Field, FormError, Notice, useAction, useLoad } from '../lib/ui.ts';
 import { account, refreshAccount } from './state.ts';
 import { useCountryOptions } from '../lib/countries.ts';
 
@@ -67,10 +68,60 @@ function ProfileForm() {
   </form>`;
 }
 
+/** A new address takes effect only once the link mailed to it is followed (guest/client/confirm_email). */
+function ChangeEmailForm() {
+  const [form, setForm] = useState({ email: '', password: '' });
+  const [sent, setSent] = useState<string | null>(null);
+  const action = useAction();
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    setSent(null);
+    void action.run(async () => {
+      await call('client/profile/change_email', form);
+      setSent(`We sent a confirmation link to ${form.email}. Your address changes when you follow it.`);
+      setForm({ email: '', password: '' });
+    });
+  };
+  return html`<form class="card" onSubmit=${submit} aria-labelledby="email-title" novalidate>
+    <h2 id="email-title">Change e-mail address</h2>
+    <div class="row">
+      <${Field} label="New e-mail address" name="email" type="email" autocomplete="email" required value=${form.email} onInput=${(value: string) => setForm({ ...form, email: value })} error=${action.error} />
+      <${Field} label="Current password" name="password" type="password" autocomplete="current-password" required value=${form.password} onInput=${(value: string) => setForm({ ...form, password: value })} error=${action.error} />
+    </div>
+    <${FormError} error=${action.error} fields=${['email', 'password']} />
+    <${Notice}>${sent}<//>
+    <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Send the confirmation link<//></div>
+  </form>`;
+}
+
+/** Shown when sign-ups must confirm their address: a way to get the link again. */
+function ConfirmationSection() {
+  const required = useLoad(() => call<boolean>('guest/client/is_email_validation_required'), []);
+  const [sent, setSent] = useState<string | null>(null);
+  const action = useAction();
+  if (required.data !== true) return null;
+  const resend = (): void => {
+    void action.run(async () => {
+      await call('client/profile/resend_confirmation');
+      setSent('A new confirmation link is on its way.');
+    });
+  };
+  return html`<section class="card" aria-labelledby="confirm-title">
+    <h2 id="confirm-title">E-mail confirmation</h2>
+    <p>Orders need a confirmed e-mail address. Did not get the link, or did it expire?</p>
+    <div class="actions"><${Button} busy=${action.busy} onClick=${resend}>Send the confirmation link again<//></div>
+    <${FormError} error=${action.error} />
+    <${Notice}>${sent}<//>
+  </section>`;
+}
+
 export function ProfilePage() {
   return html`<h1>Profile</h1>
     <${ProfileForm} />
+    <${ConfirmationSection} />
+    <${ChangeEmailForm} />
     <${PasswordForm} path="client/profile/change_password" />
+    <${TwoFactorSection} role="client" />
     <${ApiTokenSection}
       read=${() => call<string>('client/profile/api_key_get')}
       resetPath="client/profile/api_key_reset"

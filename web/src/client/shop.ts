@@ -1,7 +1,7 @@
 // The plan catalogue and the cart with checkout.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { ApiError, call, type Page } from '../lib/api.ts';
 import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
@@ -131,6 +131,11 @@ function CouponForm({ cart, onChange }: { cart: Cart; onChange: () => void }) {
   </form>`;
 }
 
+/** Checkout refused because the e-mail address is not confirmed yet (REQUIRE_EMAIL_VERIFICATION). */
+function unconfirmed(error: unknown): boolean {
+  return error instanceof ApiError && error.code === 403 && /confirm your email/i.test(error.message);
+}
+
 export function CartPage() {
   const user = useStore(account);
   const cart = useLoad(() => refreshCart(), [user?.id]);
@@ -190,6 +195,7 @@ export function CartPage() {
           <p><small>Prices exclude tax; the invoice adds the tax of your country.</small></p>
           <${CouponForm} cart=${data} onChange=${cart.reload} />
           <${ErrorMessage} error=${action.error} />
+          ${unconfirmed(action.error) ? html`<p>No mail? <${Link} href="/profile">Send the confirmation link again from your profile<//>.</p>` : null}
           ${user
             ? html`<div class="actions"><${Button} variant="primary" busy=${action.busy && removing === null} onClick=${checkout}>Check out<//></div>`
             : html`<p>To check out, <${Link} href="/login?next=/cart">log in<//> or <${Link} href="/signup">create an account<//>; your cart comes with you.</p>`}

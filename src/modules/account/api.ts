@@ -1,0 +1,72 @@
+// Account security actions (CONTRACT §10). They belong to the `client`, `staff` and `profile` modules of the API,
+// so this file declares them as additions to those modules; the registry merges them with the modules' own actions.
+import { Type } from '@sinclair/typebox';
+import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
+import { errors } from '../../http/errors.ts';
+import type { Services } from '../../services.ts';
+import { SecondFactorCode } from './login.ts';
+import type { TwoFactorSubject } from './two-factor.ts';
+
+const NO_PARAMS = Type.Object({});
+const Password = Type.String({ minLength: 1, maxLength: 256 });
+
+async function requireOwnPassword(services: Services, subject: TwoFactorSubject, password: string): Promise<void> {
+  const ok =
+    subject.type === 'client' ? await services.clients.verifyOwnPassword(subject.id, password) : await services.staff.verifyOwnPassword(subject.id, password);
+  if (!ok) throw errors.invalid('password', 'is not correct');
+}
+
+function twoFactorActions<I>(subjectOf: (identity: I) => TwoFactorSubject & { email: string }) {
+  return {
+    totp_get: {
+      params: NO_PARAMS,
+      summary: 'Whether two-factor login is on, and how many recovery codes are left',
+      handler: (_params: object, { services, identity }: { services: Services; identity: I }) => services.twoFactor.status(subjectOf(identity)),
+    },
+    totp_setup: {
+      postOnly: true,
+      params: NO_PARAMS,
+      summary: 'Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code)',
+      handler(_params: object, { services, identity }: { services: Services; identity: I }) {
+        const subject = subjectOf(identity);
+        return services.twoFactor.setup(subject, subject.email);
+      },
+    },
+    totp_enable: {
+      postOnly: true,
+      params: Type.Object({ code: Type.String({ pattern: '^\\s*\\d{6}\\s*$' }) }),
+      summary: 'Turns two-factor login on with a first code; returns ten recovery codes, shown once',
+      handler: ({ code }: { code: string }, { services, identity }: { services: Services; identity: I }) => services.twoFactor.enable(subjectOf(identity), code),
+    },
+    totp_disable: {
+      postOnly: true,
+      params: Type.Object({ password: Password, code: SecondFactorCode }),
+      summary: 'Turns two-factor login off; needs the password and a current code or a recovery code',
+      async handler({ password, code }: { password: string; code: string }, { services, identity }: { services: Services; identity: I }) {
+        const subject = subjectOf(identity);
+        await requireOwnPassword(services, subject, password);
+        await services.twoFactor.disable(subject, code);
+        return true;
+      },
+    },
+  };
+}
+
+const clientTwoFactor = twoFactorActions((identity: { client: { id: number; email: string } }) => ({ type: 'client', id: identity.client.id, email: identity.client.email }));
+const staffTwoFactor = twoFactorActions((identity: { staff: { id: number; email: string } }) => ({ type: 'admin', id: identity.staff.id, email: identity.staff.email }));
+
+export const accountProfileApi: ModuleApi = {
+  name: 'profile',
+  client: {
+    totp_get: clientAction(clientTwoFactor.totp_get),
+    totp_setup: clientAction(clientTwoFactor.totp_setup),
+    totp_enable: clientAction(clientTwoFactor.totp_enable),
+    totp_disable: clientAction(clientTwoFactor.totp_disable),
+  },
+  admin: {
+    totp_get: adminAction(staffTwoFactor.totp_get),
+    totp_setup: adminAction(staffTwoFactor.totp_setup),
+    totp_enable: adminAction(staffTwoFactor.totp_enable),
+    totp_disable: adminAction(staffTwoFactor.totp_disable),
+  },
+};

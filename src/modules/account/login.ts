@@ -1,0 +1,27 @@
+// The second step of login, shared by guest/client/login and guest/staff/login (CONTRACT §10).
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import { failLogin } from '../../http/auth.ts';
+import { errors } from '../../http/errors.ts';
+import type { Services } from '../../services.ts';
+import type { TwoFactorSubject } from './two-factor.ts';
+
+/** Six digits from the authenticator app, or a recovery code (`xxxxx-xxxxx`); blank counts as no code. */
+export const SecondFactorCode = Type.String({ maxLength: 32 });
+
+/**
+ * For the login actions, once the password is right: with two-factor login on, a code must come along. Missing →
+ * 207; wrong, reused or a spent recovery code → 206, counted like a wrong password.
+ */
+export async function requireSecondFactor(
+  services: Services,
+  reply: FastifyReply,
+  ip: string,
+  subject: TwoFactorSubject,
+  code: string | undefined,
+): Promise<void> {
+  if (!(await services.twoFactor.isEnabled(subject))) return;
+  if (code === undefined || code.trim() === '') throw errors.twoFactorRequired();
+  if ((await services.twoFactor.verify(subject, code)) !== 'ok') await failLogin(services, reply, ip);
+}
+

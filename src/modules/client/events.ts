@@ -1,0 +1,13 @@
+// Events of the client service, emitted inside the transaction of the change they report.
+export interface ClientSignedUp {
+  clientId: number;
+  email: string;
+  firstName: string;
+}
+
+declare module '../../events.ts' {
+  interface TollgateEvents {
+    /** A guest signed up (guest/client/create); staff-created accounts do not emit it. */
+    'client.signed_up': ClientSignedUp;
+  }
+}
