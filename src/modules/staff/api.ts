@@ -4,9 +4,7 @@ import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { requireGroupsWithin, requireHeld, requireStaffWithin } from './authority.ts';
-import type { Services } from '../../services.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
-import { ADMINISTRATORS_GROUP_ID } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
