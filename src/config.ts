@@ -9,7 +9,8 @@ export type RateLimitPolicy =
   | 'API_AUTH_FAILED'
   | 'LOGIN'
   | 'SIGNUP'
-  | 'CHECKOUT';
+  | 'CHECKOUT'
+  | 'PAYMENT';
 
 export interface RateLimitRule {
   limit: number;
@@ -45,6 +46,23 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
+  /** Where the browser UI is reached from outside (links in e-mails, Stripe's return URLs); no trailing slash. */
+  publicUrl: string;
+  /** Card payments through Stripe: enabled when both keys are set. */
+  stripe: StripeConfig | null;
+  /** Auto-pay of renewals for clients who never chose (CONTRACT §9). */
+  autoPayDefault: boolean;
+  /** Days after the first failed off-session charge of an invoice at which it is tried again (CONTRACT §9). */
+  paymentRetryDays: number[];
+}
+
+export interface StripeConfig {
+  secretKey: string;
+  webhookSecret: string;
+  /** The API's base URL; tests point it at a local server speaking Stripe's API. */
+  apiBase: { protocol: 'http' | 'https'; host: string; port: number };
+  /** The library's request timeout: a slow Stripe counts as a failed attempt, not a hung renewal. */
+  timeoutMs: number;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -56,6 +74,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule
   LOGIN: { limit: 10, windowSeconds: 3600 },
   SIGNUP: { limit: 5, windowSeconds: 3600 },
   CHECKOUT: { limit: 15, windowSeconds: 3600 },
+  PAYMENT: { limit: 30, windowSeconds: 3600 },
 };
 
 export class ConfigError extends Error {}
@@ -93,6 +112,31 @@ function parseRule(name: string, raw: string): RateLimitRule {
   const match = /^(\d+)\s*\/\s*(\d+)$/.exec(raw);
   if (!match || Number(match[2]) === 0) throw new ConfigError(`${name} must look like <limit>/<seconds>, got "${raw}"`);
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
+}
+
+function parseStripe(env: Env): StripeConfig | null {
+  const secretKey = str(env, 'STRIPE_SECRET_KEY');
+  const webhookSecret = str(env, 'STRIPE_WEBHOOK_SECRET');
+  if (secretKey === null || webhookSecret === null) return null;
+  const raw = str(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`STRIPE_API_BASE must be a URL such as https://api.stripe.com, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`STRIPE_API_BASE must be http(s), got "${raw}"`);
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  const port = url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port);
+  return { secretKey, webhookSecret, apiBase: { protocol, host: url.hostname, port }, timeoutMs: int(env, 'STRIPE_TIMEOUT_MS', 20_000, 1) };
+}
+
+function parseDays(env: Env, name: string, fallback: number[]): number[] {
+  const raw = str(env, name);
+  if (raw === null) return fallback;
+  const days = raw.split(',').map((part) => part.trim());
+  if (days.some((day) => !/^\d+$/.test(day))) throw new ConfigError(`${name} must be a comma-separated list of days, got "${raw}"`);
+  return days.map(Number).toSorted((a, b) => a - b);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -138,5 +182,9 @@ export function loadConfig(env: Env = process.env): Config {
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
     keyCacheSize: int(env, 'KEY_CACHE_SIZE', 100_000, 1),
+    publicUrl: (str(env, 'PUBLIC_URL') ?? `http://localhost:${int(env, 'PORT', 8080)}`).replace(/\/+$/, ''),
+    stripe: parseStripe(env),
+    autoPayDefault: bool(env, 'AUTO_PAY_DEFAULT', true),
+    paymentRetryDays: parseDays(env, 'PAYMENT_RETRY_DAYS', [1, 3, 5]),
   };
 }

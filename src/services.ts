@@ -14,6 +14,11 @@ import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
+import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
+import { stripeGateway } from './modules/invoice/stripe-gateway.ts';
+import { createChargeService, paymentWorker, type ChargeService } from './modules/payment/charges.ts';
+import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
+import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
@@ -46,6 +51,14 @@ export interface Services {
   cron: CronService;
   /** The API key product: keys, the check hot path, usage metering. */
   apikeys: ApiKeyService;
+  /** Gateway payments on the invoice side: payments, failures and refunds reported by providers; transactions. */
+  invoicePayments: InvoicePayments;
+  /** Auto-pay, gateway customers, saved cards, starting a payment. */
+  payments: PaymentService;
+  /** Provider webhook events: stored by id, applied once. */
+  inboundEvents: InboundEvents;
+  /** Off-session charges of renewal invoices, with retries. */
+  charges: ChargeService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -86,6 +99,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(config.paymentInstructions));
+  if (config.stripe !== null) gateways.register(stripeGateway(config.stripe));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money });
   const invoices = createInvoiceService({ db, events, orders, gateways, money });
@@ -99,8 +113,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
     log: logSchedulerError,
   });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
+  const payments = createPaymentService({ db, gateways, clients, money, publicUrl: config.publicUrl, autoPayDefault: config.autoPayDefault });
+  const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
+  const charges = createChargeService({ db, events, invoicePayments, payments, money, retryDays: config.paymentRetryDays, log: logSchedulerError });
   const startTasks: Array<() => void> = [];
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
+  // Provider events stored but not applied (a crash in between) are applied at start; due charges run at once.
+  if (config.scheduler) startTasks.push(paymentWorker(charges, () => inboundEvents.processPending(), (task) => closers.push(task), logSchedulerError));
 
   return {
     config,
@@ -121,6 +141,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     carts,
     cron,
     apikeys,
+    invoicePayments,
+    payments,
+    inboundEvents,
+    charges,
     startTasks,
     onClose(task) {
       closers.push(task);

@@ -5,6 +5,7 @@ import { clientApi } from './client/api.ts';
 import { cronApi } from './cron/api.ts';
 import { invoiceApi } from './invoice/api.ts';
 import { orderApi } from './order/api.ts';
+import { paymentMethodApi } from './payment/api.ts';
 import { productApi } from './product/api.ts';
 import { profileApi } from './profile/api.ts';
 import { serviceApiKeyApi } from './serviceapikey/api.ts';
@@ -22,4 +23,5 @@ export const modules: readonly ModuleApi[] = [
   invoiceApi,
   cronApi,
   serviceApiKeyApi,
+  paymentMethodApi,
 ];
