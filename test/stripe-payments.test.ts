@@ -30,7 +30,7 @@ describe('card payments through Stripe', () => {
     });
 
     it('without both keys there is no Stripe gateway', async () => {
-      for (const env of [{}, { STRIPE_SECRET_KEY: 'sk_test_x' }, { STRIPE_WEBHOOK_SECRET: 'whsec_x' }]) {
+      for (const env of [{}, { STRIPE_SECRET_KEY: 'sk_test_x' }, { STRIPE_WEBHOOK_SECRET: 'whsec_x' }] as Array<Record<string, string>>) {
         const t = await createTestApp(env);
         try {
           expect((await t.call('/api/guest/invoice/gateways', {})).result.map((gateway: { code: string }) => gateway.code)).toEqual(['custom']);
@@ -191,9 +191,9 @@ describe('card payments through Stripe', () => {
       expect(stripe.requestsTo('POST', '/v1/refunds').slice(-2).map((request) => request.body.amount)).toEqual(['250', '750']);
       expect((await t.admin('invoice/get', { id: bought.invoiceId })).result.status).toBe('refunded');
       // Both webhooks arrive afterwards, twice: nothing more is recorded.
-      for (const event of stripe.events.filter((event) => event.type === 'charge.refunded').slice(-2)) {
-        expect((await deliver(stand, event)).status).toBe(200);
-        expect((await deliver(stand, event)).status).toBe(200);
+      for (const refunded of stripe.events.filter((event) => event.type === 'charge.refunded').slice(-2)) {
+        expect((await deliver(stand, refunded)).status).toBe(200);
+        expect((await deliver(stand, refunded)).status).toBe(200);
       }
       expect((await transactionsOf(t, bought.invoiceId)).map((row) => [row.type, row.amount])).toEqual([
         ['payment', 1000],
@@ -255,8 +255,8 @@ describe('card payments through Stripe', () => {
       const all = await t.admin('invoice/transaction_get_list', { client_id: client.id });
       expect(all.result).toMatchObject({ total: 4, page: 1, per_page: 100, pages: 1 });
       expect(all.result.list.map((row: { status: string }) => row.status)).toEqual(['processed', 'refunded', 'processed', 'failed']);
-      const payment = all.result.list[2];
-      expect(payment).toEqual({
+      const cardPayment = all.result.list[2];
+      expect(cardPayment).toEqual({
         id: expect.any(Number),
         invoice_id: card.invoiceId,
         client_id: client.id,
