@@ -46,14 +46,22 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
-  /** Where the browser UI is reached from outside (links in e-mails, Stripe's return URLs); no trailing slash. */
-  publicUrl: string;
   /** Card payments through Stripe: enabled when both keys are set. */
   stripe: StripeConfig | null;
   /** Auto-pay of renewals for clients who never chose (CONTRACT §9). */
   autoPayDefault: boolean;
   /** Days after the first failed off-session charge of an invoice at which it is tried again (CONTRACT §9). */
   paymentRetryDays: number[];
+  /** Where customers reach Tollgate (links in mails, return URLs); no trailing slash. */
+  publicUrl: string;
+  /** E-mail (CONTRACT §10): SMTP through nodemailer when set; without it mails stay `not_sent` and are logged. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** Connection, greeting and socket timeout of each SMTP conversation. */
+  smtpTimeoutMs: number;
+  /** The outbox sender: how often it looks for due items, and how long a claim holds (a crashed sender's items wait this long). */
+  outboxPollMs: number;
+  outboxLeaseSeconds: number;
 }
 
 export interface StripeConfig {
@@ -145,11 +153,15 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = str(env, `RATE_LIMIT_${policy}`);
     if (raw !== null) policies[policy] = parseRule(`RATE_LIMIT_${policy}`, raw);
   }
+  const port = int(env, 'PORT', 8080);
+  const publicUrl = parsePublicUrl(str(env, 'PUBLIC_URL'), port);
+  const smtpUrl = parseSmtpUrl(str(env, 'SMTP_URL'));
+  const mailFrom = parseMailFrom(str(env, 'MAIL_FROM'), publicUrl);
   const currency = (str(env, 'CURRENCY') ?? 'USD').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw new ConfigError(`CURRENCY must be a three-letter code, got "${currency}"`);
 
   return {
-    port: int(env, 'PORT', 8080),
+    port,
     host: str(env, 'HOST') ?? '0.0.0.0',
     databaseUrl: str(env, 'DATABASE_URL') ?? 'sqlite:./data/tollgate.db',
     redisUrl: str(env, 'REDIS_URL'),
@@ -182,9 +194,38 @@ export function loadConfig(env: Env = process.env): Config {
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
     keyCacheSize: int(env, 'KEY_CACHE_SIZE', 100_000, 1),
-    publicUrl: (str(env, 'PUBLIC_URL') ?? `http://localhost:${int(env, 'PORT', 8080)}`).replace(/\/+$/, ''),
+    publicUrl,
+    smtpUrl,
+    mailFrom,
+    smtpTimeoutMs: int(env, 'SMTP_TIMEOUT_MS', 30_000, 100),
+    outboxPollMs: int(env, 'OUTBOX_POLL_MS', 5000, 10),
+    outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
     stripe: parseStripe(env),
     autoPayDefault: bool(env, 'AUTO_PAY_DEFAULT', true),
     paymentRetryDays: parseDays(env, 'PAYMENT_RETRY_DAYS', [1, 3, 5]),
   };
+}
+
+function parsePublicUrl(raw: string | null, port: number): string {
+  const text = raw ?? `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${text}"`);
+  return text.replace(/\/+$/, '');
+}
+
+function parseSmtpUrl(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (!/^smtps?:\/\/[^\s]+$/.test(raw)) throw new ConfigError('SMTP_URL must look like smtp://user:pass@host:587 or smtps://…');
+  return raw;
+}
+
+function parseMailFrom(raw: string | null, publicUrl: string): string {
+  // oxlint-disable-next-line no-control-regex -- a sender with a line break would start a header of its own
+  if (raw !== null && /[\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError('MAIL_FROM must be one line');
+  return raw ?? `Tollgate <noreply@${new URL(publicUrl).hostname}>`;
 }

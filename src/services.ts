@@ -27,6 +27,9 @@ import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
+import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
+import { createMailService, type MailService } from './modules/email/service.ts';
+import { registerNotices } from './modules/email/notices.ts';
 
 export interface Services {
   config: Config;
@@ -59,6 +62,10 @@ export interface Services {
   inboundEvents: InboundEvents;
   /** Off-session charges of renewal invoices, with retries. */
   charges: ChargeService;
+  /** Every side effect that leaves the process (e-mail, later webhooks and charges): one table family, one sender loop. */
+  outbox: OutboxService;
+  /** E-mail through the outbox: templates, the mail log. */
+  mail: MailService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -93,6 +100,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     secrets,
     limiter,
     keyCacheSize: config.keyCacheSize,
+    events,
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));
@@ -104,6 +112,25 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, money });
   const invoices = createInvoiceService({ db, events, orders, gateways, money });
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money });
+  const outbox = createOutboxService({
+    db,
+    dialect: database.dialect,
+    pollMs: config.outboxPollMs,
+    leaseMs: config.outboxLeaseSeconds * 1000,
+  });
+  const mail = createMailService({
+    db,
+    outbox,
+    secrets,
+    smtpUrl: config.smtpUrl,
+    mailFrom: config.mailFrom,
+    publicUrl: config.publicUrl,
+    smtpTimeoutMs: config.smtpTimeoutMs,
+  });
+  // The SMTP connection closes after the sender loop has stopped (closers run in reverse).
+  closers.push(async () => mail.close());
+  closers.push(() => outbox.stop());
+  const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
   const cron = createCronService({
     db,
     orders,
@@ -111,13 +138,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     carts,
     invoiceDaysBeforeExpiry: config.invoiceDaysBeforeExpiry,
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
+    reminders: notices,
     log: logSchedulerError,
   });
   const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
   const payments = createPaymentService({ db, gateways, clients, money, publicUrl: config.publicUrl, autoPayDefault: config.autoPayDefault });
   const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
   const charges = createChargeService({ db, events, invoicePayments, payments, money, retryDays: config.paymentRetryDays, log: logSchedulerError });
-  const startTasks: Array<() => void> = [];
+  const startTasks: Array<() => void> = [() => outbox.start()];
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
   // Provider events stored but not applied (a crash in between) are applied at start; due charges run at once.
   if (config.scheduler) startTasks.push(paymentWorker(charges, () => inboundEvents.processPending(), (task) => closers.push(task), logSchedulerError));
@@ -145,6 +173,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     payments,
     inboundEvents,
     charges,
+    outbox,
+    mail,
     startTasks,
     onClose(task) {
       closers.push(task);

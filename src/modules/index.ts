@@ -3,6 +3,7 @@ import type { ModuleApi } from '../http/action.ts';
 import { cartApi } from './cart/api.ts';
 import { clientApi } from './client/api.ts';
 import { cronApi } from './cron/api.ts';
+import { emailApi } from './email/api.ts';
 import { invoiceApi } from './invoice/api.ts';
 import { orderApi } from './order/api.ts';
 import { paymentMethodApi } from './payment/api.ts';
@@ -24,4 +25,5 @@ export const modules: readonly ModuleApi[] = [
   cronApi,
   serviceApiKeyApi,
   paymentMethodApi,
+  emailApi,
 ];
