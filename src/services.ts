@@ -16,7 +16,7 @@ import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
 import { stripeGateway } from './modules/invoice/stripe-gateway.ts';
-import { createChargeService, paymentWorker, type ChargeService } from './modules/payment/charges.ts';
+import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
 import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
@@ -60,7 +60,7 @@ export interface Services {
   payments: PaymentService;
   /** Provider webhook events: stored by id, applied once. */
   inboundEvents: InboundEvents;
-  /** Off-session charges of renewal invoices, with retries. */
+  /** Off-session charges of renewal invoices: the outbox kind `card_charge`. */
   charges: ChargeService;
   /** Every side effect that leaves the process (e-mail, later webhooks and charges): one table family, one sender loop. */
   outbox: OutboxService;
@@ -144,11 +144,11 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
   const payments = createPaymentService({ db, gateways, clients, money, publicUrl: config.publicUrl, autoPayDefault: config.autoPayDefault });
   const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
-  const charges = createChargeService({ db, events, invoicePayments, payments, money, retryDays: config.paymentRetryDays, log: logSchedulerError });
+  const charges = createChargeService({ db, events, outbox, invoicePayments, payments, money, retryDays: config.paymentRetryDays, log: logSchedulerError });
   const startTasks: Array<() => void> = [() => outbox.start()];
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
-  // Provider events stored but not applied (a crash in between) are applied at start; due charges run at once.
-  if (config.scheduler) startTasks.push(paymentWorker(charges, () => inboundEvents.processPending(), (task) => closers.push(task), logSchedulerError));
+  // Provider events stored but not applied (a crash in between) are applied at start and every minute.
+  startTasks.push(pendingEventsWorker(() => inboundEvents.processPending(), (task) => closers.push(task), logSchedulerError));
 
   return {
     config,

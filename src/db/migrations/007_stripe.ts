@@ -1,6 +1,6 @@
 // Card payments (CONTRACT §9): the transaction log grows the fields of transaction_get_list; payment gateways get
 // their customers, saved payment methods, inbound events (stored by id before they are acted on) and the off-session
-// charge attempts of renewal invoices; each client's auto-pay choice.
+// charge attempts of renewal invoices (driven by the outbox); each client's auto-pay choice.
 import { sql } from 'kysely';
 import { withId, type AnyDb } from './helpers.ts';
 
@@ -63,21 +63,19 @@ export async function up(db: AnyDb): Promise<void> {
     .execute();
   await db.schema.createIndex('gateway_events_pending').on('gateway_events').columns(['processed_at', 'id']).execute();
 
+  // One row per off-session charge of an invoice; the outbox item (kind `card_charge`) drives them.
   await withId(db, db.schema.createTable('payment_attempts'))
     .addColumn('invoice_id', 'integer', (col) => col.notNull().references('invoices.id').onDelete('cascade'))
     .addColumn('client_id', 'integer', (col) => col.notNull())
     .addColumn('attempt', 'integer', (col) => col.notNull())
-    // scheduled → processing → succeeded | failed | requires_action | canceled
+    // processing → succeeded | failed | requires_action | canceled
     .addColumn('status', 'varchar(16)', (col) => col.notNull())
-    .addColumn('due_at', 'varchar(32)', (col) => col.notNull())
-    .addColumn('claimed_at', 'varchar(32)')
     .addColumn('txn_ref', 'varchar(255)')
     .addColumn('message', 'text')
     .addColumn('created_at', 'varchar(32)', (col) => col.notNull())
     .addColumn('updated_at', 'varchar(32)', (col) => col.notNull())
     .addUniqueConstraint('payment_attempts_invoice', ['invoice_id', 'attempt'])
     .execute();
-  await db.schema.createIndex('payment_attempts_due').on('payment_attempts').columns(['status', 'due_at']).execute();
 }
 
 export async function down(db: AnyDb): Promise<void> {

@@ -48,7 +48,7 @@ export interface GatewayEventTable {
   last_error: string | null;
 }
 
-export type AttemptStatus = 'scheduled' | 'processing' | 'succeeded' | 'failed' | 'requires_action' | 'canceled';
+export type AttemptStatus = 'processing' | 'succeeded' | 'failed' | 'requires_action' | 'canceled';
 
 export interface PaymentAttemptTable {
   id: Generated<number>;
@@ -56,10 +56,8 @@ export interface PaymentAttemptTable {
   client_id: number;
   /** 1 for the first charge, then one more per retry; part of the provider idempotency key. */
   attempt: number;
+  /** `processing` while the charge is out (and after a crash mid-charge: the next try reuses its key). */
   status: AttemptStatus;
-  due_at: string;
-  /** When a worker claimed it; a claim older than the lease is taken over after a crash. */
-  claimed_at: string | null;
   txn_ref: string | null;
   message: string | null;
   created_at: string;

@@ -1,21 +1,25 @@
-// Off-session charges of renewal invoices (CONTRACT §9 renewals). When a renewal invoice is issued for a client with
-// auto-pay on and a saved card, attempt 1 is written in the same transaction, due at once; a worker claims due attempts
-// with a compare-and-set, charges the card with the idempotency key "invoice <id> attempt <n>", and records the
-// outcome. A failure (declined, Stripe unreachable or too slow) records a failed attempt and transaction, schedules the
-// next attempt after the configured days (1, 3, 5 by default, counted from the first failure) and emits
-// `invoice.payment_failed` so the client is sent the pay link; a card that needs the customer's authentication is left
-// to the pay link. A worker that dies mid-charge leaves its claim, which is taken over after the lease with the same
-// idempotency key, so the card is charged at most once per attempt. The payment itself goes through the invoice's
-// compare-and-set, so the order is renewed in the same transaction that records the payment, or not at all.
+// Off-session charges of renewal invoices (CONTRACT §9 renewals), as a kind of the one outbox (`card_charge`). When a
+// renewal invoice is issued for a client with auto-pay on and a saved card, its outbox item is written in the same
+// transaction (one per invoice: a dedupe key), so the charge exists exactly when the invoice does; the outbox sender
+// claims it, retries it and survives crashes.
+//
+// Each delivery is one attempt, recorded in `payment_attempts` before the card is charged, with the idempotency key
+// "invoice <id> attempt <n>". A sender that dies mid-charge leaves its attempt `processing`; the next delivery reuses
+// that attempt and its key, so Stripe answers the first charge again instead of making a second. A failure (declined,
+// Stripe unreachable or too slow) records a failed attempt and transaction, emits `invoice.payment_failed` (the client
+// is sent the pay link) and lets the outbox retry after the configured days (1, 3, 5 by default, counted from the
+// first failure); a card that needs the customer's authentication is left to the pay link. The payment goes through
+// the invoice's compare-and-set, so the order is renewed in the transaction that records the payment, or not at all.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { PaymentAttemptTable } from '../../db/tables/payments.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import type { EventBus } from '../../events.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { toGatewayInvoice, type InvoicePayments } from '../invoice/gateway-payments.ts';
 import type { ChargeOutcome } from '../invoice/gateways.ts';
+import { OutboxGiveUp, type OutboxService } from '../outbox/service.ts';
 import type { PaymentService } from './service.ts';
 
 type AttemptRow = Selectable<PaymentAttemptTable>;
@@ -28,19 +32,21 @@ declare module '../../events.ts' {
   }
 }
 
+export const CHARGE_KIND = 'card_charge';
 const DAY_MS = 86_400_000;
-/** A claim older than this is a worker that died mid-charge; its attempt is taken over (same idempotency key). */
-export const CLAIM_LEASE_MS = 5 * 60_000;
 
-export interface ChargeReport {
-  attempted: number;
-  succeeded: number;
-  failed: number;
+/** Thrown to the outbox after a failed attempt was recorded: the item waits for its next retry. */
+export class ChargeFailed extends Error {}
+
+/** Days after the first failure (1, 3, 5) as waits after each failure (1, 2, 2 days), as the outbox counts them. */
+export function retryDelays(retryDays: readonly number[]): number[] {
+  return retryDays.map((day, index) => (day - (index === 0 ? 0 : retryDays[index - 1]!)) * DAY_MS);
 }
 
 export interface ChargeServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
+  outbox: Pick<OutboxService, 'enqueue' | 'registerKind'>;
   invoicePayments: Pick<InvoicePayments, 'applyPayment' | 'recordFailure'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
   money: Money;
@@ -48,32 +54,37 @@ export interface ChargeServiceDeps {
   log?: (message: string, error: unknown) => void;
 }
 
-export function createChargeService({ db, events, invoicePayments, payments, money, retryDays, log }: ChargeServiceDeps) {
-  let wake: (() => void) | null = null;
-
-  /** Schedules attempt 1 for an unpaid renewal invoice of a client who can be charged off-session, inside `trx`. */
-  async function scheduleFirst(trx: Kysely<Database>, invoiceId: number, now: Date): Promise<boolean> {
+export function createChargeService({ db, events, outbox, invoicePayments, payments, money, retryDays, log }: ChargeServiceDeps) {
+  /** Queues the charge of an unpaid renewal invoice of a client who can be charged off-session, inside `trx`. */
+  async function schedule(trx: Kysely<Database>, invoiceId: number): Promise<boolean> {
     const invoice = await trx.selectFrom('invoices').select(['id', 'client_id', 'status', 'total']).where('id', '=', invoiceId).executeTakeFirst();
     if (invoice === undefined || invoice.status !== 'unpaid' || invoice.total <= 0) return false;
     const renewal = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', invoiceId).where('task', '=', 'renew').executeTakeFirst();
     if (renewal === undefined) return false;
     if ((await payments.chargeableMethod(trx, invoice.client_id)) === null) return false;
-    const stamp = isoSeconds(now);
-    const inserted = await trx
-      .insertInto('payment_attempts')
-      .values({ invoice_id: invoiceId, client_id: invoice.client_id, attempt: 1, status: 'scheduled', due_at: stamp, claimed_at: null, txn_ref: null, message: null, created_at: stamp, updated_at: stamp })
-      .onConflict((oc) => oc.columns(['invoice_id', 'attempt']).doNothing())
-      .executeTakeFirst();
-    const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
-    if (created) afterTransaction(trx, (committed) => committed && wake?.());
-    return created;
+    await outbox.enqueue(trx, { kind: CHARGE_KIND, payload: { invoiceId }, dedupeKey: `${CHARGE_KIND}:invoice:${invoiceId}` });
+    return true;
   }
 
   events.on('invoice.created', async ({ invoiceId }, trx) => {
-    await scheduleFirst(trx, invoiceId, new Date());
+    await schedule(trx, invoiceId);
   });
 
-  async function finish(row: AttemptRow, status: AttemptRow['status'], fields: { txnRef?: string | null; message?: string | null }, now: Date, trx: Kysely<Database>): Promise<void> {
+  /** The attempt to make now: one left `processing` by a sender that died (same key), or the next one. */
+  async function startAttempt(invoiceId: number, clientId: number, now: Date): Promise<AttemptRow> {
+    return inTransaction(db, async (trx) => {
+      const last = await trx.selectFrom('payment_attempts').selectAll().where('invoice_id', '=', invoiceId).orderBy('attempt', 'desc').executeTakeFirst();
+      if (last?.status === 'processing') return last;
+      const stamp = isoSeconds(now);
+      return trx
+        .insertInto('payment_attempts')
+        .values({ invoice_id: invoiceId, client_id: clientId, attempt: (last?.attempt ?? 0) + 1, status: 'processing', txn_ref: null, message: null, created_at: stamp, updated_at: stamp })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+  }
+
+  async function finish(trx: Kysely<Database>, row: AttemptRow, status: AttemptRow['status'], fields: { txnRef?: string | null; message?: string | null }, now: Date): Promise<void> {
     await trx
       .updateTable('payment_attempts')
       .set({ status, txn_ref: fields.txnRef ?? null, message: fields.message ?? null, updated_at: isoSeconds(now) })
@@ -82,148 +93,87 @@ export function createChargeService({ db, events, invoicePayments, payments, mon
       .execute();
   }
 
-  /** When attempt `failed` (1-based) failed, the next one is due, or null when the retries are used up. */
-  async function nextDue(trx: Kysely<Database>, row: AttemptRow, now: Date): Promise<Date | null> {
-    const days = retryDays[row.attempt - 1];
-    if (days === undefined) return null;
-    const first = row.attempt === 1 ? null : await trx.selectFrom('payment_attempts').select('updated_at').where('invoice_id', '=', row.invoice_id).where('attempt', '=', 1).executeTakeFirst();
-    const firstFailure = first === null || first === undefined ? now : new Date(first.updated_at);
-    return new Date(firstFailure.getTime() + days * DAY_MS);
-  }
-
-  /** Runs one claimed attempt. */
-  async function run(row: AttemptRow, now: Date): Promise<'succeeded' | 'failed' | 'skipped'> {
-    const invoiceRow = await db.selectFrom('invoices').selectAll().where('id', '=', row.invoice_id).executeTakeFirst();
-    const method = invoiceRow === undefined ? null : await payments.chargeableMethod(db, invoiceRow.client_id);
-    if (invoiceRow === undefined || invoiceRow.status !== 'unpaid' || method === null) {
-      // Paid meanwhile (by the pay link, by staff), canceled, or the card or auto-pay is gone: nothing to charge.
-      await inTransaction(db, (trx) => finish(row, 'canceled', { message: invoiceRow?.status === 'unpaid' ? 'No card to charge' : `Invoice ${invoiceRow?.status ?? 'deleted'}` }, now, trx));
-      return 'skipped';
-    }
+  /** One delivery of a `card_charge` item. */
+  async function charge(invoiceId: number, now: Date): Promise<void> {
+    const invoiceRow = await db.selectFrom('invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
+    // Paid meanwhile (the pay link, staff), canceled, or the card or auto-pay gone: nothing left to charge.
+    if (invoiceRow === undefined || invoiceRow.status !== 'unpaid') return;
+    const method = await payments.chargeableMethod(db, invoiceRow.client_id);
+    if (method === null) return;
     const invoice = toGatewayInvoice(invoiceRow, money);
     const { gateway } = method;
+    const attempt = await startAttempt(invoice.id, invoice.clientId, now);
     let outcome: ChargeOutcome;
     try {
-      outcome = await gateway.chargeSavedMethod!({ invoice, customerRef: method.customerRef, methodRef: method.methodRef, idempotencyKey: `tollgate-invoice-${invoice.id}-attempt-${row.attempt}` });
+      outcome = await gateway.chargeSavedMethod!({
+        invoice,
+        customerRef: method.customerRef,
+        methodRef: method.methodRef,
+        idempotencyKey: `tollgate-invoice-${invoice.id}-attempt-${attempt.attempt}`,
+      });
     } catch (error) {
       log?.(`off-session charge of invoice ${invoice.id} failed`, error);
       outcome = { status: 'failed', ref: null, message: 'The payment could not be completed' };
     }
-    return inTransaction(db, async (trx) => {
-      if (outcome.status === 'succeeded') {
+    if (outcome.status === 'succeeded') {
+      await inTransaction(db, async (trx) => {
         await invoicePayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: outcome.amount, currency: outcome.currency }, now);
-        await finish(row, 'succeeded', { txnRef: outcome.ref }, now, trx);
-        return 'succeeded';
-      }
+        await finish(trx, attempt, 'succeeded', { txnRef: outcome.ref }, now);
+      });
+      return;
+    }
+    await inTransaction(db, async (trx) => {
       await invoicePayments.recordFailure(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: invoice.amount, currency: invoice.currency, message: outcome.message }, now);
-      await finish(row, outcome.status === 'requires_action' ? 'requires_action' : 'failed', { txnRef: outcome.ref, message: outcome.message }, now, trx);
-      const due = outcome.status === 'requires_action' ? null : await nextDue(trx, row, now);
-      if (due !== null) {
-        const stamp = isoSeconds(now);
-        await trx
-          .insertInto('payment_attempts')
-          .values({ invoice_id: invoice.id, client_id: invoice.clientId, attempt: row.attempt + 1, status: 'scheduled', due_at: isoSeconds(due), claimed_at: null, txn_ref: null, message: null, created_at: stamp, updated_at: stamp })
-          .onConflict((oc) => oc.columns(['invoice_id', 'attempt']).doNothing())
-          .execute();
-      }
+      await finish(trx, attempt, outcome.status === 'requires_action' ? 'requires_action' : 'failed', { txnRef: outcome.ref, message: outcome.message }, now);
       await events.emit('invoice.payment_failed', { invoiceId: invoice.id, clientId: invoice.clientId, message: outcome.message }, trx);
-      return 'failed';
     });
+    // Authentication needs the customer: no retry, the pay link does it. Anything else: the outbox retries.
+    if (outcome.status === 'requires_action') throw new OutboxGiveUp(outcome.message);
+    throw new ChargeFailed(outcome.message);
   }
 
-  return {
-    scheduleFirst,
-
-    /**
-     * Claims and runs every attempt that is due (and every claim older than the lease). Safe to run from several
-     * processes at once: each attempt is claimed by one compare-and-set.
-     */
-    async runDue(now = new Date()): Promise<ChargeReport> {
-      const report: ChargeReport = { attempted: 0, succeeded: 0, failed: 0 };
-      const stamp = isoSeconds(now);
-      const stale = isoSeconds(new Date(now.getTime() - CLAIM_LEASE_MS));
-      const due = await db
-        .selectFrom('payment_attempts')
-        .selectAll()
-        .where((eb) =>
-          eb.or([
-            eb.and([eb('status', '=', 'scheduled'), eb('due_at', '<=', stamp)]),
-            eb.and([eb('status', '=', 'processing'), eb('claimed_at', '<', stale)]),
-          ]),
-        )
-        .orderBy('due_at')
-        .limit(200)
-        .execute();
-      for (const candidate of due) {
-        const claimed = await db
-          .updateTable('payment_attempts')
-          .set({ status: 'processing', claimed_at: stamp, updated_at: stamp })
-          .where('id', '=', candidate.id)
-          .where('status', '=', candidate.status)
-          .where((eb) => (candidate.claimed_at === null ? eb('claimed_at', 'is', null) : eb('claimed_at', '=', candidate.claimed_at)))
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) !== 1) continue;
-        report.attempted += 1;
-        try {
-          const result = await run({ ...candidate, status: 'processing', claimed_at: stamp }, now);
-          if (result === 'succeeded') report.succeeded += 1;
-          if (result === 'failed') report.failed += 1;
-        } catch (error) {
-          // Left claimed: taken over after the lease with the same idempotency key.
-          log?.(`off-session charge attempt ${candidate.id} could not be recorded`, error);
-        }
-      }
-      return report;
+  outbox.registerKind(CHARGE_KIND, {
+    retryDelaysMs: retryDelays(retryDays),
+    async deliver(payload) {
+      const { invoiceId } = payload as { invoiceId: number };
+      await charge(invoiceId, new Date());
     },
+  });
+
+  return {
+    schedule,
 
     /** Attempts of an invoice, oldest first (staff views and tests). */
     async attemptsOf(invoiceId: number): Promise<AttemptRow[]> {
       return db.selectFrom('payment_attempts').selectAll().where('invoice_id', '=', invoiceId).orderBy('attempt').execute();
-    },
-
-    /** The in-process worker calls this to be woken as soon as an attempt is written. */
-    onWake(callback: (() => void) | null): void {
-      wake = callback;
     },
   };
 }
 
 export type ChargeService = ReturnType<typeof createChargeService>;
 
-/** The worker: runs due charges and pending provider events every `intervalMs`, and at once when woken. */
-export function paymentWorker(
-  charges: Pick<ChargeService, 'runDue' | 'onWake'>,
-  pendingEvents: () => Promise<unknown>,
+/** Applies stored provider events not applied yet (a crash in between): at start, then every `intervalMs`. */
+export function pendingEventsWorker(
+  processPending: () => Promise<unknown>,
   onClose: (task: () => Promise<void>) => void,
   log: (message: string, error: unknown) => void,
   intervalMs = 60_000,
 ): () => void {
   return () => {
     let running: Promise<unknown> | null = null;
-    let again = false;
     const tick = (): void => {
-      if (running !== null) {
-        again = true;
-        return;
-      }
-      running = pendingEvents()
-        .then(() => charges.runDue(new Date()))
-        .catch((error: unknown) => log('payment worker failed', error))
+      if (running !== null) return;
+      running = processPending()
+        .catch((error: unknown) => log('applying stored provider events failed', error))
         .finally(() => {
           running = null;
-          if (again) {
-            again = false;
-            tick();
-          }
         });
     };
-    charges.onWake(tick);
     const timer = setInterval(tick, intervalMs);
     timer.unref();
     tick();
     onClose(async () => {
       clearInterval(timer);
-      charges.onWake(null);
       if (running !== null) await running;
     });
   };
