@@ -13,6 +13,7 @@ import { ProductPage, ProductsPage } from './products.ts';
 import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
+import { TransactionsPage } from './transactions.ts';
 
 const pageError = createStore<unknown>(null);
 
@@ -29,6 +30,7 @@ const NAV = [
   ['/admin/products', 'Products'],
   ['/admin/orders', 'Orders'],
   ['/admin/invoices', 'Invoices'],
+  ['/admin/transactions', 'Transactions'],
   ['/admin/keys', 'Keys'],
   ['/admin/staff', 'Staff'],
   ['/admin/profile', 'Profile'],
@@ -101,6 +103,7 @@ function Routes() {
   if (path === '/admin/products') return html`<${ProductsPage} />`;
   if (path === '/admin/orders') return html`<${OrdersPage} />`;
   if (path === '/admin/invoices') return html`<${InvoicesPage} />`;
+  if (path === '/admin/transactions') return html`<${TransactionsPage} />`;
   if (path === '/admin/keys') return html`<${KeysPage} />`;
   if (path === '/admin/staff') return html`<${StaffPage} />`;
   if (path === '/admin/groups') return html`<${GroupsPage} />`;

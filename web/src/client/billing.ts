@@ -7,6 +7,7 @@ import { Link, navigate } from '../lib/router.ts';
 import { Badge, Button, DefinitionList, ErrorMessage, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { Gateway, Invoice, Order } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
+import { PayByCard, PaymentReturn } from './payments.ts';
 
 export function OrdersPage() {
   const [page, setPage] = useState(1);
@@ -111,7 +112,8 @@ export function InvoicePage({ id }: { id: number }) {
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
     ${data !== undefined
-      ? html`<section class="card" aria-labelledby="invoice-summary">
+      ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
+          <section class="card" aria-labelledby="invoice-summary">
             <h2 id="invoice-summary">Summary</h2>
             <${DefinitionList}
               items=${[
@@ -138,6 +140,7 @@ export function InvoicePage({ id }: { id: number }) {
               </table>
             </div>
           </section>
+          <${PayByCard} invoice=${data} />
           ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}
           ${data.status === 'paid' ? html`<p>Thank you, this invoice is paid. <${Link} href="/keys">See your API keys<//>.</p>` : null}`
       : null}`;

@@ -12,6 +12,7 @@ import { CartPage, PlansPage } from './shop.ts';
 import { InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
 import { ProfilePage } from './profile.ts';
+import { GuestInvoicePage } from './payments.ts';
 
 /** An error about the whole page (e.g. the session lost its CSRF token), shown above every page. */
 const pageError = createStore<unknown>(null);
@@ -80,6 +81,8 @@ function Routes() {
   if (path === '/invoices') return html`<${Protected} what="your invoices"><${InvoicesPage} /><//>`;
   const invoice = match('/invoices/:id', path);
   if (invoice !== null) return html`<${Protected} what="this invoice"><${InvoicePage} id=${Number(invoice.id)} /><//>`;
+  const byLink = match('/invoice/:hash', path);
+  if (byLink !== null) return html`<${GuestInvoicePage} hash=${byLink.hash} />`;
   if (path === '/profile') return html`<${Protected} what="your profile"><${ProfilePage} /><//>`;
   return html`<h1>Page not found</h1><p>There is no page at this address. <${Link} href="/">See the plans<//>.</p>`;
 }

@@ -6,6 +6,7 @@ import { useStore } from '../lib/store.ts';
 import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
 import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
 import { account, refreshAccount } from './state.ts';
+import { CardsSection } from './payments.ts';
 
 const PROFILE_FIELDS = [
   ['first_name', 'First name', 'given-name'],
@@ -58,6 +59,7 @@ function ProfileForm() {
 export function ProfilePage() {
   return html`<h1>Profile</h1>
     <${ProfileForm} />
+    <${CardsSection} />
     <${PasswordForm} path="client/profile/change_password" />
     <${ApiTokenSection}
       read=${() => call<string>('client/profile/api_key_get')}
