@@ -433,6 +433,14 @@ export class StripeStandIn {
     }
     if (method === 'POST') {
       const events = session.status === 'complete' ? [] : this.completeSession(sessionId);
+      if (url.searchParams.get('sync') === '1') {
+        // The benchmark's variant: the webhooks are delivered (and acknowledged) before the page answers.
+        const statuses: number[] = [];
+        for (const event of events) statuses.push(await this.deliver(event));
+        response.writeHead(statuses.every((status) => status === 200) ? 303 : 502, { location: String(session.success_url) });
+        response.end();
+        return;
+      }
       // The customer may come back before the webhook arrives: redirect first, deliver right after.
       response.writeHead(303, { location: String(session.success_url) });
       response.end();
