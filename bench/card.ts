@@ -103,7 +103,7 @@ export async function runCardBench(seconds = 5): Promise<LoadResult[]> {
       p50Ms: report.p50,
       p99Ms: report.p99,
       non2xx: report.failed,
-      errors: Number(applied.n) === report.done ? 0 : Math.abs(Number(applied.n) - report.done),
+      errors: applied.n === report.done ? 0 : Math.abs(applied.n - report.done),
     };
     printTable(`card payments on SQLite, ${CONNECTIONS} concurrent customers, ${seconds} s (operations/s; ${report.done} paid)`, [result]);
     return [result];
