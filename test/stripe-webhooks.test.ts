@@ -175,6 +175,20 @@ describe('POST /webhooks/stripe', () => {
     expect(await transactionsOf(t, bought.invoiceId)).toHaveLength(2);
   });
 
+  it('a refund of a charge Tollgate did not start is ignored; one that never finds its payment stops being retried after 3 days', async () => {
+    const { t, stripe } = stand;
+    const foreign = stripe.event('charge.refunded', { id: 'ch_foreign', object: 'charge', payment_intent: 'pi_foreign', amount: 500, amount_refunded: 500, currency: 'usd', metadata: {} });
+    expect(await deliver(stand, foreign)).toMatchObject({ status: 200, body: { result: { outcome: 'applied' } } });
+    const orphan = stripe.event('charge.refunded', { id: 'ch_orphan', object: 'charge', payment_intent: 'pi_orphan', amount: 500, amount_refunded: 500, currency: 'usd', metadata: { invoice_id: '1' } });
+    expect(await deliver(stand, orphan)).toMatchObject({ status: 200, body: { result: { outcome: 'deferred' } } });
+    expect(await t.services.inboundEvents.processPending()).toBe(0);
+    const stored = async () => (await storedEvents(t)).find((row) => row.event_id === orphan.id)!;
+    const attempts = (await stored()).attempts;
+    expect(attempts).toBeGreaterThanOrEqual(2);
+    await t.services.inboundEvents.processPending(new Date(Date.now() + 4 * 86_400_000));
+    expect(await stored()).toMatchObject({ processed_at: null, attempts, last_error: expect.stringContaining('pi_orphan') });
+  });
+
   for (const [what, change] of [
     ['amount', { amount: 999 }],
     ['currency', { currency: 'eur' }],

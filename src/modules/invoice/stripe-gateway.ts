@@ -179,7 +179,8 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
         case 'charge.refunded': {
           const charge = event.data.object;
           const paymentRef = idOf(charge.payment_intent);
-          if (paymentRef === null) return [];
+          // A charge Tollgate did not start (another system on the same Stripe account) is not ours to record.
+          if (paymentRef === null || invoiceIdOf(charge.metadata) === null) return [];
           const ref = charge.refunds?.data[0]?.id ?? `${charge.id}:${charge.amount_refunded}`;
           return [{ kind: 'refunded', paymentRef, ref, refundedTotal: charge.amount_refunded, currency: charge.currency.toUpperCase() }];
         }

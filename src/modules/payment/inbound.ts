@@ -16,6 +16,9 @@ type EventRow = Selectable<GatewayEventTable>;
 
 export type Outcome = 'applied' | 'duplicate' | 'deferred';
 
+/** How long a stored event that cannot be applied yet keeps being retried. */
+export const PENDING_DAYS = 3;
+
 export interface InboundEventDeps {
   db: Kysely<Database>;
   gateways: GatewayRegistry;
@@ -97,9 +100,21 @@ export function createInboundEvents({ db, gateways, invoicePayments, payments, l
         .execute();
     },
 
-    /** Applies every stored event not applied yet, oldest first; returns how many were applied. */
+    /**
+     * Applies every stored event not applied yet, oldest first; returns how many were applied. An event still waiting
+     * after PENDING_DAYS (a refund of a payment that never reached Tollgate) stays stored, with its last error, for
+     * staff to look at, and is no longer retried.
+     */
     async processPending(now = new Date()): Promise<number> {
-      const rows = await db.selectFrom('gateway_events').selectAll().where('processed_at', 'is', null).orderBy('id').limit(500).execute();
+      const cutoff = isoSeconds(new Date(now.getTime() - PENDING_DAYS * 86_400_000));
+      const rows = await db
+        .selectFrom('gateway_events')
+        .selectAll()
+        .where('processed_at', 'is', null)
+        .where('received_at', '>=', cutoff)
+        .orderBy('id')
+        .limit(500)
+        .execute();
       let applied = 0;
       for (const row of rows) {
         try {
