@@ -6,7 +6,8 @@
 // database or the mail log. Runs on SQLite and, with TEST_DATABASE_URL, on PostgreSQL + Redis.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/transaction.ts';
-import { MAIL_RETRY_DELAYS_MS } from '../src/modules/email/service.ts';
+import { createMailService, MAIL_RETRY_DELAYS_MS } from '../src/modules/email/service.ts';
+import { createOutboxService } from '../src/modules/outbox/service.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { expectInvalid } from './helpers/assertions.ts';
 import { TestSmtp } from './helpers/smtp.ts';
@@ -89,6 +90,8 @@ describe('notices over SMTP', () => {
     const subjects = received.slice(1).map((m) => m.parsed.subject);
     expect(subjects).toEqual(expect.arrayContaining([`Receipt for invoice #${invoiceId}`, 'Pro plan is active']));
     const activated = received.find((m) => m.parsed.subject === 'Pro plan is active')!;
+    // No invoice PDF renderer is wired in this build: the receipt goes without an attachment.
+    expect(received.find((m) => m.parsed.subject === `Receipt for invoice #${invoiceId}`)!.parsed.attachments).toEqual([]);
     expect(activated.parsed.html).toContain(`href="${PUBLIC_URL}/orders"`);
     const order = await asClient(t, client.token, 'order/get', { id: orderId });
     expect(order.result.status).toBe('active');
@@ -214,6 +217,45 @@ describe('when SMTP fails', () => {
 });
 
 describe('what goes into a message', () => {
+  it('attaches the invoice PDF to the receipt, rendered when the message is sent, when a PDF renderer is given', async () => {
+    const { db } = t.services;
+    const outbox = createOutboxService({ db, dialect: t.services.dialect });
+    const rendered: number[] = [];
+    const mail = createMailService({
+      db,
+      outbox,
+      secrets: t.services.secrets,
+      smtpUrl: smtp.url,
+      mailFrom: 'billing@example.com',
+      publicUrl: PUBLIC_URL,
+      smtpTimeoutMs: 2000,
+      invoicePdf: {
+        async pdf(invoiceId) {
+          rendered.push(invoiceId);
+          return Buffer.from(`%PDF-1.4\n% invoice ${invoiceId}\n%%EOF\n`);
+        },
+      },
+    });
+    try {
+      const { client, invoiceId } = await orderWithInvoice();
+      await t.services.outbox.runDue();
+      await smtp.waitFor(1);
+      smtp.received.length = 0;
+      await inTransaction(db, (trx) =>
+        mail.queue(trx, { template: 'invoice_paid', to: { email: client.email }, clientId: client.id, vars: { invoice_number: invoiceId }, attachInvoicePdf: invoiceId }),
+      );
+      expect(rendered).toEqual([]);
+      expect(await outbox.runDue()).toBe(1);
+      const [received] = await smtp.waitFor(1);
+      expect(rendered).toEqual([invoiceId]);
+      expect(received!.parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([
+        [`invoice-${invoiceId}.pdf`, 'application/pdf', `%PDF-1.4\n% invoice ${invoiceId}\n%%EOF\n`],
+      ]);
+    } finally {
+      mail.close();
+    }
+  });
+
   it('escapes markup in names and keeps line breaks out of the headers', async () => {
     const { client } = await orderWithInvoice({ first_name: '<script>alert(1)</script>', last_name: 'X\r\nBcc: victim@example.org' });
     await t.services.outbox.runDue();

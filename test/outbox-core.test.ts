@@ -175,6 +175,43 @@ describe('outbox', () => {
     expect(calls.map((call) => call.context.attempt)).toEqual([1, 2]);
   });
 
+  it('runs as a loop: woken by a commit, it delivers without being asked; stopping waits for the delivery in progress', async () => {
+    calls.length = 0;
+    const { db, outbox } = t.services;
+    let finish!: () => void;
+    const slow = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    flakyBehaviour = () => slow;
+    outbox.start();
+    const id = await inTransaction(db, (trx) => outbox.enqueue(trx, { kind: 'flaky', payload: 'woken' }));
+    // More than one batch behind it: stopping must not wait for those.
+    const queued = await inTransaction(db, async (trx) => {
+      const ids: number[] = [];
+      for (let n = 0; n < 25; n++) ids.push(await outbox.enqueue(trx, { kind: 'test', payload: n }));
+      return ids;
+    });
+    // No poll has run yet (5 s): the commit itself woke the sender.
+    while (calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(calls[0]!.context.id).toBe(id);
+    let stopped = false;
+    const stopping = outbox.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stopped).toBe(false);
+    finish();
+    await stopping;
+    expect(await item(id)).toMatchObject({ status: 'sent', attempts: 1, claim_token: null });
+    const left = await db.selectFrom('outbox_messages').select('id').where('id', 'in', queued).where('status', '=', 'pending').execute();
+    expect(left.length).toBeGreaterThan(0);
+    // Stopped for good: a later commit wakes nothing (tests below drive runDue themselves).
+    const later = await inTransaction(db, (trx) => outbox.enqueue(trx, { kind: 'test', payload: 'after stop' }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await item(later)).status).toBe('pending');
+    await outbox.runDue();
+  });
+
   it('counts items per kind and status', async () => {
     const counts = await t.services.outbox.counts();
     expect(counts).toEqual(expect.arrayContaining([{ kind: 'test', status: 'sent', count: expect.any(Number) }, { kind: 'flaky', status: 'failed', count: 2 }]));
@@ -200,12 +237,17 @@ describe('two senders on one database', () => {
 
   it('never delivers one item twice when both run at the same time', async () => {
     const delivered: Array<{ sender: string; id: number }> = [];
-    const handler = (sender: string) => ({
+    const busy = { a: 0, b: 0 };
+    let mostAtOnce = 0;
+    const handler = (sender: 'a' | 'b') => ({
       retryDelaysMs: [MINUTE],
       async deliver(_payload: unknown, { id }: OutboxContext) {
         delivered.push({ sender, id });
+        busy[sender] += 1;
+        mostAtOnce = Math.max(mostAtOnce, busy[sender]);
         // An await inside the delivery, as a real SMTP conversation has, lets the other sender claim meanwhile.
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+        busy[sender] -= 1;
       },
     });
     a.services.outbox.registerKind('race', handler('a'));
@@ -217,6 +259,8 @@ describe('two senders on one database', () => {
     });
     const [countA, countB] = await Promise.all([a.services.outbox.runDue(), b.outbox.runDue()]);
     expect(countA + countB).toBe(200);
+    // A round claims at most one batch (10 items): a claim that took more would leave items on the wire at a crash.
+    expect(mostAtOnce).toBeLessThanOrEqual(10);
     expect(delivered.map((d) => d.id).toSorted((x, y) => x - y)).toEqual(ids);
     // Both really worked (otherwise this proves nothing about claiming).
     expect(new Set(delivered.map((d) => d.sender))).toEqual(new Set(['a', 'b']));

@@ -18,6 +18,8 @@ export class TestSmtp {
   mode: SmtpMode = 'accept';
   /** How long the `slow` mode waits before answering the message. */
   slowMs = 2000;
+  /** In the `accept` mode: how long to wait before accepting each message (a server that takes its time). */
+  acceptDelayMs = 0;
   readonly received: ReceivedMail[] = [];
   /** Connections that delivered part of a message before `drop` cut them. */
   dropped = 0;
@@ -65,6 +67,7 @@ export class TestSmtp {
             }, callback);
           };
           if (mode === 'slow') setTimeout(finish, this.slowMs);
+          else if (this.acceptDelayMs > 0) setTimeout(finish, this.acceptDelayMs);
           else finish();
         });
       },

@@ -7,6 +7,8 @@ const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('not_sent')]);
 const Code = Type.String({ minLength: 1, maxLength: 64 });
+const Subject = Type.String({ minLength: 1, maxLength: 998 });
+const Content = Type.String({ minLength: 1, maxLength: 100_000 });
 
 export const emailApi: ModuleApi = {
   name: 'email',
@@ -42,8 +44,8 @@ export const emailApi: ModuleApi = {
     template_update: adminAction({
       params: Type.Object({
         code: Code,
-        subject: Type.Optional(Type.String({ minLength: 1, maxLength: 998 })),
-        content: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })),
+        subject: Type.Optional(Subject),
+        content: Type.Optional(Content),
         enabled: Type.Optional(Type.Boolean()),
       }),
       permission: 'email.manage',
@@ -54,10 +56,10 @@ export const emailApi: ModuleApi = {
       },
     }),
     template_render: adminAction({
-      params: Type.Object({ code: Code }),
+      params: Type.Object({ code: Code, subject: Type.Optional(Subject), content: Type.Optional(Content) }),
       permission: 'email.view',
-      summary: 'A preview with sample values: {subject, html, text}',
-      handler: ({ code }, { services }) => services.mail.renderSample(code),
+      summary: 'A preview with sample values: {subject, html, text}; of an unsaved draft when subject or content is given',
+      handler: ({ code, ...draft }, { services }) => services.mail.renderSample(code, draft),
     }),
     send_test: adminAction({
       params: Type.Object({ to: Type.String({ minLength: 3, maxLength: 254 }) }),

@@ -177,6 +177,29 @@ export function createMailService(deps: MailServiceDeps) {
     return name.replace(/_/g, ' ');
   }
 
+  /** The subject and content a change would leave, refused (422) when they could not render as meant. */
+  function checkDraft(current: TemplateRecord, fields: { subject?: string | undefined; content?: string | undefined }): { subject: string; content: string } {
+    const subject = fields.subject ?? current.subject;
+    const content = fields.content ?? current.content;
+    // oxlint-disable-next-line no-control-regex -- a subject is one header line
+    if (/[\u0000-\u001f\u007f]/.test(subject)) throw errors.invalid('subject', 'must be one line');
+    if (subject.trim() === '') throw errors.invalid('subject', 'must not be empty');
+    if (content.trim() === '') throw errors.invalid('content', 'must not be empty');
+    for (const [param, text] of [['subject', subject], ['content', content]] as const) {
+      let names: Set<string>;
+      try {
+        names = placeholdersOf(text);
+      } catch (error) {
+        if (error instanceof TemplateSyntaxError) throw errors.invalid(param, `has a broken section: ${error.message}`);
+        throw error;
+      }
+      for (const name of names) {
+        if (!(name in current.vars)) throw errors.invalid(param, `uses {{${name}}}, which this template does not have (it has ${Object.keys(current.vars).join(', ')})`);
+      }
+    }
+    return { subject, content };
+  }
+
   function requireCode(code: string): MailTemplateCode {
     if (!isTemplateCode(code)) throw errors.notFound('Template');
     return code;
@@ -437,25 +460,8 @@ export function createMailService(deps: MailServiceDeps) {
     /** Replaces a template's subject and content and switches it on or off. */
     async updateTemplate(code: string, fields: { subject?: string | undefined; content?: string | undefined; enabled?: boolean | undefined }): Promise<void> {
       const current = await loadTemplate(db, requireCode(code));
-      const subject = fields.subject ?? current.subject;
-      const content = fields.content ?? current.content;
+      const { subject, content } = checkDraft(current, fields);
       const enabled = fields.enabled ?? current.enabled;
-      // oxlint-disable-next-line no-control-regex -- a subject is one header line
-      if (/[\u0000-\u001f\u007f]/.test(subject)) throw errors.invalid('subject', 'must be one line');
-      if (subject.trim() === '') throw errors.invalid('subject', 'must not be empty');
-      if (content.trim() === '') throw errors.invalid('content', 'must not be empty');
-      for (const [param, text] of [['subject', subject], ['content', content]] as const) {
-        let names: Set<string>;
-        try {
-          names = placeholdersOf(text);
-        } catch (error) {
-          if (error instanceof TemplateSyntaxError) throw errors.invalid(param, `has a broken section: ${error.message}`);
-          throw error;
-        }
-        for (const name of names) {
-          if (!(name in current.vars)) throw errors.invalid(param, `uses {{${name}}}, which this template does not have (it has ${Object.keys(current.vars).join(', ')})`);
-        }
-      }
       if (!enabled && current.required) throw errors.conflict('This message is needed to reset passwords or confirm addresses; it cannot be switched off');
       const now = isoSeconds(new Date());
       await db
@@ -465,9 +471,10 @@ export function createMailService(deps: MailServiceDeps) {
         .execute();
     },
 
-    /** A preview of the template with sample values; links point at PUBLIC_URL. */
-    async renderSample(code: string): Promise<{ subject: string; html: string; text: string }> {
-      const template = await loadTemplate(db, requireCode(code));
+    /** A preview with sample values (of a draft subject and content when given); links point at PUBLIC_URL. */
+    async renderSample(code: string, draft: { subject?: string | undefined; content?: string | undefined } = {}): Promise<{ subject: string; html: string; text: string }> {
+      const stored = await loadTemplate(db, requireCode(code));
+      const template = { ...stored, ...checkDraft(stored, draft) };
       const samples: MailVars = { ...TEMPLATE_DEFAULTS[template.code].vars, name: 'Jane Doe', client_area_url: clientAreaUrl };
       for (const [name, value] of Object.entries(samples)) {
         if (typeof value === 'string') samples[name] = value.replace('https://billing.example.com', publicUrl);

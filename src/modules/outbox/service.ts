@@ -12,7 +12,7 @@
 // the delays are used up it is `failed`. A handler throws OutboxNotSent when there is nowhere to deliver (no SMTP
 // configured): the item is set aside as `not_sent`, not retried.
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, QueryCreator } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { OutboxStatus } from '../../db/tables/outbox.ts';
@@ -123,7 +123,8 @@ export function createOutboxService(deps: OutboxServiceDeps) {
       again = true;
       return;
     }
-    running = runDue()
+    // The loop stops between rounds once stop() is called, so shutdown waits for one batch, not the whole queue.
+    running = runRounds(undefined, () => stopped)
       .then(() => undefined)
       .catch((error: unknown) => log('error', 'outbox: sending failed', { error: describe(error) }))
       .finally(() => {
@@ -141,23 +142,29 @@ export function createOutboxService(deps: OutboxServiceDeps) {
     if (kinds.length === 0) return [];
     const token = randomBytes(12).toString('hex');
     const nowText = iso(now);
-    let candidates = db
-      .selectFrom('outbox_messages')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('run_at', '<=', nowText)
-      .where('kind', 'in', kinds)
-      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', nowText)]))
-      .orderBy('run_at')
-      .orderBy('id')
-      .limit(limit);
-    // PostgreSQL: senders in other processes skip the rows this one is claiming instead of waiting for them.
-    if (dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    const due = (qc: QueryCreator<Database>) => {
+      const query = qc
+        .selectFrom('outbox_messages')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('run_at', '<=', nowText)
+        .where('kind', 'in', kinds)
+        .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', nowText)]))
+        .orderBy('run_at')
+        .orderBy('id')
+        .limit(limit);
+      // PostgreSQL: senders in other processes skip the rows this one is claiming instead of waiting for them.
+      return dialect === 'postgres' ? query.forUpdate().skipLocked() : query;
+    };
+    // The candidates are a CTE, not a plain `id IN (subquery)`: PostgreSQL may rescan such a subquery during the
+    // semi-join, and with SKIP LOCKED every rescan finds other rows, so one claim could take far more than `limit`
+    // (measured: 180 of 200). A CTE that locks rows is evaluated exactly once.
     const rows = await db
+      .with('due', due)
       .updateTable('outbox_messages')
       .set((eb) => ({ claim_token: token, claimed_until: iso(new Date(now.getTime() + leaseMs)), attempts: eb('attempts', '+', 1), updated_at: nowText }))
-      .where('id', 'in', candidates)
-      // The same conditions again: the compare-and-set itself, whatever the subquery saw.
+      .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
+      // The same conditions again: the compare-and-set itself, whatever the candidates' snapshot saw.
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', nowText)]))
       .returning(['id', 'kind', 'payload', 'attempts'])
@@ -225,9 +232,9 @@ export function createOutboxService(deps: OutboxServiceDeps) {
     }
   }
 
-  async function runDue(now?: Date): Promise<number> {
+  async function runRounds(now: Date | undefined, stop: () => boolean): Promise<number> {
     let delivered = 0;
-    for (let round = 0; round < MAX_ROUNDS; round++) {
+    for (let round = 0; round < MAX_ROUNDS && !stop(); round++) {
       const at = now ?? new Date();
       const items = await claim(at, batchSize);
       if (items.length === 0) break;
@@ -288,7 +295,7 @@ export function createOutboxService(deps: OutboxServiceDeps) {
     },
 
     /** Delivers every item due at `now` (default: the time of each round); returns how many attempts it made. */
-    runDue,
+    runDue: (now?: Date): Promise<number> => runRounds(now, () => false),
 
     /** Whether the dedupe key has an item already (so a caller can skip rendering work it would throw away). */
     async hasDedupeKey(trx: Kysely<Database>, key: string): Promise<boolean> {
