@@ -40,6 +40,8 @@ describe.runIf(existsSync(CHROMIUM))('paying by card in the browser', () => {
     web = buildApp(t.services, { webDistDir: WEB_DIST_DIR });
     await web.listen({ host: '127.0.0.1', port: PORT });
     stripe.webhookUrl = `${base}/webhooks/stripe`;
+    // The customer is back well before Stripe's webhook: the return page must wait for it.
+    stripe.webhookDelayMs = 2500;
 
     const plan = await makeProduct(t, { title: 'Card plan' });
     const client = await t.createClient({ first_name: 'Grace' });
@@ -80,6 +82,10 @@ describe.runIf(existsSync(CHROMIUM))('paying by card in the browser', () => {
 
     // Back in the client area before the webhook: the page waits, then shows the invoice paid.
     await page.waitForURL(`${base}/invoices/${bought.invoiceId}?payment=success`);
+    await page.getByText('Waiting for Stripe to confirm your payment…').waitFor();
+    expect((await t.admin('invoice/get', { id: bought.invoiceId })).result.status).toBe('unpaid');
+    // No second "Pay by card" while the first payment is being confirmed.
+    expect(await page.getByRole('button', { name: 'Pay by card' }).count()).toBe(0);
     await page.getByText('Payment received — thank you.').waitFor();
     await page.getByRole('main').getByText('Paid', { exact: true }).first().waitFor();
     await settled(page);

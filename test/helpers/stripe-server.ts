@@ -66,6 +66,8 @@ export class StripeStandIn {
   failAll = false;
   /** How long a `slow` answer waits (longer than Tollgate's STRIPE_TIMEOUT_MS in tests). */
   slowMs = 2000;
+  /** How long after the customer is sent back the hosted page delivers the webhooks. */
+  webhookDelayMs = 300;
   /** Where the hosted page sends the signed webhooks (Tollgate's /webhooks/stripe on a real socket). */
   webhookUrl: string | null = null;
   private readonly idempotent = new Map<string, { status: number; body: Json }>();
@@ -448,7 +450,7 @@ export class StripeStandIn {
         void (async () => {
           for (const event of events) await this.deliver(event);
         })();
-      }, 300);
+      }, this.webhookDelayMs);
       return;
     }
     const amount = (Number(session.amount_total) / 100).toFixed(2);

@@ -20,7 +20,9 @@ function useCardGateway(): Gateway | undefined {
 export function PayByCard({ invoice }: { invoice: Pick<Invoice, 'hash' | 'status' | 'total' | 'currency'> }) {
   const gateway = useCardGateway();
   const action = useAction();
-  if (gateway === undefined || invoice.status !== 'unpaid') return null;
+  const { query } = useLocation();
+  // Back from a successful payment that is not confirmed yet: offering to pay again would invite a double payment.
+  if (gateway === undefined || invoice.status !== 'unpaid' || query.get('payment') === 'success') return null;
   const pay = (): void => {
     void action.run(async () => {
       const { redirect_url: url } = await call<{ redirect_url: string }>('guest/invoice/payment', { hash: invoice.hash, gateway_id: gateway.code });
@@ -97,6 +99,8 @@ export function GuestInvoicePage({ hash }: { hash: string }) {
 export function CardsSection() {
   const cards = useLoad(() => call<PaymentMethodRecord[]>('client/payment_method/get_list'), []);
   const profile = useLoad(() => call<{ auto_pay: boolean }>('client/profile/get'), []);
+  // The switch shows the choice at once; a refused update puts it back.
+  const [autoPay, setAutoPayShown] = useState<boolean | undefined>(undefined);
   const [removing, setRemoving] = useState<number | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const remove = useAction();
@@ -111,17 +115,22 @@ export function CardsSection() {
   };
   const setAutoPay = (on: boolean): void => {
     setSaved(null);
+    setAutoPayShown(on);
     void toggle.run(async () => {
-      await call('client/profile/update', { auto_pay: on });
+      try {
+        await call('client/profile/update', { auto_pay: on });
+      } catch (error) {
+        setAutoPayShown(!on);
+        throw error;
+      }
       setSaved(on ? 'Renewals will be charged to your saved card.' : 'Renewals will wait for you to pay them.');
-      profile.reload();
     });
   };
   return html`<section class="card" aria-labelledby="cards-title">
     <h2 id="cards-title">Cards and automatic payment</h2>
     <${ErrorMessage} error=${cards.error ?? profile.error} />
     ${profile.data !== undefined
-      ? html`<${Checkbox} label="Pay renewals automatically with my saved card" name="auto_pay" checked=${profile.data.auto_pay} onChange=${setAutoPay} />`
+      ? html`<${Checkbox} label="Pay renewals automatically with my saved card" name="auto_pay" checked=${autoPay ?? profile.data.auto_pay} onChange=${setAutoPay} />`
       : null}
     <${ErrorMessage} error=${toggle.error ?? remove.error} />
     <${Notice}>${saved}<//>
