@@ -168,6 +168,21 @@ describe('off-session renewal charges', () => {
     });
   }
 
+  it('Stripe refusing the keys: a failed attempt whose message quotes no key', async () => {
+    const bought = await cardCustomer();
+    const method = (await stand.t.services.payments.chargeableMethod(stand.t.services.db, bought.clientId))!;
+    const { stripeGateway } = await import('../src/modules/invoice/stripe-gateway.ts');
+    const wrong = stripeGateway({ ...stand.t.services.config.stripe!, secretKey: 'sk_test_wrongkey0123456789' });
+    const outcome = await wrong.chargeSavedMethod!({
+      invoice: { id: bought.invoiceId, hash: bought.hash, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },
+      customerRef: method.customerRef,
+      methodRef: method.methodRef,
+      idempotencyKey: 'tollgate-test-wrong-key',
+    });
+    expect(outcome).toEqual({ status: 'failed', ref: null, message: 'Stripe refused the request: the Stripe keys of this installation are not valid' });
+    expect(stand.stripe.requests.at(-1)!.authorization).toBe('Bearer sk_test_wrongkey0123456789');
+  });
+
   it('a crash mid-charge: the next delivery reuses the attempt and its key — one charge at Stripe', async () => {
     const bought = await cardCustomer();
     const invoiceId = await renewalInvoice(bought);

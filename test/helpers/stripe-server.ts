@@ -281,7 +281,9 @@ export class StripeStandIn {
     const idempotencyKey = (request.headers['idempotency-key'] as string | undefined) ?? null;
     this.requests.push({ method: request.method ?? 'GET', path: url.pathname, body, idempotencyKey, authorization: request.headers.authorization ?? null });
     if (request.headers.authorization !== `Bearer ${SECRET_KEY}`) {
-      return this.send(response, 401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } });
+      // Stripe quotes the key it got, redacted; Tollgate must not pass that on.
+      const got = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+      return this.send(response, 401, { error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${got.slice(0, 8)}****${got.slice(-4)}` } });
     }
     if (this.failAll) return this.send(response, 500, { error: { type: 'api_error', message: 'Stripe is having trouble' } });
     const replayKey = idempotencyKey === null ? null : `${request.method} ${url.pathname} ${idempotencyKey}`;

@@ -27,11 +27,19 @@ function invoiceIdOf(metadata: Metadata, fallback?: string | null): number | nul
 const idOf = (value: string | { id: string } | null | undefined): string | null =>
   value === null || value === undefined ? null : typeof value === 'string' ? value : value.id;
 
-/** A message safe to store and show: Stripe's own wording, never a request detail. */
-function describe(error: unknown): string {
+/**
+ * A message safe to store, show to staff and mail to the client: Stripe's own wording for card errors (the decline
+ * reason), a fixed sentence for everything else — other Stripe messages can quote request details, even a redacted
+ * key ("Invalid API Key provided: sk_test_****1234").
+ */
+export function describeStripeError(error: unknown): string {
+  if (error instanceof Stripe.errors.StripeCardError) return error.message;
   if (error instanceof Stripe.errors.StripeConnectionError) return 'Stripe could not be reached (network error or timeout)';
-  if (error instanceof Stripe.errors.StripeError) return error.message;
-  return 'The payment could not be completed';
+  if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
+    return 'Stripe refused the request: the Stripe keys of this installation are not valid';
+  }
+  if (error instanceof Stripe.errors.StripeRateLimitError) return 'Stripe is limiting requests; the payment will be tried again';
+  return 'Stripe could not complete the payment';
 }
 
 export function stripeGateway(config: StripeConfig): PaymentGateway {
@@ -119,8 +127,8 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
       } catch (error) {
         if (!(error instanceof Stripe.errors.StripeError)) throw error;
         const ref = error.payment_intent?.id ?? null;
-        if (error.code === 'authentication_required') return { status: 'requires_action', ref, message: describe(error) };
-        return { status: 'failed', ref, message: describe(error) };
+        if (error.code === 'authentication_required') return { status: 'requires_action', ref, message: describeStripeError(error) };
+        return { status: 'failed', ref, message: describeStripeError(error) };
       }
     },
 
