@@ -153,5 +153,17 @@ describe.runIf(existsSync(CHROMIUM))('paying by card in the browser', () => {
     await staff.getByText('No transactions match.').waitFor();
     await settled(staff);
     await staff.screenshot({ path: join(SHOTS, 'admin-transactions.png'), fullPage: true });
+
+    // A partial refund from the invoice page goes through Stripe; the invoice stays paid.
+    await staff.goto(`${base}/admin/invoices/${bought.invoiceId}`);
+    await staff.getByLabel('Refund amount (optional; empty refunds the rest)').fill('2.50');
+    await staff.getByRole('button', { name: 'Refund…' }).click();
+    await staff.getByRole('button', { name: 'Refund', exact: true }).click();
+    await staff.getByText('Refunded 2.50.').waitFor();
+    expect(stripe.requestsTo('POST', '/v1/refunds').at(-1)!.body).toMatchObject({ amount: '250' });
+    expect((await t.admin('invoice/get', { id: bought.invoiceId })).result.status).toBe('paid');
+    await staff.getByRole('link', { name: 'Payments and refunds of this invoice' }).click();
+    await staff.getByRole('heading', { name: 'Transactions' }).waitFor();
+    await staff.getByRole('cell', { name: '2.50 USD' }).waitFor();
   });
 });
