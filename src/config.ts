@@ -1,5 +1,6 @@
 // Every setting, typed, read from the environment once. Each has a default that works on one machine with no
 // other service: SQLite under ./data, counters in memory, the scheduler inside the server.
+import { settingDefaultsFromEnv, type SettingName } from './modules/system/settings-catalogue.ts';
 
 export type RateLimitPolicy =
   | 'API_GUEST'
@@ -62,6 +63,8 @@ export interface Config {
   /** The outbox sender: how often it looks for due items, and how long a claim holds (a crashed sender's items wait this long). */
   outboxPollMs: number;
   outboxLeaseSeconds: number;
+  /** Defaults of the settings staff edit (CONTRACT §8), from each setting's upper-cased name in the environment. */
+  settings: Partial<Record<SettingName, string>>;
 }
 
 export interface StripeConfig {
@@ -147,6 +150,14 @@ function parseDays(env: Env, name: string, fallback: number[]): number[] {
   return days.map(Number).toSorted((a, b) => a - b);
 }
 
+function settingDefaults(env: Env): Partial<Record<SettingName, string>> {
+  try {
+    return settingDefaultsFromEnv(env);
+  } catch (error) {
+    throw new ConfigError(`Environment: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const policies = { ...DEFAULT_RATE_LIMITS };
   for (const policy of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitPolicy[]) {
@@ -202,7 +213,8 @@ export function loadConfig(env: Env = process.env): Config {
     outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
     stripe: parseStripe(env),
     autoPayDefault: bool(env, 'AUTO_PAY_DEFAULT', true),
-    paymentRetryDays: parseDays(env, 'PAYMENT_RETRY_DAYS', [1, 3, 5]),
+    paymentRetryDays: parseDays(env, 'DUNNING_RETRY_DAYS', [1, 3, 5]),
+    settings: settingDefaults(env),
   };
 }
 

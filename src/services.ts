@@ -19,9 +19,13 @@ import { stripeGateway } from './modules/invoice/stripe-gateway.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
 import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
+import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
+import { createSelfService, type SelfService } from './modules/order/self-service.ts';
+import { followPlanChanges } from './modules/serviceapikey/plan-change.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
+import { createPromoService, type PromoService } from './modules/product/promos.ts';
 import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
@@ -30,6 +34,7 @@ import { createStaffService, type StaffService } from './modules/staff/service.t
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
 import { createMailService, type MailService } from './modules/email/service.ts';
 import { registerNotices } from './modules/email/notices.ts';
+import { createSystemService, type SystemService } from './modules/system/service.ts';
 
 export interface Services {
   config: Config;
@@ -40,6 +45,8 @@ export interface Services {
   secrets: SecretBox;
   events: EventBus;
   limiter: RateLimiter;
+  /** Settings staff edit (CONTRACT §8): `settings.get(name)`, `settings.secret(name)`, the company details. */
+  settings: SystemService;
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
@@ -48,8 +55,14 @@ export interface Services {
   /** Payment gateways; the built-in `custom` one is manual payment confirmed by staff. */
   gateways: GatewayRegistry;
   products: ProductService;
+  /** Coupons (admin/product/promo_*). */
+  promos: PromoService;
   orders: OrderService;
+  /** Client self-service on orders: cancel at period end, upgradables, change plan (CONTRACT §8). */
+  selfService: SelfService;
   invoices: InvoiceService;
+  /** Tax rules (admin/invoice/tax_*). */
+  taxes: TaxService;
   carts: CartService;
   cron: CronService;
   /** The API key product: keys, the check hot path, usage metering. */
@@ -86,6 +99,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   closers.push(() => counterStore.close());
   const limiter = new RateLimiter(config.rateLimit, counterStore);
 
+  const settings = createSystemService({ db, secrets, defaults: config.settings });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
@@ -110,8 +124,12 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   if (config.stripe !== null) gateways.register(stripeGateway(config.stripe));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money });
-  const carts = createCartService({ db, events, products, orders, invoices, gateways, money });
+  const taxes = createTaxService({ db });
+  const promos = createPromoService({ db, money });
+  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos });
+  const selfService = createSelfService({ db, events, orders, products, invoices, promos, money });
+  followPlanChanges(events, apikeys);
+  const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -158,14 +176,18 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     secrets,
     events,
     limiter,
+    settings,
     sessions,
     staff,
     clients,
     productTypes,
     gateways,
     products,
+    promos,
     orders,
+    selfService,
     invoices,
+    taxes,
     carts,
     cron,
     apikeys,

@@ -115,6 +115,8 @@ describe('clients', () => {
         postcode: null,
         country: null,
         currency: 'USD',
+        vat_number: null,
+        tax_exempt: false,
         status: 'active',
         created_at: expect.stringMatching(ISO),
         updated_at: expect.stringMatching(ISO),
@@ -127,7 +129,7 @@ describe('clients', () => {
         first_name: 'Grace',
         last_name: 'Hopper',
         company: 'Navy',
-        phone: '+1 555 0100',
+        phone: '+1 212 555 0100',
         address_1: '1 Main St',
         address_2: 'Suite 2',
         city: 'Arlington',
@@ -247,7 +249,7 @@ describe('clients', () => {
       expect(second.list.map((record: { id: number }) => record.id)).toEqual([ids.alpha]);
       expect((await t.admin('client/get_list', { search: tag, per_page: 3, page: 3 })).result).toEqual({ list: [], page: 3, per_page: 3, pages: 2, total: 4 });
       const record = first.list[0] as Record<string, unknown>;
-      expect(Object.keys(record)).toHaveLength(16);
+      expect(Object.keys(record)).toHaveLength(18);
     });
 
     it('bad filters → 422 naming the parameter', async () => {

@@ -22,7 +22,9 @@ const CLIENT_KEYS = [
   'postcode',
   'state',
   'status',
+  'tax_exempt',
   'updated_at',
+  'vat_number',
 ];
 
 describe('profiles', () => {
@@ -147,16 +149,16 @@ describe('profiles', () => {
     });
 
     it('update changes the caller only; blanks clear optional fields; e-mail and status cannot be changed here', async () => {
-      const a = await t.createClient({ city: 'Bern', phone: '+41 00' });
+      const a = await t.createClient({ city: 'Bern', phone: '+41 44 668 18 00' });
       const b = await t.createClient({ city: 'Genf' });
       const reply = await t.call(
         '/api/client/profile/update',
-        { first_name: 'Changed', city: '', phone: '+41 11', country: 'CH', currency: 'eur', email: 'stolen@example.com', status: 'canceled', id: b.id },
+        { first_name: 'Changed', city: '', phone: '+41 44 668 18 11', country: 'CH', currency: 'eur', email: 'stolen@example.com', status: 'canceled', id: b.id },
         { basic: ['client', a.token] },
       );
       expect(reply.body).toEqual({ result: true, error: null });
       const record = (await t.admin('client/get', { id: a.id })).result;
-      expect(record).toMatchObject({ first_name: 'Changed', city: null, phone: '+41 11', country: 'CH', currency: 'EUR', email: a.email, status: 'active' });
+      expect(record).toMatchObject({ first_name: 'Changed', city: null, phone: '+41 44 668 18 11', country: 'CH', currency: 'EUR', email: a.email, status: 'active' });
       expect((await t.admin('client/get', { id: b.id })).result.city).toBe('Genf');
     });
 

@@ -3,6 +3,7 @@
 // client area shows it invalid). Also: the UI's static serving, and a page that lost its CSRF token shows the 403.
 // Screenshots of the main pages land in test-results/.
 /// <reference lib="dom" />
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -74,6 +75,10 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
       config: { custom: { tier: 'pro', monthlyLimit: 1000 } },
     });
     expect(updated.body.error).toBeNull();
+    // The seller's details, a tax for buyers anywhere, and a coupon (CONTRACT §8).
+    expect((await t.admin('system/settings_update', { company_name: 'Acme API Ltd', company_address_1: '1 Invoice Road', company_city: 'Berlin', company_country: 'DE', company_vat_number: 'DE999999999', invoice_prefix: 'ACME-' })).result).toBe(true);
+    expect((await t.admin('invoice/tax_create', { name: 'VAT', rate: '20' })).body.error).toBeNull();
+    expect((await t.admin('product/promo_create', { code: 'WELCOME10', type: 'percentage', value: '10' })).body.error).toBeNull();
 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -168,13 +173,32 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     await client.getByRole('heading', { name: 'Cart' }).waitFor();
     await client.getByRole('cell', { name: 'Pro API', exact: true }).waitFor();
     expect(await client.getByRole('table').textContent()).toContain('19.00');
+    // The coupon field: an unknown code is refused with the server's reason, a good one shows its discount.
+    await client.getByLabel('Coupon code').fill('NOPE');
+    await client.getByRole('button', { name: 'Apply coupon' }).click();
+    await client.getByText(/not a known coupon/).waitFor();
+    await client.getByLabel('Coupon code').fill('welcome10');
+    await client.getByRole('button', { name: 'Apply coupon' }).click();
+    await client.getByText('Coupon WELCOME10 applied').waitFor();
+    const cartTable = await client.getByRole('table').textContent();
+    expect(cartTable).toContain('Discount (WELCOME10)');
+    expect(cartTable).toContain('17.10');
     await shot(client, 'client-cart.png');
 
     await client.getByRole('button', { name: 'Check out' }).click();
     await client.getByRole('heading', { name: 'How to pay' }).waitFor();
     invoiceId = Number(/\/invoices\/(\d+)$/.exec(client.url())?.[1]);
     expect(invoiceId).toBeGreaterThan(0);
-    expect(await client.getByRole('main').textContent()).toContain('Unpaid');
+    const invoicePage = await client.getByRole('main').textContent();
+    expect(invoicePage).toContain('Unpaid');
+    expect(invoicePage).toContain(`Proforma invoice #${invoiceId}`);
+    // The seller's details, the buyer, the discount and the tax lines.
+    expect(invoicePage).toContain('Acme API Ltd');
+    expect(invoicePage).toContain('DE999999999');
+    expect(invoicePage).toContain('Ada Lovelace');
+    expect(invoicePage).toContain('Discount (WELCOME10)');
+    expect(invoicePage).toContain('VAT (20%)');
+    expect(invoicePage).toContain('20.52 USD');
     await settled(client);
     await shot(client, 'client-invoice.png');
   });
@@ -193,8 +217,33 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     await staff.getByRole('button', { name: 'Mark as paid' }).click();
     await staff.getByText('Marked as paid').waitFor();
     await staff.getByRole('main').getByText('Paid', { exact: true }).first().waitFor();
+    await staff.getByRole('heading', { name: 'Invoice ACME-1' }).waitFor();
+    expect(await staff.getByRole('main').textContent()).toContain('Acme API Ltd');
     await settled(staff);
     await shot(staff, 'admin-invoice.png');
+  });
+
+  it('lets the customer download the invoice PDF, which names the number, both parties, the tax and the total', async () => {
+    await client.goto(`${base}/invoices/${invoiceId}`);
+    await client.getByRole('heading', { name: 'Invoice ACME-1' }).waitFor();
+    const [download] = await Promise.all([client.waitForEvent('download'), client.getByRole('link', { name: 'Download PDF' }).click()]);
+    expect(download.suggestedFilename()).toBe('ACME-1.pdf');
+    const file = join(SHOTS, 'invoice-ACME-1.pdf');
+    await download.saveAs(file);
+    const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+    expect(text).toContain('Invoice ACME-1');
+    expect(text).toContain('Acme API Ltd');
+    expect(text).toContain('DE999999999');
+    expect(text).toContain('Ada Lovelace');
+    expect(text).toContain(CUSTOMER.email);
+    expect(text).toMatch(/Discount \(WELCOME10\)\s+-1\.90 USD/);
+    expect(text).toMatch(/VAT \(20%\)\s+3\.42 USD/);
+    expect(text).toMatch(/Total\s+20\.52 USD/);
+    expect(text).toContain('paid');
+    // Leave the customer where the next step expects them: on a page without a second link to the keys.
+    await client.goto(`${base}/orders`);
+    await client.getByRole('heading', { name: 'Orders' }).waitFor();
+    await settled(client);
   });
 
   it('shows the customer the key, which validates, and copies it', async () => {
@@ -307,7 +356,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
       await settled(client);
       expect(await client.getByRole('alert').count(), name).toBe(0);
     }
-    for (const name of ['Clients', 'Products', 'Orders', 'Invoices', 'Keys', 'Profile', 'Staff']) {
+    for (const name of ['Clients', 'Products', 'Orders', 'Invoices', 'Keys', 'Coupons', 'Taxes', 'Settings', 'Profile', 'Staff']) {
       await staff.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name, exact: true }).click();
       await staff.getByRole('heading', { level: 1 }).waitFor();
       await settled(staff);
@@ -329,7 +378,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     await settled(staff);
     const stats = await staff.locator('.stats').textContent();
     expect(stats).toContain('Clients');
-    expect(stats).toContain('19.00 USD');
+    expect(stats).toContain('20.52 USD');
     expect(await staff.getByRole('figure').textContent()).toMatch(/\d+ uses this period/);
     await shot(staff, 'admin-dashboard.png');
 

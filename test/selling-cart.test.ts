@@ -39,7 +39,7 @@ describe('cart and checkout', () => {
   it('keeps a guest cart in a session started by the first cart call', async () => {
     const browser = new Browser();
     const empty = await t.call('/api/guest/cart/get', {}, { browser });
-    expect(empty.result).toEqual({ items: [], subtotal: '0.00', total: '0.00', currency: 'USD' });
+    expect(empty.result).toEqual({ items: [], subtotal: '0.00', promocode: null, discount: '0.00', total: '0.00', currency: 'USD' });
     const session = browser.cookies.tollgate_session;
     expect(session).toEqual(expect.any(String));
 

@@ -26,10 +26,13 @@ const ORDER_FIELDS = [
   'suspended_at',
   'canceled_at',
   'unpaid_invoice_id',
+  'cancel_at_period_end',
+  'next_product_id',
+  'next_period',
   'created_at',
   'updated_at',
 ];
-const INVOICE_FIELDS = ['id', 'hash', 'client_id', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'items'];
+const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];
@@ -345,7 +348,7 @@ describe('selling contract', () => {
     const setupFee = await makeProduct(t, { pricing: { type: 'recurrent', recurrent: { '1M': { price: '10', setup: '2.5' } } } });
     await asClient(t, buyer.token, 'cart/add_item', { id: setupFee, period: '1M', quantity: 3 });
     const cart = (await asClient(t, buyer.token, 'cart/get')).result;
-    expect(keysOf(cart)).toEqual(['currency', 'items', 'subtotal', 'total']);
+    expect(keysOf(cart)).toEqual(['currency', 'discount', 'items', 'promocode', 'subtotal', 'total']);
     expect(keysOf(cart.items[0])).toEqual(sorted(CART_ITEM_FIELDS));
     expect(cart.items[0]).toMatchObject({ product_id: setupFee, type: 'custom', period: '1M', quantity: 3, price: '10.00', setup_price: '2.50', total: '32.50' });
     expect(cart).toMatchObject({ subtotal: '32.50', total: '32.50', currency: 'USD' });

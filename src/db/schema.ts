@@ -1,8 +1,9 @@
 // The database as Kysely sees it: the intersection of each area's tables, so each table's type lives with its area.
 import type { ApiKeyTables } from './tables/apikey.ts';
+import type { BillingTables } from './tables/billing.ts';
 import type { CoreTables } from './tables/core.ts';
 import type { OutboxTables } from './tables/outbox.ts';
 import type { SellingTables } from './tables/selling.ts';
 import type { PaymentTables } from './tables/payments.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & PaymentTables & OutboxTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables;

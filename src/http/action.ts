@@ -51,3 +51,15 @@ export interface ModuleApi {
 export const adminAction = <P extends TObject>(def: ActionDef<P, AdminIdentity>): ActionDef<P, AdminIdentity> => def;
 export const clientAction = <P extends TObject>(def: ActionDef<P, ClientIdentity>): ActionDef<P, ClientIdentity> => def;
 export const guestAction = <P extends TObject>(def: ActionDef<P, GuestIdentity>): ActionDef<P, GuestIdentity> => def;
+
+/**
+ * A result sent as a file instead of the JSON envelope (an invoice PDF). Failures before it is returned still answer
+ * the envelope, so a client can tell a document from an error by the Content-Type.
+ */
+export class FileResult {
+  constructor(
+    readonly contentType: string,
+    readonly body: Buffer,
+    readonly filename: string,
+  ) {}
+}

@@ -4,7 +4,7 @@
 import type { TObject } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import { ROLES, type ActionDef, type ModuleApi, type Role } from './action.ts';
+import { FileResult, ROLES, type ActionDef, type ModuleApi, type Role } from './action.ts';
 import { authenticate } from './auth.ts';
 import { errors } from './errors.ts';
 import { hasPermission, type Identity } from './identity.ts';
@@ -59,7 +59,8 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     const params = validate(raw);
     const call = new Call(services, identity, ip, request, reply, preloaded);
     const result = run(params, call);
-    return result instanceof Promise ? result.then(envelope) : envelope(result);
+    const wrap = (value: unknown): unknown => (value instanceof FileResult ? sendFile(reply, value) : envelope(value));
+    return result instanceof Promise ? result.then(wrap) : wrap(result);
   }
 
   async function authenticated(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>): Promise<unknown> {
@@ -98,6 +99,13 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     }
     return respond(request, reply, ip, raw, GUEST, undefined);
   };
+}
+
+/** Returns the file's bytes for Fastify to send, with its type and a download name. */
+function sendFile(reply: FastifyReply, file: FileResult): Buffer {
+  reply.type(file.contentType);
+  reply.header('content-disposition', `attachment; filename="${file.filename.replace(/[^\w.-]/g, '_')}"`);
+  return file.body;
 }
 
 function envelope(result: unknown): { result: unknown; error: null } {

@@ -3,6 +3,7 @@ import type { Migration } from 'kysely';
 import * as core from './001_core.ts';
 import * as selling from './002_selling.ts';
 import * as apikey from './003_apikey.ts';
+import * as billing from './006_billing.ts';
 import * as stripe from './007_stripe.ts';
 import * as outbox from './008_outbox.ts';
 
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   '001_core': core,
   '002_selling': selling,
   '003_apikey': apikey,
+  '006_billing': billing,
   '007_stripe': stripe,
   '008_outbox': outbox,
 };

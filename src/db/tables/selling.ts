@@ -6,7 +6,8 @@ export type ProductStatus = 'enabled' | 'disabled';
 export type SetupMode = 'after_order' | 'after_payment' | 'manual';
 export type OrderStatusColumn = 'pending_setup' | 'failed_setup' | 'active' | 'suspended' | 'canceled';
 export type InvoiceStatus = 'unpaid' | 'paid' | 'canceled' | 'refunded';
-export type InvoiceTask = 'activate' | 'renew';
+/** `change`: a plan upgrade (CONTRACT §8), applied when the invoice is paid. */
+export type InvoiceTask = 'activate' | 'renew' | 'change';
 
 export interface ProductTable {
   id: Generated<number>;

@@ -14,6 +14,8 @@ const AddItem = Type.Object({
   multiple: Type.Optional(Type.Boolean()),
 });
 const RemoveItem = Type.Object({ id: Id });
+const ApplyPromo = Type.Object({ promocode: Type.String({ minLength: 1, maxLength: 64 }) });
+const APPLY_SUMMARY = 'Applies a coupon to the cart; unknown, expired, used up, not applicable or already applied → 422 naming why';
 
 /**
  * A guest call's cart: the logged-in client's if the session is a client's, else the guest session's. Without a
@@ -61,6 +63,21 @@ export const cartApi: ModuleApi = {
         return true;
       },
     }),
+    apply_promo: guestAction({
+      params: ApplyPromo,
+      summary: APPLY_SUMMARY,
+      async handler({ promocode }, call) {
+        await call.services.carts.applyPromo(await guestOwner(call), promocode);
+        return true;
+      },
+    }),
+    remove_promo: guestAction({
+      params: NO_PARAMS,
+      async handler(_params, call) {
+        await call.services.carts.removePromo(await guestOwner(call));
+        return true;
+      },
+    }),
     reset: guestAction({
       params: NO_PARAMS,
       async handler(_params, call) {
@@ -86,6 +103,21 @@ export const cartApi: ModuleApi = {
       params: RemoveItem,
       async handler({ id }, call) {
         await call.services.carts.removeItem(await clientOwner(call), id);
+        return true;
+      },
+    }),
+    apply_promo: clientAction({
+      params: ApplyPromo,
+      summary: APPLY_SUMMARY,
+      async handler({ promocode }, call) {
+        await call.services.carts.applyPromo(await clientOwner(call), promocode);
+        return true;
+      },
+    }),
+    remove_promo: clientAction({
+      params: NO_PARAMS,
+      async handler(_params, call) {
+        await call.services.carts.removePromo(await clientOwner(call));
         return true;
       },
     }),

@@ -11,6 +11,7 @@ import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
 import type { GatewayRegistry } from '../invoice/gateways.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import { quote, type Quote } from '../product/pricing.ts';
+import { covers, discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
 import type { ProductRow, ProductService } from '../product/service.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
@@ -32,6 +33,11 @@ export interface CartItemView {
 export interface CartView {
   items: CartItemView[];
   subtotal: string;
+  /** The applied coupon's code (CONTRACT §8), or null. */
+  promocode: string | null;
+  /** What the coupon takes off the subtotal; taxes are added on the invoice. */
+  discount: string;
+  /** subtotal − discount. */
   total: string;
   currency: string;
 }
@@ -63,13 +69,47 @@ export interface CartServiceDeps {
   invoices: InvoiceService;
   gateways: GatewayRegistry;
   money: Money;
+  promos: Pick<PromoService, 'applicable' | 'redeem'>;
 }
 
 function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null): string {
   return period === null ? product.title : `${product.title} (${periodLabel(period)})`;
 }
 
-export function createCartService({ db, events, products, orders, invoices, gateways, money }: CartServiceDeps) {
+export function createCartService({ db, events, products, orders, invoices, gateways, money, promos }: CartServiceDeps) {
+  function promoRowOf(trx: Kysely<Database>, owner: CartOwner) {
+    const query = trx.selectFrom('cart_promos');
+    return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash);
+  }
+
+  /** The coupon applied to the cart, or undefined. */
+  function appliedPromo(trx: Kysely<Database>, owner: CartOwner): Promise<PromoRow | undefined> {
+    return promoRowOf(trx, owner).innerJoin('promos', 'promos.id', 'cart_promos.promo_id').selectAll('promos').executeTakeFirst();
+  }
+
+  function dropPromo(trx: Kysely<Database>, owner: CartOwner) {
+    const query = trx.deleteFrom('cart_promos');
+    return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash);
+  }
+
+  /** The cart's lines as a coupon sees them (prices as the product offers them now). */
+  async function discountableLines(trx: Kysely<Database>, owner: CartOwner): Promise<DiscountableLine[]> {
+    const rows = await itemsOf(trx, owner).orderBy('id').execute();
+    const lines: DiscountableLine[] = [];
+    for (const row of rows) {
+      const product = await trx.selectFrom('products').selectAll().where('id', '=', row.product_id).executeTakeFirst();
+      if (product === undefined) continue;
+      let q: Quote;
+      try {
+        q = quote(products.pricingOf(product), row.period);
+      } catch {
+        continue;
+      }
+      lines.push({ productId: row.product_id, period: q.period, total: lineTotal(q, row.quantity) });
+    }
+    return lines;
+  }
+
   function itemsOf(trx: Kysely<Database>, owner: CartOwner) {
     const query = trx.selectFrom('cart_items').selectAll();
     return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash).where('client_id', 'is', null);
@@ -97,6 +137,9 @@ export function createCartService({ db, events, products, orders, invoices, gate
     if (guest === undefined) return false;
     await deleteAll(trx, { clientId }).execute();
     await trx.updateTable('cart_items').set({ client_id: clientId, session_hash: null }).where('session_hash', '=', sessionHash).where('client_id', 'is', null).execute();
+    // The coupon goes with the cart it was applied to.
+    await dropPromo(trx, { clientId }).execute();
+    await trx.updateTable('cart_promos').set({ client_id: clientId, session_hash: null }).where('session_hash', '=', sessionHash).execute();
     return true;
   }
 
@@ -106,6 +149,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
 
   events.on('client.deleted', async ({ clientId }, trx) => {
     await deleteAll(trx, { clientId }).execute();
+    await dropPromo(trx, { clientId }).execute();
   });
 
   /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
@@ -113,16 +157,25 @@ export function createCartService({ db, events, products, orders, invoices, gate
     trx: Kysely<Database>,
     clientId: number,
     lines: Array<{ product: ProductRow; quote: Quote; quantity: number; price?: number }>,
-    options: { invoice: boolean; activate: 'auto' | 'now' | 'no'; now: Date },
+    options: { invoice: boolean; activate: 'auto' | 'now' | 'no'; now: Date; promo?: PromoRow | undefined },
   ): Promise<{ orders: OrderRow[]; invoice: { id: number; hash: string } | null }> {
+    const { promo } = options;
     const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number }> = [];
     for (const line of lines) {
       const unit = line.price ?? line.quote.price;
-      const order = await orders.create(trx, { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit }, options.now);
+      const covered = promo !== undefined && promo.recurring === 1 && covers(promo, line.product.id, line.quote.period);
+      const order = await orders.create(
+        trx,
+        { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit, promoId: covered ? promo.id : null },
+        options.now,
+      );
       placed.push({ order, product: line.product, total: unit * line.quantity + line.quote.setup, unit });
     }
-    const total = placed.reduce((sum, line) => sum + line.total, 0);
-    if (!Number.isSafeInteger(total)) throw errors.invalid('quantity', 'makes the total too large');
+    const subtotal = placed.reduce((sum, line) => sum + line.total, 0);
+    if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the total too large');
+    const discount =
+      promo === undefined ? 0 : discountOf(promo, placed.map(({ order, total: lineSum }) => ({ productId: order.product_id, period: order.period, total: lineSum })));
+    const total = subtotal - discount;
     let invoice: { id: number; hash: string } | null = null;
     if (options.invoice && total > 0) {
       const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
@@ -134,9 +187,10 @@ export function createCartService({ db, events, products, orders, invoices, gate
         price: unit,
         total: lineSum,
       }));
-      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now });
+      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now, discount: promo === undefined ? null : { amount: discount, code: promo.code } });
       invoice = { id: row.id, hash: row.hash };
     }
+    if (promo !== undefined) await promos.redeem(trx, promo, clientId, invoice?.id ?? null, options.now);
     for (const { order, product } of placed) {
       const activate =
         options.activate === 'now' ||
@@ -199,6 +253,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
         .execute();
       let sum = 0;
       const items: CartItemView[] = [];
+      const lines: DiscountableLine[] = [];
       for (const row of rows) {
         let q: Quote;
         try {
@@ -209,6 +264,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
         }
         const total = lineTotal(q, row.quantity);
         sum += total;
+        lines.push({ productId: row.product_id, period: q.period, total });
         items.push({
           id: row.id,
           product_id: row.product_id,
@@ -221,7 +277,43 @@ export function createCartService({ db, events, products, orders, invoices, gate
           total: money.format(total),
         });
       }
-      return { items, subtotal: money.format(sum), total: money.format(sum), currency: money.currency };
+      const promo = await appliedPromo(db, owner);
+      const discount = promo === undefined ? 0 : discountOf(promo, lines);
+      return {
+        items,
+        subtotal: money.format(sum),
+        promocode: promo?.code ?? null,
+        discount: money.format(discount),
+        total: money.format(sum - discount),
+        currency: money.currency,
+      };
+    },
+
+    /**
+     * Applies a coupon to the cart (replacing another one). 422 naming `promocode` when it is unknown, not usable
+     * now, not for anything in the cart, already applied, or (for a client) already used by this account.
+     */
+    async applyPromo(owner: CartOwner, code: string, now = new Date()): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const lines = await discountableLines(trx, owner);
+        const promo = await promos.applicable(trx, code, lines, 'clientId' in owner ? owner.clientId : null, now);
+        const current = await promoRowOf(trx, owner).select('promo_id').executeTakeFirst();
+        if (current?.promo_id === promo.id) throw errors.invalid('promocode', 'is already applied to this cart');
+        await dropPromo(trx, owner).execute();
+        await trx
+          .insertInto('cart_promos')
+          .values({
+            client_id: 'clientId' in owner ? owner.clientId : null,
+            session_hash: 'sessionHash' in owner ? owner.sessionHash : null,
+            promo_id: promo.id,
+            created_at: isoSeconds(now),
+          })
+          .execute();
+      });
+    },
+
+    async removePromo(owner: CartOwner): Promise<void> {
+      await dropPromo(db, owner).execute();
     },
 
     async removeItem(owner: CartOwner, itemId: number): Promise<void> {
@@ -244,7 +336,10 @@ export function createCartService({ db, events, products, orders, invoices, gate
     },
 
     async reset(owner: CartOwner): Promise<void> {
-      await deleteAll(db, owner).execute();
+      await inTransaction(db, async (trx) => {
+        await deleteAll(trx, owner).execute();
+        await dropPromo(trx, owner).execute();
+      });
     },
 
     /** The client's cart becomes orders (and one invoice when something is owed), all or nothing. */
@@ -262,7 +357,21 @@ export function createCartService({ db, events, products, orders, invoices, gate
           const { product, quote: q } = await sellable(trx, item.product_id, item.period);
           lines.push({ product, quote: q, quantity: item.quantity });
         }
-        const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now });
+        // The coupon is checked again now (it may have expired or been used up since it was applied): a refusal
+        // rolls everything back, the cart and its coupon included.
+        const applied = await appliedPromo(trx, { clientId });
+        const promo =
+          applied === undefined
+            ? undefined
+            : await promos.applicable(
+                trx,
+                applied.code,
+                lines.map((line) => ({ productId: line.product.id, period: line.quote.period, total: lineTotal(line.quote, line.quantity) })),
+                clientId,
+                now,
+              );
+        if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
+        const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo });
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
       });

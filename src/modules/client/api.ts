@@ -22,6 +22,7 @@ export const profileParams = {
   postcode: Type.Optional(Type.String({ maxLength: 64 })),
   country: Type.Optional(Type.String({ maxLength: 64 })),
   currency: Type.Optional(Type.String({ maxLength: 3 })),
+  vat_number: Type.Optional(Type.String({ maxLength: 64 })),
 };
 
 const FirstName = Type.String({ minLength: 1, maxLength: 255 });
@@ -65,6 +66,7 @@ export const clientApi: ModuleApi = {
         first_name: FirstName,
         password: Type.Optional(Password),
         status: Type.Optional(Status),
+        tax_exempt: Type.Optional(Type.Boolean()),
         ...profileParams,
       }),
       permission: 'client.manage',
@@ -90,7 +92,14 @@ export const clientApi: ModuleApi = {
       handler: ({ id }, { services }) => services.clients.get(id),
     }),
     update: adminAction({
-      params: Type.Object({ id: Id, email: Type.Optional(Email), first_name: Type.Optional(FirstName), status: Type.Optional(Status), ...profileParams }),
+      params: Type.Object({
+        id: Id,
+        email: Type.Optional(Email),
+        first_name: Type.Optional(FirstName),
+        status: Type.Optional(Status),
+        tax_exempt: Type.Optional(Type.Boolean()),
+        ...profileParams,
+      }),
       permission: 'client.manage',
       async handler({ id, ...fields }, { services }) {
         await services.clients.update(id, fields);

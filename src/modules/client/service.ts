@@ -3,7 +3,6 @@ import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
 import type { Database } from '../../db/schema.ts';
-import type { ClientTable } from '../../db/tables/core.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { ClientPrincipal } from '../../http/identity.ts';
@@ -12,6 +11,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
+import { checkCountry, checkPhone } from '../system/countries.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
@@ -28,6 +28,7 @@ export const PROFILE_FIELDS = [
   'postcode',
   'country',
   'currency',
+  'vat_number',
 ] as const;
 
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
@@ -47,6 +48,9 @@ export interface ClientRecord {
   postcode: string | null;
   country: string | null;
   currency: string | null;
+  /** CONTRACT §8: the buyer's VAT number (shown on invoices) and whether staff made the client tax-exempt. */
+  vat_number: string | null;
+  tax_exempt: boolean;
   status: ClientStatus;
   created_at: string;
   updated_at: string;
@@ -72,7 +76,7 @@ export interface ClientServiceDeps {
   defaultCurrency: string;
 }
 
-function toRecord(row: Selectable<ClientTable>): ClientRecord {
+function toRecord(row: Selectable<Database['clients']>): ClientRecord {
   return {
     id: row.id,
     email: row.email,
@@ -87,20 +91,26 @@ function toRecord(row: Selectable<ClientTable>): ClientRecord {
     postcode: row.postcode,
     country: row.country,
     currency: row.currency,
+    vat_number: row.vat_number,
+    tax_exempt: row.tax_exempt === 1,
     status: row.status,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
-function principalOf(row: Selectable<ClientTable> | undefined): ClientPrincipal | null {
+function principalOf(row: Selectable<Database['clients']> | undefined): ClientPrincipal | null {
   if (row === undefined || row.status !== 'active') return null;
   return { id: row.id, email: row.email, name: [row.first_name, row.last_name].filter(Boolean).join(' ') };
 }
 
-/** Profile fields to store: a blank string clears an optional field (stored and returned as null). */
-function profileValues(input: ProfileInput): Updateable<ClientTable> {
+/**
+ * Profile fields to store: a blank string clears an optional field (stored and returned as null). The country must
+ * be an ISO alpha-2 code and the phone a valid number (read in the client's country, the new one or `currentCountry`).
+ */
+function profileValues(input: ProfileInput, currentCountry: string | null = null): Updateable<Database['clients']> {
   const out: Record<string, string | null> = {};
+  const country = input.country === undefined || input.country === '' ? undefined : checkCountry(input.country);
   for (const field of PROFILE_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
@@ -110,6 +120,11 @@ function profileValues(input: ProfileInput): Updateable<ClientTable> {
     } else if (field === 'currency') {
       if (value !== '' && !/^[A-Za-z]{3}$/.test(value)) throw errors.invalid('currency', 'must be a three-letter code');
       out[field] = value === '' ? null : value.toUpperCase();
+    } else if (field === 'country' && country !== undefined) {
+      out[field] = country;
+    } else if (field === 'phone' && value.trim() !== '') {
+      checkPhone(value, country ?? currentCountry);
+      out[field] = value.trim();
     } else {
       out[field] = value === '' ? null : value;
     }
@@ -124,7 +139,7 @@ function checkPassword(password: string, confirm: string | undefined): void {
 }
 
 export function createClientService({ db, secrets, events, sessions, defaultCurrency }: ClientServiceDeps) {
-  async function requireClient(id: number, trx: Kysely<Database> = db): Promise<Selectable<ClientTable>> {
+  async function requireClient(id: number, trx: Kysely<Database> = db): Promise<Selectable<Database['clients']>> {
     const row = await trx.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
     if (row === undefined) throw errors.notFound('Client');
     return row;
@@ -161,6 +176,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         password?: string | undefined;
         password_confirm?: string | undefined;
         status?: ClientStatus | undefined;
+        tax_exempt?: boolean | undefined;
       },
     ): Promise<number> {
       if (input.password !== undefined) checkPassword(input.password, input.password_confirm);
@@ -184,6 +200,8 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           postcode: profile.postcode ?? null,
           country: profile.country ?? null,
           currency: profile.currency ?? defaultCurrency,
+          vat_number: profile.vat_number ?? null,
+          ...(input.tax_exempt !== undefined && { tax_exempt: input.tax_exempt ? 1 : 0 }),
           status: input.status ?? 'active',
           api_token_hash: secrets.hash(token),
           api_token_enc: secrets.encrypt(token),
@@ -248,8 +266,12 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       return toRecord(await requireClient(id));
     },
 
-    async update(id: number, fields: ProfileInput & { email?: string | undefined; status?: ClientStatus | undefined }): Promise<void> {
+    async update(
+      id: number,
+      fields: ProfileInput & { email?: string | undefined; status?: ClientStatus | undefined; tax_exempt?: boolean | undefined },
+    ): Promise<void> {
       const row = await requireClient(id);
+      const profile = profileValues(fields, row.country);
       if (fields.email !== undefined && (await emailTaken(fields.email, id))) {
         throw errors.conflict('A client with this e-mail already exists');
       }
@@ -258,7 +280,8 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         await trx
           .updateTable('clients')
           .set({
-            ...profileValues(fields),
+            ...profile,
+            ...(fields.tax_exempt !== undefined && { tax_exempt: fields.tax_exempt ? 1 : 0 }),
             ...(fields.email !== undefined && { email: fields.email.toLowerCase() }),
             ...(fields.status !== undefined && { status: fields.status }),
             updated_at: nowIso(),

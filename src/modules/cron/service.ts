@@ -11,6 +11,7 @@ import type { OrderService } from '../order/service.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
 export const NON_PAYMENT = 'Non-payment';
+export const CANCELED_AT_PERIOD_END = 'Canceled by the client at the end of the period';
 
 export interface CronReport {
   renewal_invoices: number;
@@ -64,6 +65,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         .where('status', '=', 'active')
         .where('period', 'is not', null)
         .where('price', '>', 0)
+        .where('cancel_at_period_end', '=', 0)
         .where('expires_at', 'is not', null)
         .where('expires_at', '<=', horizon)
         .where((eb) =>
@@ -86,7 +88,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
-          if (order.status !== 'active' || order.expires_at === null || order.expires_at > horizon) return false;
+          if (order.status !== 'active' || order.cancel_at_period_end === 1 || order.expires_at === null || order.expires_at > horizon) return false;
           return (await invoices.renewalFor(trx, order, now)).created;
         },
       );
@@ -101,6 +103,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         .where('status', '=', 'active')
         .where('period', 'is not', null)
         .where('price', '=', 0)
+        .where('cancel_at_period_end', '=', 0)
         .where('expires_at', '<=', nowText)
         .orderBy('id')
         .execute();
@@ -109,6 +112,29 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         report,
         async (trx, id) => {
           await orders.transition(trx, id, 'renew', { now });
+          return true;
+        },
+      );
+    },
+
+    /** Cancels the orders their clients canceled at period end, once the period is over (CONTRACT §8). */
+    async cancelAtPeriodEnd(now: Date, report: CronReport): Promise<void> {
+      const nowText = isoSeconds(now);
+      const rows = await db
+        .selectFrom('orders')
+        .select('id')
+        .where('status', '=', 'active')
+        .where('cancel_at_period_end', '=', 1)
+        .where('expires_at', '<=', nowText)
+        .orderBy('id')
+        .execute();
+      report.canceled += await each(
+        rows.map((row) => row.id),
+        report,
+        async (trx, id) => {
+          const order = await orders.requireRow(trx, id);
+          if (order.status !== 'active' || order.cancel_at_period_end !== 1 || order.expires_at === null || order.expires_at > nowText) return false;
+          await orders.transition(trx, id, 'cancel', { reason: CANCELED_AT_PERIOD_END, now });
           return true;
         },
       );
@@ -156,6 +182,7 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
       const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, failed: 0 };
       await this.renewFreeOrders(now, report);
       await this.issueRenewalInvoices(now, report);
+      await this.cancelAtPeriodEnd(now, report);
       await this.suspendExpired(now, report);
       await this.cancelLongSuspended(now, report);
       await this.purgeGuestCarts(report);

@@ -1,7 +1,9 @@
 // invoice: staff read, mark paid, cancel and refund; clients read their own and ask for renewal invoices; guests
 // read one invoice by its unguessable hash and the payment gateways.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../http/action.ts';
+import type { Services } from '../../services.ts';
+import type { InvoiceRecord } from './service.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { enforce } from '../../http/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
@@ -17,6 +19,20 @@ const Amount = Type.Union([Type.String({ maxLength: 40 }), Type.Number()]);
 
 function parseAmount(services: { config: { currency: string } }, amount: string | number): number {
   return parseMoney(amount, 'amount', precisionOf(services.config.currency));
+}
+
+const Rate = Type.Union([Type.String({ maxLength: 16 }), Type.Number()]);
+const TaxFields = {
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  rate: Rate,
+  country: Type.Optional(Type.String({ maxLength: 2 })),
+  state: Type.Optional(Type.String({ maxLength: 255 })),
+};
+
+/** The invoice as a PDF download named after its number (or "proforma-<id>"). */
+async function pdfOf(services: Services, invoice: InvoiceRecord): Promise<FileResult> {
+  const name = invoice.number ?? `proforma-${invoice.id}`;
+  return new FileResult('application/pdf', await services.invoices.pdf(invoice.id), `${name}.pdf`);
 }
 
 export const invoiceApi: ModuleApi = {
@@ -55,6 +71,47 @@ export const invoiceApi: ModuleApi = {
         return true;
       },
     }),
+    pdf: adminAction({
+      params: ById,
+      permission: 'invoice.view',
+      summary: 'The invoice as application/pdf (errors stay JSON envelopes)',
+      handler: async ({ id }, { services }) => pdfOf(services, await services.invoices.get(id)),
+    }),
+    tax_create: adminAction({
+      params: Type.Object(TaxFields),
+      permission: 'invoice.manage',
+      summary: 'A tax rule {name, rate (percent), country?, state?} → id; one rule per country and state (409)',
+      handler: (params, { services }) => services.taxes.create(params),
+    }),
+    tax_get_list: adminAction({
+      params: Type.Object({ ...paginationParams }),
+      permission: 'invoice.view',
+      handler: (params, { services }) => services.taxes.list(params),
+    }),
+    tax_get: adminAction({ params: ById, permission: 'invoice.view', handler: ({ id }, { services }) => services.taxes.get(id) }),
+    tax_update: adminAction({
+      params: Type.Object({
+        id: Id,
+        name: Type.Optional(TaxFields.name),
+        rate: Type.Optional(Rate),
+        country: Type.Optional(Type.String({ maxLength: 2 })),
+        state: Type.Optional(Type.String({ maxLength: 255 })),
+      }),
+      permission: 'invoice.manage',
+      summary: 'Changes a tax rule; invoices already issued keep the tax they were issued with',
+      async handler({ id, ...fields }, { services }) {
+        await services.taxes.update(id, fields);
+        return true;
+      },
+    }),
+    tax_delete: adminAction({
+      params: ById,
+      permission: 'invoice.manage',
+      async handler({ id }, { services }) {
+        await services.taxes.delete(id);
+        return true;
+      },
+    }),
     refund: adminAction({
       params: Type.Object({ id: Id, amount: Type.Optional(Amount) }),
       permission: 'invoice.manage',
@@ -84,6 +141,11 @@ export const invoiceApi: ModuleApi = {
       handler: (params, { services, identity }) => services.invoices.list(params, identity.client.id),
     }),
     get: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.invoices.get(id, identity.client.id) }),
+    pdf: clientAction({
+      params: ById,
+      summary: 'An own invoice as application/pdf',
+      handler: async ({ id }, { services, identity }) => pdfOf(services, await services.invoices.get(id, identity.client.id)),
+    }),
     renewal_invoice: clientAction({
       params: Type.Object({ order_id: Id }),
       summary: 'The unpaid renewal invoice of an own recurrent order (issued now if there is none)',
@@ -105,6 +167,11 @@ export const invoiceApi: ModuleApi = {
           // PAYMENT counts per IP (the gateway applies it) and per invoice, so one invoice cannot be hammered from many.
           if (!services.limiter.isExempt(ip)) enforce(reply, await services.limiter.hit('PAYMENT', `invoice:${invoiceId}`));
         }),
+    }),
+    pdf: guestAction({
+      params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),
+      summary: 'The invoice with this hash as application/pdf',
+      handler: async ({ hash }, { services }) => pdfOf(services, await services.invoices.getByHash(hash)),
     }),
     gateways: guestAction({
       params: Type.Object({}),

@@ -3,7 +3,7 @@
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { InvoiceItemTable, InvoiceStatus, InvoiceTable, InvoiceTask } from '../../db/tables/selling.ts';
+import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
@@ -14,8 +14,13 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { formatRate, percentOf } from '../../lib/rates.ts';
+import type { Company, SystemService } from '../system/service.ts';
+import { renderInvoicePdf } from './pdf.ts';
+import type { TaxService } from './taxes.ts';
+import type { PromoService } from '../product/promos.ts';
 
-export type InvoiceRow = Selectable<InvoiceTable>;
+export type InvoiceRow = Selectable<Database['invoices']>;
 type ItemRow = Selectable<InvoiceItemTable>;
 
 export interface InvoiceLine {
@@ -28,6 +33,8 @@ export interface InvoiceLine {
   price: number;
   /** Line total, minor units. */
   total: number;
+  /** For a `change` line: the plan the order moves to when the invoice is paid. */
+  productId?: number | null;
 }
 
 /** CONTRACT §6 invoices: exactly these fields (the period is part of the title; it is stored for reports). */
@@ -40,13 +47,41 @@ export interface InvoiceItemRecord {
   total: string;
 }
 
+/** The buyer as it was when the invoice was issued. */
+export interface Buyer {
+  name: string;
+  email: string;
+  company: string | null;
+  address_1: string | null;
+  address_2: string | null;
+  city: string | null;
+  state: string | null;
+  postcode: string | null;
+  country: string | null;
+  vat_number: string | null;
+}
+
 export interface InvoiceRecord {
   id: number;
   hash: string;
+  /** `<prefix><n>` once paid; null before (a proforma). */
+  number: string | null;
   client_id: number;
   status: InvoiceStatus;
   currency: string;
+  /** The seller (company settings) and buyer when the invoice was issued. */
+  seller: Company | null;
+  buyer: Buyer | null;
+  /** Sum of the lines. */
   subtotal: string;
+  /** The coupon's discount, taken off the subtotal before tax; `promocode` names the coupon. */
+  discount: string;
+  promocode: string | null;
+  tax_name: string | null;
+  /** Percent, e.g. "20"; "0" without tax. */
+  tax_rate: string;
+  tax: string;
+  /** subtotal − discount + tax. */
   total: string;
   due_at: string | null;
   paid_at: string | null;
@@ -74,6 +109,19 @@ export interface InvoiceServiceDeps {
   orders: OrderService;
   gateways: GatewayRegistry;
   money: Money;
+  settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
+  taxes: Pick<TaxService, 'forBuyer'>;
+  promos: Pick<PromoService, 'renewalDiscount'>;
+}
+
+/** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
+export interface InvoiceDiscount {
+  amount: number;
+  code: string;
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
 }
 
 /** Line title of a renewal: "Pro plan — renewal (Every month)". */
@@ -81,15 +129,23 @@ export function renewalTitle(order: Pick<OrderRow, 'title' | 'period'>): string 
   return `${order.title} — renewal${order.period === null ? '' : ` (${periodLabel(order.period)})`}`.slice(0, 255);
 }
 
-export function createInvoiceService({ db, events, orders, gateways, money }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[]): InvoiceRecord {
     return {
       id: row.id,
       hash: row.hash,
+      number: row.number,
       client_id: row.client_id,
       status: row.status,
       currency: row.currency,
+      seller: parseJson(row.seller) as Company | null,
+      buyer: parseJson(row.buyer) as Buyer | null,
       subtotal: money.format(row.subtotal),
+      discount: money.format(row.discount),
+      promocode: row.promo_code,
+      tax_name: row.tax_name,
+      tax_rate: formatRate(row.tax_rate),
+      tax: money.format(row.tax),
       total: money.format(row.total),
       due_at: row.due_at,
       paid_at: row.paid_at,
@@ -130,16 +186,36 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
 
   const eventOf = (row: InvoiceRow) => ({ invoiceId: row.id, clientId: row.client_id, total: row.total });
 
-  /** Creates an unpaid invoice inside `trx`. */
+  /**
+   * Creates an unpaid invoice inside `trx`: the seller and buyer as they are now, the discount taken off the
+   * subtotal, then the buyer's tax on the rest, rounded half up once for the whole invoice.
+   */
   async function create(
     trx: Kysely<Database>,
     clientId: number,
     lines: InvoiceLine[],
-    options: { now?: Date; dueAt?: string | null } = {},
+    options: { now?: Date; dueAt?: string | null; discount?: InvoiceDiscount | null } = {},
   ): Promise<InvoiceRow> {
     const now = isoSeconds(options.now ?? new Date());
-    const total = lines.reduce((sum, line) => sum + line.total, 0);
-    if (!Number.isSafeInteger(total)) throw errors.invalid('quantity', 'makes the invoice total too large');
+    const subtotal = lines.reduce((sum, line) => sum + line.total, 0);
+    if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the invoice total too large');
+    const discount = Math.min(Math.max(options.discount?.amount ?? 0, 0), subtotal);
+    const client = await trx.selectFrom('clients').selectAll().where('id', '=', clientId).executeTakeFirstOrThrow();
+    const buyer: Buyer = {
+      name: [client.first_name, client.last_name].filter(Boolean).join(' '),
+      email: client.email,
+      company: client.company,
+      address_1: client.address_1,
+      address_2: client.address_2,
+      city: client.city,
+      state: client.state,
+      postcode: client.postcode,
+      country: client.country,
+      vat_number: client.vat_number,
+    };
+    const rule = client.tax_exempt === 1 ? null : await taxes.forBuyer(trx, client.country, client.state);
+    const tax = rule === null ? 0 : percentOf(subtotal - discount, rule.rate);
+    const total = subtotal - discount + tax;
     const row = await trx
       .insertInto('invoices')
       .values({
@@ -147,7 +223,14 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
         client_id: clientId,
         status: 'unpaid',
         currency: money.currency,
-        subtotal: total,
+        subtotal,
+        discount,
+        promo_code: discount > 0 ? (options.discount?.code ?? null) : null,
+        tax_name: rule?.name ?? null,
+        tax_rate: rule?.rate ?? 0,
+        tax,
+        seller: JSON.stringify(await settings.company(trx)),
+        buyer: JSON.stringify(buyer),
         total,
         due_at: options.dueAt ?? now,
         paid_at: null,
@@ -168,6 +251,7 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
           quantity: line.quantity,
           price: line.price,
           total: line.total,
+          product_id: line.productId ?? null,
           executed: 0,
         })),
       )
@@ -186,6 +270,8 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
           if (item.task === 'activate' && (order.status === 'pending_setup' || order.status === 'failed_setup')) {
             const product = await trx.selectFrom('products').select('setup').where('id', '=', order.product_id).executeTakeFirst();
             if (product?.setup !== 'manual') await orders.transition(trx, order.id, 'activate', { now });
+          } else if (item.task === 'change' && item.product_id !== null && item.period !== null) {
+            await orders.applyPlanChange(trx, order.id, { productId: item.product_id, period: item.period, price: item.price }, now);
           } else if (item.task === 'renew' && (order.status === 'active' || order.status === 'suspended')) {
             await orders.transition(trx, order.id, 'renew', { now });
             if (order.status === 'suspended') await orders.transition(trx, order.id, 'unsuspend', { now });
@@ -210,7 +296,15 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
       .orderBy('invoices.id')
       .executeTakeFirst();
     if (existing !== undefined) return { id: existing.id, created: false };
-    const price = order.price;
+    // A downgrade waiting for this renewal is what the renewal buys.
+    const next = order.next_product_id === null ? null : await trx.selectFrom('products').select('title').where('id', '=', order.next_product_id).executeTakeFirst();
+    const plan =
+      next === null || next === undefined
+        ? order
+        : { ...order, title: next.title, product_id: order.next_product_id!, period: order.next_period, price: order.next_price ?? order.price };
+    const price = plan.price;
+    // A recurring coupon taken at checkout also discounts each renewal.
+    const discount = order.promo_id === null ? null : await promos.renewalDiscount(trx, order.promo_id, { productId: plan.product_id, period: plan.period, total: price * order.quantity });
     const invoice = await create(
       trx,
       order.client_id,
@@ -218,14 +312,14 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
         {
           orderId: order.id,
           task: 'renew',
-          title: renewalTitle(order),
-          period: order.period,
+          title: renewalTitle(plan),
+          period: plan.period,
           quantity: order.quantity,
           price,
           total: price * order.quantity,
         },
       ],
-      { now, dueAt: order.expires_at ?? isoSeconds(now) },
+      { now, dueAt: order.expires_at ?? isoSeconds(now), discount },
     );
     return { id: invoice.id, created: true };
   }
@@ -252,8 +346,14 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
     }
   });
 
-  // An order canceled for good (e.g. by the scheduler) no longer owes its renewal.
-  events.on('order.canceled', async ({ orderId }, trx) => {
+  // An order canceled for good (e.g. by the scheduler), or canceled by its client at period end, no longer owes its
+  // renewal.
+  events.on('order.cancel_scheduled', async ({ orderId, canceling }, trx) => {
+    if (canceling) await cancelUnpaidRenewals(trx, orderId);
+  });
+  events.on('order.canceled', ({ orderId }, trx) => cancelUnpaidRenewals(trx, orderId));
+
+  async function cancelUnpaidRenewals(trx: Kysely<Database>, orderId: number): Promise<void> {
     const ids = await trx
       .selectFrom('invoice_items')
       .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
@@ -268,7 +368,7 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
       }
     }
-  });
+  }
 
   function nowText(): string {
     return isoSeconds(new Date());
@@ -284,6 +384,11 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
       .where('status', '=', from)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict(`The invoice is no longer ${from}; it cannot be ${verb}`);
+    // The number is taken in the same transaction as the compare-and-set that won, so only a paid invoice has one
+    // and a payment that rolls back returns its number (CONTRACT §8: unique and gapless).
+    if (to === 'paid' && row.number === null) {
+      await trx.updateTable('invoices').set({ number: await settings.nextInvoiceNumber(trx) }).where('id', '=', row.id).execute();
+    }
   }
 
   /**
@@ -346,6 +451,12 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
     async get(id: number, clientId?: number): Promise<InvoiceRecord> {
       const [record] = await withItems(db, [await requireRow(db, id, clientId)]);
       return record!;
+    },
+
+    /** The invoice as a PDF document (seller, buyer, number or "Proforma", lines, discount, tax, totals, status). */
+    async pdf(invoiceId: number): Promise<Buffer> {
+      const [record] = await withItems(db, [await requireRow(db, invoiceId)]);
+      return renderInvoicePdf(record!);
     },
 
     async getByHash(hash: string): Promise<InvoiceRecord> {

@@ -107,5 +107,31 @@ export const orderApi: ModuleApi = {
     }),
     get: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.orders.get(id, identity.client.id) }),
     service: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.orders.service(id, identity.client.id) }),
+    cancel: clientAction({
+      params: ById,
+      summary: 'Cancels at period end: the order stays active until expires_at, then the scheduler cancels it',
+      async handler({ id }, { services, identity }) {
+        await services.selfService.cancel(id, identity.client.id);
+        return true;
+      },
+    }),
+    uncancel: clientAction({
+      params: ById,
+      summary: 'Takes a cancellation at period end back, before the period ends',
+      async handler({ id }, { services, identity }) {
+        await services.selfService.uncancel(id, identity.client.id);
+        return true;
+      },
+    }),
+    upgradables: clientAction({
+      params: ById,
+      summary: 'Products of the same type the order can move to',
+      handler: ({ id }, { services, identity }) => services.selfService.upgradables(id, identity.client.id),
+    }),
+    change_plan: clientAction({
+      params: Type.Object({ id: Id, product_id: Id, period: Type.String({ minLength: 1, maxLength: 8 }) }),
+      summary: 'Upgrade now with a prorated invoice (applies when paid), or downgrade at the next renewal; the API key stays the same',
+      handler: ({ id, ...target }, { services, identity }) => services.selfService.changePlan(id, identity.client.id, target),
+    }),
   },
 };

@@ -26,6 +26,10 @@ declare module '../../events.ts' {
     /** Emitted before the row is deleted: listeners can still read it. */
     'order.deleted': OrderEvent;
     'order.updated': OrderEvent;
+    /** The order moved to another plan (an upgrade paid, or a downgrade at renewal); `config` is the new plan's. */
+    'order.plan_changed': OrderEvent & { fromProductId: number; config: Record<string, unknown> };
+    /** The client canceled the order at period end (`canceling` true) or took that back (false). */
+    'order.cancel_scheduled': OrderEvent & { canceling: boolean };
     'invoice.created': InvoiceEvent;
     'invoice.paid': InvoiceEvent & { transactionId: number };
     'invoice.canceled': InvoiceEvent;

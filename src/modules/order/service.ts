@@ -3,7 +3,6 @@
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { OrderTable } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
@@ -17,7 +16,7 @@ import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { OrderEvent } from './events.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
-export type OrderRow = Selectable<OrderTable>;
+export type OrderRow = Selectable<Database['orders']>;
 export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
 
 /** The statuses each transition may start from; anything else answers 409. */
@@ -47,6 +46,11 @@ export interface OrderRecord {
   suspended_at: string | null;
   canceled_at: string | null;
   unpaid_invoice_id: number | null;
+  /** CONTRACT §8 self-service: canceled by the client, the order ends at expires_at. */
+  cancel_at_period_end: boolean;
+  /** A downgrade waiting for the next renewal: the plan and period the order will renew on, or null. */
+  next_product_id: number | null;
+  next_period: string | null;
   created_at: string;
   updated_at: string;
   /** Staff only. */
@@ -69,6 +73,8 @@ export interface NewOrder {
   quantity: number;
   /** Unit price per period (or once), minor units. */
   price: number;
+  /** A recurring coupon that also discounts the order's renewals. */
+  promoId?: number | null;
 }
 
 export interface OrderUpdate {
@@ -92,12 +98,12 @@ const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1
  * `expires_at` as staff send it: a date (`2026-11-22`, midnight UTC) or an ISO 8601 date and time; without a zone
  * it is UTC, never the server's local time. A day that does not exist (30 February) is refused, not rolled over.
  */
-export function parseExpiry(text: string): string {
+export function parseExpiry(text: string, param = 'expires_at'): string {
   const match = ISO_DATE_TIME.exec(text.trim());
   const day = match?.[1];
   const time = day === undefined ? Number.NaN : Date.parse(`${day}T${match?.[2] ?? '00:00'}${match?.[3] ?? 'Z'}`);
   if (day === undefined || Number.isNaN(time) || new Date(Date.parse(`${day}T00:00:00Z`)).toISOString().slice(0, 10) !== day) {
-    throw errors.invalid('expires_at', 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
+    throw errors.invalid(param, 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
   }
   return isoSeconds(new Date(time));
 }
@@ -117,6 +123,19 @@ export function snapshotOf(row: OrderRow): OrderSnapshot {
 
 function eventOf(row: OrderRow): OrderEvent {
   return { orderId: row.id, clientId: row.client_id, productId: row.product_id, status: row.status };
+}
+
+/** The fields that move an order onto another plan (product, period, unit price), clearing any pending change. */
+async function planChanges(trx: Kysely<Database>, productId: number, period: string, price: number): Promise<Partial<OrderRow>> {
+  const product = await trx.selectFrom('products').select(['title', 'config']).where('id', '=', productId).executeTakeFirst();
+  if (product === undefined) throw errors.conflict('The new plan no longer exists');
+  return { product_id: productId, title: product.title, period, price, config: product.config, next_product_id: null, next_period: null, next_price: null };
+}
+
+/** The downgrade waiting for the order's next renewal, as the changes that apply it, or null. */
+async function pendingPlan(trx: Kysely<Database>, row: OrderRow): Promise<{ period: string; changes: Partial<OrderRow> } | null> {
+  if (row.next_product_id === null || row.next_period === null || row.next_price === null) return null;
+  return { period: row.next_period, changes: await planChanges(trx, row.next_product_id, row.next_period, row.next_price) };
 }
 
 export function createOrderService({ db, events, productTypes, products, money }: OrderServiceDeps) {
@@ -157,6 +176,9 @@ export function createOrderService({ db, events, productTypes, products, money }
       suspended_at: row.suspended_at,
       canceled_at: row.canceled_at,
       unpaid_invoice_id: unpaid.get(row.id) ?? null,
+      cancel_at_period_end: row.cancel_at_period_end === 1,
+      next_product_id: row.next_product_id,
+      next_period: row.next_period,
       created_at: row.created_at,
       updated_at: row.updated_at,
       ...(staff && { notes: row.notes }),
@@ -217,7 +239,9 @@ export function createOrderService({ db, events, productTypes, products, money }
       case 'renew': {
         if (row.period === null) throw errors.conflict('The order is not recurrent; it cannot be renewed');
         const from = row.expires_at !== null && row.expires_at > nowText ? new Date(row.expires_at) : now;
-        changes = { expires_at: isoSeconds(addPeriod(from, row.period)) };
+        // A downgrade waiting for this renewal applies now: the order renews on the new plan, period and price.
+        const next = await pendingPlan(trx, row);
+        changes = { expires_at: isoSeconds(addPeriod(from, next?.period ?? row.period)), ...(next !== null && next.changes) };
         break;
       }
       case 'suspend':
@@ -227,7 +251,7 @@ export function createOrderService({ db, events, productTypes, products, money }
         changes = { status: 'active', suspended_at: null, reason: null };
         break;
       case 'cancel':
-        changes = { status: 'canceled', canceled_at: nowText, reason };
+        changes = { status: 'canceled', canceled_at: nowText, reason, cancel_at_period_end: 0 };
         break;
       default:
         // An order canceled while suspended comes back active, so its suspension goes with the cancellation.
@@ -248,6 +272,9 @@ export function createOrderService({ db, events, productTypes, products, money }
     const snapshot = snapshotOf(next);
     await typeOf(next)[action](trx, snapshot);
     const event = eventOf(next);
+    if (action === 'renew' && next.product_id !== row.product_id) {
+      await events.emit('order.plan_changed', { ...event, fromProductId: row.product_id, config: snapshot.config }, trx);
+    }
     switch (action) {
       case 'activate':
         await events.emit('order.activated', event, trx);
@@ -285,6 +312,52 @@ export function createOrderService({ db, events, productTypes, products, money }
     typeOf,
 
     /**
+     * Moves an active order onto another plan now (a paid upgrade), inside `trx`: new product, period and price, a
+     * new period starting now, the new plan's config; the product type hears it through `order.plan_changed` (the
+     * API key keeps its key and takes the new custom parameters). An order no longer active is left alone.
+     */
+    async applyPlanChange(trx: Kysely<Database>, id: number, plan: { productId: number; period: string; price: number }, now = new Date()): Promise<boolean> {
+      const row = await requireRow(trx, id);
+      if (row.status !== 'active') return false;
+      const nowText = isoSeconds(now);
+      const changes: Partial<OrderRow> = { ...(await planChanges(trx, plan.productId, plan.period, plan.price)), expires_at: isoSeconds(addPeriod(now, plan.period)) };
+      const result = await trx
+        .updateTable('orders')
+        .set({ ...changes, updated_at: nowText })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .where('updated_at', '=', row.updated_at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+      const next: OrderRow = { ...row, ...changes, updated_at: nowText };
+      await history(trx, id, row.status, next.status, `plan changed to ${next.title} (${plan.period})`, now);
+      const snapshot = snapshotOf(next);
+      await typeOf(next).update(trx, snapshot);
+      await events.emit('order.plan_changed', { ...eventOf(next), fromProductId: row.product_id, config: snapshot.config }, trx);
+      return true;
+    },
+
+    /** Self-service fields (CONTRACT §8) written by the order module's self-service, inside `trx`, checked by status. */
+    async setSelfService(
+      trx: Kysely<Database>,
+      row: OrderRow,
+      fields: Partial<Pick<OrderRow, 'cancel_at_period_end' | 'next_product_id' | 'next_period' | 'next_price'>>,
+      note: string,
+      now = new Date(),
+    ): Promise<void> {
+      const nowText = isoSeconds(now);
+      const result = await trx
+        .updateTable('orders')
+        .set({ ...fields, updated_at: nowText })
+        .where('id', '=', row.id)
+        .where('status', '=', row.status)
+        .where('updated_at', '=', row.updated_at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+      await history(trx, row.id, row.status, row.status, note, now);
+    },
+
+    /**
      * Serialises work on one order until `trx` ends: a no-op update takes the row lock on PostgreSQL (SQLite runs
      * one write transaction at a time anyway).
      */
@@ -315,6 +388,7 @@ export function createOrderService({ db, events, productTypes, products, money }
           reason: null,
           notes: null,
           config: input.product.config,
+          promo_id: input.promoId ?? null,
           expires_at: null,
           activated_at: null,
           suspended_at: null,

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { promoActions } from './promo-api.ts';
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Title = Type.String({ minLength: 1, maxLength: 255 });
@@ -12,6 +13,7 @@ const Config = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown());
 export const productApi: ModuleApi = {
   name: 'product',
   admin: {
+    ...promoActions,
     prepare: adminAction({
       params: Type.Object({ title: Title, type: Type.String({ minLength: 1, maxLength: 32 }) }),
       permission: 'product.manage',

@@ -252,6 +252,12 @@ export function createProductService({ db, productTypes, money }: ProductService
       return toPage(request, total.n, rows.map(toPublic));
     },
 
+    /** Enabled, listed products of one type other than `exceptId` (client/order/upgradables). */
+    async publicOfType(type: string, exceptId: number): Promise<PublicProduct[]> {
+      const rows = await db.selectFrom('products').selectAll().where('status', '=', 'enabled').where('hidden', '=', 0).where('type', '=', type).where('id', '!=', exceptId).orderBy('id').execute();
+      return rows.map(toPublic);
+    },
+
     /**
      * One catalogue product by id or slug: like the list, only enabled, not hidden ones (CONTRACT §6 products). A
      * hidden product can still be put in a cart by id, which is what a direct order link does.

@@ -451,6 +451,23 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       changedInTransaction(trx, [existing.key_hash]);
     },
 
+    /**
+     * The order moved to another plan: the key keeps its material and takes the new plan's custom parameters and
+     * limit enforcement. Inside the order's transaction; caches drop the key once it commits.
+     */
+    async planChanged(trx: Kysely<Database>, orderId: number, productConfig: Record<string, unknown>): Promise<void> {
+      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash', 'options']).where('order_id', '=', orderId).executeTakeFirst();
+      if (existing === undefined) return;
+      const config = readApiKeyConfig(productConfig);
+      const options = { ...(JSON.parse(existing.options) as Record<string, unknown>), enforce_limit: config.enforce_limit };
+      await trx
+        .updateTable('api_keys')
+        .set({ config: JSON.stringify(config.custom), options: JSON.stringify(options), updated_at: nowIso() })
+        .where('id', '=', existing.id)
+        .execute();
+      changedInTransaction(trx, [existing.key_hash]);
+    },
+
     /** The order is being deleted: so is its key, with its usage. */
     async orderDeleted(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
       const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();

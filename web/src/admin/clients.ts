@@ -1,4 +1,5 @@
 // Clients: search and paginated list, a new-client form, and one client's details with its orders and invoices.
+import { useCountryOptions } from '../lib/countries.ts';
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
@@ -101,6 +102,7 @@ const EDIT_FIELDS = [
   ['state', 'State or region'],
   ['postcode', 'Postcode'],
   ['country', 'Country'],
+  ['vat_number', 'VAT number'],
 ] as const;
 
 function ClientEditForm({ client, onSaved }: { client: ClientRecord; onSaved: () => void }) {
@@ -108,10 +110,11 @@ function ClientEditForm({ client, onSaved }: { client: ClientRecord; onSaved: ()
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
   useEffect(() => {
-    const values: Record<string, string> = { status: client.status };
+    const values: Record<string, string> = { status: client.status, tax_exempt: client.tax_exempt ? 'true' : 'false' };
     for (const [name] of EDIT_FIELDS) values[name] = client[name] ?? '';
     setForm(values);
   }, [client.updated_at]);
+  const countries = useCountryOptions();
   const submit = (event: Event): void => {
     event.preventDefault();
     setSaved(null);
@@ -124,10 +127,22 @@ function ClientEditForm({ client, onSaved }: { client: ClientRecord; onSaved: ()
   return html`<form class="card" onSubmit=${submit} aria-labelledby="client-edit">
     <h2 id="client-edit">Details</h2>
     <div class="row">
-      ${EDIT_FIELDS.map(([name, label]) => html`<${Field} label=${label} name=${name} required=${name === 'email' || name === 'first_name'} value=${form[name]} onInput=${(value: string) => setForm({ ...form, [name]: value })} error=${action.error} />`)}
+      ${EDIT_FIELDS.map(
+        ([name, label]) =>
+          html`<${Field}
+            label=${label}
+            name=${name}
+            required=${name === 'email' || name === 'first_name'}
+            value=${form[name]}
+            onInput=${(value: string) => setForm({ ...form, [name]: value })}
+            error=${action.error}
+            options=${name === 'country' ? countries : undefined}
+          />`,
+      )}
+      <${Field} label="Tax" name="tax_exempt" value=${form.tax_exempt} onInput=${(value: string) => setForm({ ...form, tax_exempt: value })} options=${[['false', 'Pays tax'], ['true', 'Tax-exempt']]} error=${action.error} />
       <${Field} label="Status" name="status" value=${form.status} onInput=${(value: string) => setForm({ ...form, status: value })} options=${CLIENT_STATUSES.slice(1)} error=${action.error} />
     </div>
-    <${FormError} error=${action.error} fields=${[...EDIT_FIELDS.map(([name]) => name), 'status']} />
+    <${FormError} error=${action.error} fields=${[...EDIT_FIELDS.map(([name]) => name), 'status', 'tax_exempt']} />
     <${Notice}>${saved}<//>
     <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Save<//></div>
   </form>`;

@@ -12,6 +12,7 @@ import { ClientPage, ClientsPage } from './clients.ts';
 import { ProductPage, ProductsPage } from './products.ts';
 import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
+import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
 import { TransactionsPage } from './transactions.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
@@ -34,6 +35,9 @@ const NAV = [
   ['/admin/transactions', 'Transactions'],
   ['/admin/keys', 'Keys'],
   ['/admin/email', 'Mail'],
+  ['/admin/coupons', 'Coupons'],
+  ['/admin/taxes', 'Taxes'],
+  ['/admin/settings', 'Settings'],
   ['/admin/staff', 'Staff'],
   ['/admin/profile', 'Profile'],
 ] as const;
@@ -107,6 +111,9 @@ function Routes() {
   if (path === '/admin/invoices') return html`<${InvoicesPage} />`;
   if (path === '/admin/transactions') return html`<${TransactionsPage} />`;
   if (path === '/admin/keys') return html`<${KeysPage} />`;
+  if (path === '/admin/coupons') return html`<${CouponsPage} />`;
+  if (path === '/admin/taxes') return html`<${TaxesPage} />`;
+  if (path === '/admin/settings') return html`<${SettingsPage} />`;
   if (path === '/admin/staff') return html`<${StaffPage} />`;
   if (path === '/admin/groups') return html`<${GroupsPage} />`;
   if (path === '/admin/profile') return html`<${AdminProfilePage} />`;

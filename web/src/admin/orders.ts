@@ -5,6 +5,7 @@ import { call, type Page } from '../lib/api.ts';
 import { formatDateTime, formatMoney, formatValue, humanize } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { filled } from './common.ts';
@@ -267,38 +268,15 @@ function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => v
 export function InvoicePage({ id }: { id: number }) {
   const invoice = useLoad(() => call<Invoice>('admin/invoice/get', { id }), [id]);
   const data = invoice.data;
-  return html`<h1>Invoice #${id}</h1>
+  return html`<h1>${data === undefined ? `Invoice #${id}` : invoiceTitle(data)}</h1>
     <p><${Link} href="/admin/invoices">All invoices<//></p>
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
     ${data !== undefined
-      ? html`<section class="card" aria-labelledby="invoice-summary">
-            <h2 id="invoice-summary">Summary</h2>
-            <${DefinitionList}
-              items=${[
-                ['Status', html`<${Badge} status=${data.status} />`],
-                ['Client', html`<${Link} href=${`/admin/clients/${data.client_id}`}>Client #${data.client_id}<//>`],
-                ['Total', formatMoney(data.total, data.currency)],
-                ['Issued', formatDateTime(data.created_at)],
-                ['Due', formatDateTime(data.due_at)],
-                ['Paid', formatDateTime(data.paid_at)],
-              ]}
-            />
-            <div class="table-wrap"><table>
-              <caption class="sr-only">Invoice items</caption>
-              <thead><tr><th scope="col">Item</th><th scope="col">Order</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Total</th></tr></thead>
-              <tbody>
-                ${data.items.map(
-                  (item) => html`<tr>
-                    <td>${item.title} (${item.task})</td>
-                    <td>${item.order_id ? html`<${Link} href=${`/admin/orders/${item.order_id}`}>#${item.order_id}<//>` : '—'}</td>
-                    <td class="num">${item.quantity}</td>
-                    <td class="num">${formatMoney(item.total, data.currency)}</td>
-                  </tr>`,
-                )}
-              </tbody>
-            </table></div>
-          </section>
+      ? html`<${InvoiceDocument}
+            invoice=${data}
+            extra=${[['Client', html`<${Link} href=${`/admin/clients/${data.client_id}`}>Client #${data.client_id}<//>`]]}
+          />
           <${InvoiceActions} invoice=${data} onDone=${invoice.reload} />`
       : null}`;
 }

@@ -2,10 +2,11 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
-import { formatDate, formatDateTime, formatMoney } from '../lib/format.ts';
+import { formatDate, formatMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
-import { Badge, Button, DefinitionList, ErrorMessage, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
-import type { Gateway, Invoice, Order } from '../lib/types.ts';
+import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
+import type { Gateway, Invoice, Order, Product } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
 import { PayByCard, PaymentReturn } from './payments.ts';
 
@@ -41,14 +42,19 @@ export function OrdersPage() {
                   <td>${order.title}</td>
                   <td>${periodLabel(labels.data, order.period)}</td>
                   <td class="num">${formatMoney(order.price, order.currency)}</td>
-                  <td><${Badge} status=${order.status} />${order.reason ? html` <small>${order.reason}</small>` : null}</td>
+                  <td>
+                    <${Badge} status=${order.status} />${order.reason ? html` <small>${order.reason}</small>` : null}
+                    ${order.cancel_at_period_end ? html` <small>Ends ${formatDate(order.expires_at)}</small>` : null}
+                    ${order.next_product_id !== null ? html` <small>Plan change at renewal</small>` : null}
+                  </td>
                   <td>${formatDate(order.expires_at)}</td>
                   <td class="actions">
                     ${order.type === 'apikey' && order.status !== 'pending_setup' ? html`<${Link} href="/keys">API key<//>` : null}
                     ${order.unpaid_invoice_id ? html`<${Link} href=${`/invoices/${order.unpaid_invoice_id}`}>Pay invoice<//>` : null}
-                    ${!order.unpaid_invoice_id && order.period !== null && (order.status === 'active' || order.status === 'suspended')
+                    ${!order.unpaid_invoice_id && order.period !== null && (order.status === 'active' || order.status === 'suspended') && !order.cancel_at_period_end
                       ? html`<${Button} busy=${renewing === order.id} onClick=${() => renew(order)} label=${`Renew order ${order.id}`}>Renew<//>`
                       : null}
+                    <${OrderSelfService} order=${order} onDone=${orders.reload} />
                   </td>
                 </tr>`,
               )}
@@ -74,7 +80,7 @@ export function InvoicesPage() {
             <tbody>
               ${invoices.data.list.map(
                 (invoice) => html`<tr>
-                  <td><${Link} href=${`/invoices/${invoice.id}`}>Invoice #${invoice.id}<//></td>
+                  <td><${Link} href=${`/invoices/${invoice.id}`}>${invoiceTitle(invoice)}<//></td>
                   <td>${formatDate(invoice.created_at)}</td>
                   <td>${formatDate(invoice.due_at)}</td>
                   <td class="num">${formatMoney(invoice.total, invoice.currency)}</td>
@@ -92,7 +98,7 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
   const gateways = useLoad(() => call<Gateway[]>('guest/invoice/gateways'), []);
   return html`<section class="card" aria-labelledby="pay-title">
     <h2 id="pay-title">How to pay</h2>
-    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>Invoice #${invoice.id}</strong>. Your order starts as soon as the payment is confirmed.</p>
+    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>${invoice.number ?? `Invoice #${invoice.id}`}</strong>. Your order starts as soon as the payment is confirmed.</p>
     <${ErrorMessage} error=${gateways.error} />
     ${gateways.loading && gateways.data === undefined ? html`<${Loading} label="Loading the payment options…" />` : null}
     ${gateways.data?.map(
@@ -107,41 +113,98 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
 export function InvoicePage({ id }: { id: number }) {
   const invoice = useLoad(() => call<Invoice>('client/invoice/get', { id }), [id]);
   const data = invoice.data;
-  return html`<h1>Invoice #${id}</h1>
+  return html`<h1>${data === undefined ? `Invoice #${id}` : invoiceTitle(data)}</h1>
     <p><${Link} href="/invoices">All invoices<//></p>
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
     ${data !== undefined
       ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
-          <section class="card" aria-labelledby="invoice-summary">
-            <h2 id="invoice-summary">Summary</h2>
-            <${DefinitionList}
-              items=${[
-                ['Status', html`<${Badge} status=${data.status} />`],
-                ['Total', formatMoney(data.total, data.currency)],
-                ['Issued', formatDateTime(data.created_at)],
-                ['Due', formatDateTime(data.due_at)],
-                ['Paid', formatDateTime(data.paid_at)],
-              ]}
-            />
-            <div class="table-wrap">
-              <table>
-                <caption class="sr-only">Invoice items</caption>
-                <thead><tr><th scope="col">Item</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Price</th><th scope="col" class="num">Total</th></tr></thead>
-                <tbody>
-                  ${data.items.map(
-                    (item) => html`<tr><td>${item.title}${item.task === 'renew' ? ' (renewal)' : ''}</td><td class="num">${item.quantity}</td><td class="num">${formatMoney(item.price, data.currency)}</td><td class="num">${formatMoney(item.total, data.currency)}</td></tr>`,
-                  )}
-                </tbody>
-                <tfoot>
-                  <tr><th scope="row" colspan="3">Subtotal</th><td class="num">${formatMoney(data.subtotal, data.currency)}</td></tr>
-                  <tr><th scope="row" colspan="3">Total</th><td class="num"><strong>${formatMoney(data.total, data.currency)}</strong></td></tr>
-                </tfoot>
-              </table>
-            </div>
-          </section>
+          <${InvoiceDocument} invoice=${data} />
           <${PayByCard} invoice=${data} />
           ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}
           ${data.status === 'paid' ? html`<p>Thank you, this invoice is paid. <${Link} href="/keys">See your API keys<//>.</p>` : null}`
+      : null}`;
+}
+
+/** The invoice behind a guest link (`/invoice/<hash>`), e.g. from an e-mail, without logging in. */
+export function GuestInvoicePage({ hash }: { hash: string }) {
+  const invoice = useLoad(() => call<Invoice>('guest/invoice/get', { hash }), [hash]);
+  const data = invoice.data;
+  return html`<h1>${data === undefined ? 'Invoice' : invoiceTitle(data)}</h1>
+    <${ErrorMessage} error=${invoice.error} />
+    ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
+    ${data !== undefined
+      ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
+          <${InvoiceDocument} invoice=${data} />
+          <${PayByCard} invoice=${data} />
+          ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}`
+      : null}`;
+}
+
+/** Cancel at period end, take that back, or go to the plan change page (CONTRACT §8 self-service). */
+function OrderSelfService({ order, onDone }: { order: Order; onDone: () => void }) {
+  const action = useAction();
+  const running = order.status === 'active' && order.period !== null;
+  if (!running) return null;
+  const run = (path: string, message: string): void => {
+    void action.run(async () => {
+      await call(path, { id: order.id });
+      announce(message);
+      onDone();
+    });
+  };
+  return html`${order.cancel_at_period_end
+      ? html`<${Button} busy=${action.busy} onClick=${() => run('client/order/uncancel', 'The order continues')} label=${`Keep order ${order.id}`}>Keep order<//>`
+      : html`<${Link} href=${`/orders/${order.id}/plan`}>Change plan<//>
+          <${Button} busy=${action.busy} onClick=${() => run('client/order/cancel', 'The order ends at the end of its period')} label=${`Cancel order ${order.id} at period end`}>Cancel at period end<//>`}
+    <${ErrorMessage} error=${action.error} />`;
+}
+
+interface PlanChange {
+  change: 'upgrade' | 'downgrade';
+  effective: 'now' | 'on_payment' | 'at_renewal';
+  invoice_id: number | null;
+  credit: string;
+  amount: string;
+}
+
+/** Choose another plan of the same kind: upgrades are invoiced now (prorated), downgrades apply at renewal. */
+export function ChangePlanPage({ id }: { id: number }) {
+  const order = useLoad(() => call<Order>('client/order/get', { id }), [id]);
+  const plans = useLoad(() => call<Product[]>('client/order/upgradables', { id }), [id]);
+  const labels = useLoad(periods, []);
+  const [choice, setChoice] = useState('');
+  const [done, setDone] = useState<PlanChange | null>(null);
+  const action = useAction();
+  const options: Array<[string, string]> = [['', 'Choose a plan']];
+  for (const plan of plans.data ?? []) {
+    for (const [period, price] of Object.entries(plan.pricing?.recurrent ?? {})) {
+      options.push([`${plan.id}:${period}`, `${plan.title} — ${formatMoney(price.price, order.data?.currency)} ${periodLabel(labels.data, period).toLowerCase()}`]);
+    }
+  }
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    const [productId, period] = choice.split(':');
+    void action.run(async () => {
+      const result = await call<PlanChange>('client/order/change_plan', { id, product_id: Number(productId), period });
+      setDone(result);
+      if (result.invoice_id !== null) navigate(`/invoices/${result.invoice_id}`);
+    });
+  };
+  return html`<h1>Change the plan of order #${id}</h1>
+    <p><${Link} href="/orders">All orders<//></p>
+    <${ErrorMessage} error=${order.error ?? plans.error} />
+    ${order.data !== undefined ? html`<p>Current plan: <strong>${order.data.title}</strong>, ${formatMoney(order.data.price, order.data.currency)} ${periodLabel(labels.data, order.data.period).toLowerCase()}, until ${formatDate(order.data.expires_at)}.</p>` : null}
+    <p>A more expensive plan starts at once: you pay its price less the unused part of your current period. A cheaper plan starts at your next renewal. Your API key stays the same.</p>
+    ${plans.data !== undefined && plans.data.length === 0 ? html`<p>There is no other plan to move to.</p>` : null}
+    ${plans.data !== undefined && plans.data.length > 0
+      ? html`<form onSubmit=${submit} class="card">
+          <${Field} label="New plan" name="product_id" value=${choice} onInput=${setChoice} options=${options} error=${action.error} />
+          <${ErrorMessage} error=${action.error} />
+          <${Button} type="submit" variant="primary" busy=${action.busy} disabled=${choice === ''}>Change plan<//>
+        </form>`
+      : null}
+    ${done !== null && done.invoice_id === null
+      ? html`<p role="status">${done.effective === 'at_renewal' ? 'The new plan starts at your next renewal.' : 'Your plan has changed.'}</p>`
       : null}`;
 }

@@ -9,10 +9,9 @@ import { Loading } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
 import { LoginPage, SignupPage } from './auth.ts';
 import { CartPage, PlansPage } from './shop.ts';
-import { InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
+import { ChangePlanPage, GuestInvoicePage, InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
 import { ProfilePage } from './profile.ts';
-import { GuestInvoicePage } from './payments.ts';
 import { MessagePage, MessagesPage } from './messages.ts';
 
 /** An error about the whole page (e.g. the session lost its CSRF token), shown above every page. */
@@ -82,8 +81,10 @@ function Routes() {
   if (path === '/invoices') return html`<${Protected} what="your invoices"><${InvoicesPage} /><//>`;
   const invoice = match('/invoices/:id', path);
   if (invoice !== null) return html`<${Protected} what="this invoice"><${InvoicePage} id=${Number(invoice.id)} /><//>`;
-  const byLink = match('/invoice/:hash', path);
-  if (byLink !== null) return html`<${GuestInvoicePage} hash=${byLink.hash} />`;
+  const planChange = match('/orders/:id/plan', path);
+  if (planChange !== null && /^\d+$/.test(planChange.id ?? '')) return html`<${Protected} what="your order"><${ChangePlanPage} id=${Number(planChange.id)} /><//>`;
+  const guestInvoice = match('/invoice/:hash', path);
+  if (guestInvoice !== null) return html`<${GuestInvoicePage} hash=${guestInvoice.hash} />`;
   if (path === '/profile') return html`<${Protected} what="your profile"><${ProfilePage} /><//>`;
   if (path === '/messages') return html`<${Protected} what="your messages"><${MessagesPage} /><//>`;
   const message = match('/messages/:id', path);

@@ -1,12 +1,12 @@
 // Card payments in the client area (CONTRACT §9): "Pay by card" on unpaid invoices (client area and the guest invoice
-// page), the pages Stripe returns to (they show the invoice's real state and keep asking until the webhook has
+// page, both in billing.ts), the pages Stripe returns to (they show the invoice's real state and keep asking until the webhook has
 // arrived), saved cards with remove, and the auto-pay switch.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
-import { formatDateTime, formatMoney } from '../lib/format.ts';
-import { Link, useLocation } from '../lib/router.ts';
-import { Badge, Button, Checkbox, Confirm, DefinitionList, ErrorMessage, Loading, Notice, useAction, useLoad } from '../lib/ui.ts';
+import { formatMoney } from '../lib/format.ts';
+import { useLocation } from '../lib/router.ts';
+import { Button, Checkbox, Confirm, ErrorMessage, Loading, Notice, useAction, useLoad } from '../lib/ui.ts';
 import type { Gateway, Invoice } from '../lib/types.ts';
 import type { PaymentMethodRecord } from '../../../src/modules/payment/service.ts';
 
@@ -64,35 +64,6 @@ export function PaymentReturn({ status, reload }: { status: string | undefined; 
   if (status === 'paid') return html`<p class="notice" role="status" id="payment-return">Payment received — thank you.</p>`;
   if (waiting) return html`<p class="loading" role="status" aria-busy="true" id="payment-return">Waiting for Stripe to confirm your payment…</p>`;
   return html`<p class="notice" role="status" id="payment-return">Stripe has not confirmed the payment yet. This page shows the invoice as it is; refresh it in a minute.</p>`;
-}
-
-/** The invoice by its link (the pay link in e-mails), for payers who are not logged in. */
-export function GuestInvoicePage({ hash }: { hash: string }) {
-  const invoice = useLoad(() => call<Invoice>('guest/invoice/get', { hash }), [hash]);
-  const data = invoice.data;
-  return html`<h1>Invoice${data ? ` #${data.id}` : ''}</h1>
-    <${ErrorMessage} error=${invoice.error} />
-    ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
-    ${data !== undefined
-      ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
-          <section class="card" aria-labelledby="guest-invoice-summary">
-            <h2 id="guest-invoice-summary">Summary</h2>
-            <${DefinitionList}
-              items=${[
-                ['Status', html`<${Badge} status=${data.status} />`],
-                ['Total', formatMoney(data.total, data.currency)],
-                ['Issued', formatDateTime(data.created_at)],
-                ['Due', formatDateTime(data.due_at)],
-                ['Paid', formatDateTime(data.paid_at)],
-              ]}
-            />
-            <ul>
-              ${data.items.map((item) => html`<li>${item.title} — ${formatMoney(item.total, data.currency)}</li>`)}
-            </ul>
-          </section>
-          <${PayByCard} invoice=${data} />
-          ${data.status === 'paid' ? html`<p>Thank you, this invoice is paid. <${Link} href="/keys">See your API keys<//>.</p>` : null}`
-      : null}`;
 }
 
 /** Saved cards (remove one) and the auto-pay switch, on the profile page. */

@@ -7,6 +7,7 @@ import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
 import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
 import { account, refreshAccount } from './state.ts';
 import { CardsSection } from './payments.ts';
+import { useCountryOptions } from '../lib/countries.ts';
 
 const PROFILE_FIELDS = [
   ['first_name', 'First name', 'given-name'],
@@ -19,6 +20,7 @@ const PROFILE_FIELDS = [
   ['state', 'State or region', 'address-level1'],
   ['postcode', 'Postcode', 'postal-code'],
   ['country', 'Country', 'country'],
+  ['vat_number', 'VAT number', 'off'],
 ] as const;
 
 function ProfileForm() {
@@ -26,6 +28,7 @@ function ProfileForm() {
   const [form, setForm] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
+  const countries = useCountryOptions();
   useEffect(() => {
     if (!user) return;
     const values: Record<string, string> = {};
@@ -47,7 +50,16 @@ function ProfileForm() {
     <div class="row">
       ${PROFILE_FIELDS.map(
         ([name, label, autocomplete]) =>
-          html`<${Field} label=${label} name=${name} autocomplete=${autocomplete} required=${name === 'first_name'} value=${form[name] ?? ''} onInput=${(value: string) => setForm({ ...form, [name]: value })} error=${action.error} />`,
+          html`<${Field}
+            label=${label}
+            name=${name}
+            autocomplete=${autocomplete}
+            required=${name === 'first_name'}
+            value=${form[name] ?? ''}
+            onInput=${(value: string) => setForm({ ...form, [name]: value })}
+            error=${action.error}
+            options=${name === 'country' ? countries : undefined}
+          />`,
       )}
     </div>
     <${FormError} error=${action.error} fields=${PROFILE_FIELDS.map(([name]) => name)} />

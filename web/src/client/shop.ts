@@ -5,7 +5,7 @@ import { call, type Page } from '../lib/api.ts';
 import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
-import { Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { announce, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { Cart, CheckoutResult, Product } from '../lib/types.ts';
 import { account, cartPath, cartSummary, refreshCart } from './state.ts';
 
@@ -102,6 +102,35 @@ export function PlansPage() {
     <${Pager} page=${products.data} onPage=${setPage} label="Plan pages" />`;
 }
 
+/** The coupon field: apply a code, or remove the applied one (CONTRACT §8). */
+function CouponForm({ cart, onChange }: { cart: Cart; onChange: () => void }) {
+  const [code, setCode] = useState('');
+  const action = useAction();
+  const apply = (event: Event): void => {
+    event.preventDefault();
+    void action.run(async () => {
+      await call(cartPath('apply_promo'), { promocode: code.trim() });
+      setCode('');
+      announce('Coupon applied');
+      onChange();
+    });
+  };
+  const remove = (): void => {
+    void action.run(async () => {
+      await call(cartPath('remove_promo'));
+      announce('Coupon removed');
+      onChange();
+    });
+  };
+  return html`<form class="coupon" onSubmit=${apply} aria-label="Coupon">
+    ${cart.promocode
+      ? html`<p>Coupon <strong>${cart.promocode}</strong> applied. <${Button} busy=${action.busy} onClick=${remove} label="Remove the coupon">Remove coupon<//></p>`
+      : html`<${Field} label="Coupon code" name="promocode" value=${code} onInput=${setCode} error=${action.error} autocomplete="off" />
+          <${Button} type="submit" busy=${action.busy} disabled=${code.trim() === ''}>Apply coupon<//>`}
+    ${cart.promocode ? html`<${ErrorMessage} error=${action.error} />` : null}
+  </form>`;
+}
+
 export function CartPage() {
   const user = useStore(account);
   const cart = useLoad(() => refreshCart(), [user?.id]);
@@ -149,9 +178,17 @@ export function CartPage() {
                   </tr>`,
                 )}
               </tbody>
-              <tfoot><tr><th scope="row" colspan="5">Total</th><td class="num"><strong>${formatMoney(data.total, data.currency)}</strong></td><td></td></tr></tfoot>
+              <tfoot>
+                ${data.promocode
+                  ? html`<tr><th scope="row" colspan="5">Subtotal</th><td class="num">${formatMoney(data.subtotal, data.currency)}</td><td></td></tr>
+                      <tr><th scope="row" colspan="5">Discount (${data.promocode})</th><td class="num">−${formatMoney(data.discount, data.currency)}</td><td></td></tr>`
+                  : null}
+                <tr><th scope="row" colspan="5">Total</th><td class="num"><strong>${formatMoney(data.total, data.currency)}</strong></td><td></td></tr>
+              </tfoot>
             </table>
           </div>
+          <p><small>Prices exclude tax; the invoice adds the tax of your country.</small></p>
+          <${CouponForm} cart=${data} onChange=${cart.reload} />
           <${ErrorMessage} error=${action.error} />
           ${user
             ? html`<div class="actions"><${Button} variant="primary" busy=${action.busy && removing === null} onClick=${checkout}>Check out<//></div>`

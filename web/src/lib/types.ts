@@ -6,6 +6,8 @@ export type { InvoiceItemRecord as InvoiceItem, InvoiceRecord as Invoice } from 
 export type { OrderRecord as Order } from '../../../src/modules/order/service.ts';
 export type { KeyInfo, KeyRecord as ApiKey, UsageReport as Usage } from '../../../src/modules/serviceapikey/service.ts';
 export type { AdminGroupRecord as AdminGroup, StaffRecord } from '../../../src/modules/staff/service.ts';
+export type { TaxRecord } from '../../../src/modules/invoice/taxes.ts';
+export type { PromoRecord } from '../../../src/modules/product/promos.ts';
 
 export interface LoginResult {
   id: number;

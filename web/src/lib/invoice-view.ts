@@ -1,0 +1,77 @@
+// One invoice as a document (CONTRACT §8), shared by the client, guest and staff pages: number (or proforma), the
+// seller and the buyer as they were when it was issued, the lines, discount, tax and totals, and the PDF download.
+import { html } from 'htm/preact';
+import { formatDateTime, formatMoney, isZeroMoney } from './format.ts';
+import { Badge, DefinitionList } from './ui.ts';
+import type { Invoice } from './types.ts';
+
+type Party = Record<string, string | null | undefined> | null;
+
+function PartyBlock({ title, party, id }: { title: string; party: Party; id: string }) {
+  const lines = party === null ? [] : [
+    party.name,
+    party.company,
+    party.address_1,
+    party.address_2,
+    party.address_3,
+    [party.postcode, party.city, party.state].filter(Boolean).join(' '),
+    party.country,
+    party.email,
+    party.vat_number ? `VAT ${party.vat_number}` : null,
+  ].filter((line): line is string => typeof line === 'string' && line !== '');
+  return html`<section class="party" aria-labelledby=${id}>
+    <h3 id=${id}>${title}</h3>
+    ${lines.length === 0 ? html`<p>—</p>` : html`<address>${lines.map((line) => html`${line}<br />`)}</address>`}
+  </section>`;
+}
+
+/** The invoice's title: its number once paid, else "Proforma invoice #id". */
+export function invoiceTitle(invoice: Pick<Invoice, 'id' | 'number'>): string {
+  return invoice.number !== null ? `Invoice ${invoice.number}` : `Proforma invoice #${invoice.id}`;
+}
+
+/** Where the invoice's PDF is: the guest action by hash works in every area without a CSRF token in the URL. */
+export function pdfUrl(invoice: Pick<Invoice, 'hash'>): string {
+  return `/api/guest/invoice/pdf?hash=${encodeURIComponent(invoice.hash)}`;
+}
+
+export function InvoiceDocument({ invoice, extra = [] }: { invoice: Invoice; extra?: readonly (readonly [string, unknown])[] }) {
+  const money = (amount: string): string => formatMoney(amount, invoice.currency);
+  return html`<section class="card" aria-labelledby="invoice-summary">
+    <h2 id="invoice-summary">Summary</h2>
+    <${DefinitionList}
+      items=${[
+        ['Status', html`<${Badge} status=${invoice.status} />`],
+        ...extra,
+        ['Total', money(invoice.total)],
+        ['Issued', formatDateTime(invoice.created_at)],
+        ['Due', formatDateTime(invoice.due_at)],
+        ['Paid', formatDateTime(invoice.paid_at)],
+      ]}
+    />
+    <div class="parties">
+      <${PartyBlock} title="Seller" party=${invoice.seller as Party} id="invoice-seller" />
+      <${PartyBlock} title="Bill to" party=${invoice.buyer as Party} id="invoice-buyer" />
+    </div>
+    <div class="table-wrap">
+      <table>
+        <caption class="sr-only">Invoice items</caption>
+        <thead><tr><th scope="col">Item</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Price</th><th scope="col" class="num">Total</th></tr></thead>
+        <tbody>
+          ${invoice.items.map(
+            (item) => html`<tr><td>${item.title}${item.task === 'renew' ? ' (renewal)' : ''}</td><td class="num">${item.quantity}</td><td class="num">${money(item.price)}</td><td class="num">${money(item.total)}</td></tr>`,
+          )}
+        </tbody>
+        <tfoot>
+          <tr><th scope="row" colspan="3">Subtotal</th><td class="num">${money(invoice.subtotal)}</td></tr>
+          ${isZeroMoney(invoice.discount)
+            ? null
+            : html`<tr><th scope="row" colspan="3">Discount${invoice.promocode ? ` (${invoice.promocode})` : ''}</th><td class="num">−${money(invoice.discount)}</td></tr>`}
+          <tr><th scope="row" colspan="3">${invoice.tax_name ? `${invoice.tax_name} (${invoice.tax_rate}%)` : 'Tax'}</th><td class="num">${money(invoice.tax)}</td></tr>
+          <tr><th scope="row" colspan="3">Total</th><td class="num"><strong>${money(invoice.total)}</strong></td></tr>
+        </tfoot>
+      </table>
+    </div>
+    <p><a href=${pdfUrl(invoice)} download=${`${invoice.number ?? `proforma-${invoice.id}`}.pdf`} class="button">Download PDF</a></p>
+  </section>`;
+}
