@@ -47,12 +47,8 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
-  /** Card payments through Stripe: enabled when both keys are set. */
-  stripe: StripeConfig | null;
-  /** Auto-pay of renewals for clients who never chose (CONTRACT §9). */
-  autoPayDefault: boolean;
-  /** Days after the first failed off-session charge of an invoice at which it is tried again (CONTRACT §9). */
-  paymentRetryDays: number[];
+  /** Where and how the Stripe library connects; the keys come from the stripe_* settings (env or database). */
+  stripe: StripeConnection;
   /** Where customers reach Tollgate (links in mails, return URLs); no trailing slash. */
   publicUrl: string;
   /** E-mail (CONTRACT §10): SMTP through nodemailer when set; without it mails stay `not_sent` and are logged. */
@@ -67,13 +63,16 @@ export interface Config {
   settings: Partial<Record<SettingName, string>>;
 }
 
-export interface StripeConfig {
-  secretKey: string;
-  webhookSecret: string;
+export interface StripeConnection {
   /** The API's base URL; tests point it at a local server speaking Stripe's API. */
   apiBase: { protocol: 'http' | 'https'; host: string; port: number };
   /** The library's request timeout: a slow Stripe counts as a failed attempt, not a hung renewal. */
   timeoutMs: number;
+}
+
+export interface StripeConfig extends StripeConnection {
+  secretKey: string;
+  webhookSecret: string;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -125,10 +124,7 @@ function parseRule(name: string, raw: string): RateLimitRule {
   return { limit: Number(match[1]), windowSeconds: Number(match[2]) };
 }
 
-function parseStripe(env: Env): StripeConfig | null {
-  const secretKey = str(env, 'STRIPE_SECRET_KEY');
-  const webhookSecret = str(env, 'STRIPE_WEBHOOK_SECRET');
-  if (secretKey === null || webhookSecret === null) return null;
+function parseStripe(env: Env): StripeConnection {
   const raw = str(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com';
   let url: URL;
   try {
@@ -139,15 +135,7 @@ function parseStripe(env: Env): StripeConfig | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`STRIPE_API_BASE must be http(s), got "${raw}"`);
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
   const port = url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port);
-  return { secretKey, webhookSecret, apiBase: { protocol, host: url.hostname, port }, timeoutMs: int(env, 'STRIPE_TIMEOUT_MS', 20_000, 1) };
-}
-
-function parseDays(env: Env, name: string, fallback: number[]): number[] {
-  const raw = str(env, name);
-  if (raw === null) return fallback;
-  const days = raw.split(',').map((part) => part.trim());
-  if (days.some((day) => !/^\d+$/.test(day))) throw new ConfigError(`${name} must be a comma-separated list of days, got "${raw}"`);
-  return days.map(Number).toSorted((a, b) => a - b);
+  return { apiBase: { protocol, host: url.hostname, port }, timeoutMs: int(env, 'STRIPE_TIMEOUT_MS', 20_000, 1) };
 }
 
 function settingDefaults(env: Env): Partial<Record<SettingName, string>> {
@@ -212,8 +200,6 @@ export function loadConfig(env: Env = process.env): Config {
     outboxPollMs: int(env, 'OUTBOX_POLL_MS', 5000, 10),
     outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
     stripe: parseStripe(env),
-    autoPayDefault: bool(env, 'AUTO_PAY_DEFAULT', true),
-    paymentRetryDays: parseDays(env, 'DUNNING_RETRY_DAYS', [1, 3, 5]),
     settings: settingDefaults(env),
   };
 }

@@ -15,7 +15,6 @@ import { createCronService, cronStarter, logSchedulerError, type CronService } f
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
-import { stripeGateway } from './modules/invoice/stripe-gateway.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
 import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
@@ -120,8 +119,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   productTypes.register(createApiKeyProductType(apikeys));
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
-  gateways.register(customGateway(config.paymentInstructions));
-  if (config.stripe !== null) gateways.register(stripeGateway(config.stripe));
+  gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money });
   const taxes = createTaxService({ db });
@@ -160,9 +158,25 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     log: logSchedulerError,
   });
   const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
-  const payments = createPaymentService({ db, gateways, clients, money, publicUrl: config.publicUrl, autoPayDefault: config.autoPayDefault });
+  const payments = createPaymentService({
+    db,
+    gateways,
+    clients,
+    money,
+    publicUrl: config.publicUrl,
+    autoPayDefault: () => settings.peek('auto_pay_default'),
+  });
   const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
-  const charges = createChargeService({ db, events, outbox, invoicePayments, payments, money, retryDays: config.paymentRetryDays, log: logSchedulerError });
+  const charges = createChargeService({
+    db,
+    events,
+    outbox,
+    invoicePayments,
+    payments,
+    money,
+    retryDays: () => settings.peek('dunning_retry_days'),
+    log: logSchedulerError,
+  });
   const startTasks: Array<() => void> = [() => outbox.start()];
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
   // Provider events stored but not applied (a crash in between) are applied at start and every minute.

@@ -103,6 +103,14 @@ describe('settings', () => {
     expect((await t.call('/api/guest/system/company')).result.city).toBe('Berlin');
   });
 
+  it('shows the payment_instructions setting with the manual gateway at once', async () => {
+    const before = (await t.call('/api/guest/invoice/gateways')).result as Array<{ code: string; instructions: string }>;
+    expect(before.find((gateway) => gateway.code === 'custom')?.instructions).toContain('bank transfer');
+    await t.admin('system/settings_update', { payment_instructions: 'IBAN DE00 1234, quote the invoice number' });
+    const after = (await t.call('/api/guest/invoice/gateways')).result as Array<{ code: string; instructions: string }>;
+    expect(after.find((gateway) => gateway.code === 'custom')?.instructions).toBe('IBAN DE00 1234, quote the invoice number');
+  });
+
   it('moves the next invoice number forward only', async () => {
     expect((await t.admin('system/settings_update', { invoice_next_number: 100 })).result).toBe(true);
     expect((await t.admin('system/settings_get')).result.invoice_next_number).toBe(100);

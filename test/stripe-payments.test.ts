@@ -1,10 +1,14 @@
 // Paying invoices through gateways (CONTRACT §9): guest/invoice/payment for Stripe and the manual gateway, its
 // failures and rate limit; refunds through Stripe; admin/invoice/transaction_get_list; saved cards and auto-pay.
 // Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap } from '../src/bootstrap.ts';
 import { createTestApp } from './helpers/app.ts';
 import { expectError, expectInvalid } from './helpers/assertions.ts';
-import { StripeStandIn } from './helpers/stripe-server.ts';
+import { SECRET_KEY, StripeStandIn, WEBHOOK_SECRET } from './helpers/stripe-server.ts';
 import { asClient, asStaff, makeProduct, staffWith } from './selling-fixtures.ts';
 import { deliver, payByCard, payment, purchase, startCardPayment, stripeStand, transactionsOf, type StripeStand } from './stripe-fixtures.ts';
 
@@ -21,6 +25,30 @@ describe('card payments through Stripe', () => {
   });
 
   describe('guest/invoice/payment', () => {
+    it('takes the keys from the settings too (sealed in the database), from the next start', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tollgate-stripe-settings-'));
+      // The second start must see the same database: a file on SQLite (the PostgreSQL test database already is one).
+      const t = await createTestApp({ STRIPE_API_BASE: stand.stripe.url, ...(process.env.TEST_DATABASE_URL ? {} : { DATABASE_URL: `sqlite:${join(dir, 't.db')}` }) });
+      try {
+        expect(t.services.gateways.byCode('stripe')).toBeUndefined();
+        expect((await t.admin('system/settings_update', { stripe_secret_key: SECRET_KEY, stripe_webhook_secret: WEBHOOK_SECRET })).result).toBe(true);
+        const stored = await t.services.db.selectFrom('settings').select('value').where('name', '=', 'stripe_secret_key').executeTakeFirstOrThrow();
+        expect(stored.value).not.toContain(SECRET_KEY);
+        const restarted = await bootstrap(t.services.config);
+        try {
+          const gateway = restarted.gateways.byCode('stripe');
+          expect(gateway).toBeDefined();
+          const bought = await purchase(t, await makeProduct(t));
+          expect(await restarted.payments.start(bought.hash, 'stripe')).toEqual({ redirect_url: expect.stringContaining('/pay/cs_test_') });
+        } finally {
+          await restarted.close();
+        }
+      } finally {
+        await t.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('lists Stripe among the gateways when both keys are set', async () => {
       const gateways = await stand.t.call('/api/guest/invoice/gateways', {});
       expect(gateways.result).toEqual([
@@ -353,6 +381,24 @@ describe('card payments through Stripe', () => {
       // Other fields still update alongside.
       expect((await asClient(t, client.token, 'profile/update', { auto_pay: false, city: 'Lyon' })).result).toBe(true);
       expect((await asClient(t, client.token, 'profile/get')).result).toMatchObject({ auto_pay: false, city: 'Lyon' });
+    });
+
+    it('the auto_pay_default setting decides for clients who never chose; a client\'s own choice stays', async () => {
+      const { t } = stand;
+      const undecided = await t.createClient();
+      const decided = await t.createClient();
+      await asClient(t, decided.token, 'profile/update', { auto_pay: true });
+      expect((await t.admin('system/settings_update', { auto_pay_default: false })).result).toBe(true);
+      try {
+        expect((await asClient(t, undecided.token, 'profile/get')).result.auto_pay).toBe(false);
+        expect((await asClient(t, decided.token, 'profile/get')).result.auto_pay).toBe(true);
+        const bought = await purchase(t, plan, undecided);
+        await startCardPayment(stand, bought.hash);
+        expect(stand.stripe.requestsTo('POST', '/v1/checkout/sessions').at(-1)!.body.payment_intent_data).toEqual({ metadata: { invoice_id: String(bought.invoiceId) } });
+      } finally {
+        expect((await t.admin('system/settings_update', { auto_pay_default: true })).result).toBe(true);
+      }
+      expect((await asClient(t, undecided.token, 'profile/get')).result.auto_pay).toBe(true);
     });
 
     it('AUTO_PAY_DEFAULT=false: clients who never chose are not charged off-session', async () => {

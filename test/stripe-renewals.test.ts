@@ -116,6 +116,24 @@ describe('off-session renewal charges', () => {
     expect((await invoice(invoiceId)).status).toBe('paid');
   });
 
+  it('the dunning_retry_days setting decides when a failed charge is tried again', async () => {
+    const bought = await cardCustomer();
+    expect((await stand.t.admin('system/settings_update', { dunning_retry_days: '2' })).result).toBe(true);
+    try {
+      stand.stripe.chargeQueue.push('decline', 'decline');
+      const invoiceId = await renewalInvoice(bought);
+      const start = Date.now();
+      await run(start);
+      const [item] = await chargeItems(invoiceId);
+      expect(Math.round((Date.parse(item!.run_at) - start) / DAY)).toBe(2);
+      await run(start + 2 * DAY + 1000);
+      // One retry only: the setting lists one day.
+      expect(await chargeItems(invoiceId)).toMatchObject([{ status: 'failed', attempts: 2 }]);
+    } finally {
+      expect((await stand.t.admin('system/settings_update', { dunning_retry_days: '1,3,5' })).result).toBe(true);
+    }
+  });
+
   it('declined once, paid on the first retry', async () => {
     const bought = await cardCustomer();
     stand.stripe.chargeQueue.push('decline');
@@ -172,7 +190,7 @@ describe('off-session renewal charges', () => {
     const bought = await cardCustomer();
     const method = (await stand.t.services.payments.chargeableMethod(stand.t.services.db, bought.clientId))!;
     const { stripeGateway } = await import('../src/modules/invoice/stripe-gateway.ts');
-    const wrong = stripeGateway({ ...stand.t.services.config.stripe!, secretKey: 'sk_test_wrongkey0123456789' });
+    const wrong = stripeGateway({ ...stand.t.services.config.stripe, secretKey: 'sk_test_wrongkey0123456789', webhookSecret: 'whsec_unused' });
     const outcome = await wrong.chargeSavedMethod!({
       invoice: { id: bought.invoiceId, hash: bought.hash, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },
       customerRef: method.customerRef,

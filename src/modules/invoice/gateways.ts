@@ -134,12 +134,15 @@ export class GatewayRegistry {
   }
 }
 
-/** The built-in manual gateway: the payer follows the instructions, staff confirm with admin/invoice/mark_as_paid. */
-export function customGateway(paymentInstructions: string): PaymentGateway {
+/**
+ * The built-in manual gateway: the payer follows the instructions, staff confirm with admin/invoice/mark_as_paid.
+ * `paymentInstructions` may be a function, read on every call (the `payment_instructions` setting).
+ */
+export function customGateway(paymentInstructions: string | (() => string)): PaymentGateway {
   return {
     id: 1,
     code: 'custom',
     title: 'Manual payment',
-    instructions: () => paymentInstructions,
+    instructions: () => (typeof paymentInstructions === 'string' ? paymentInstructions : paymentInstructions()),
   };
 }

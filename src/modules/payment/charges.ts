@@ -50,7 +50,8 @@ export interface ChargeServiceDeps {
   invoicePayments: Pick<InvoicePayments, 'applyPayment' | 'recordFailure'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
   money: Money;
-  retryDays: readonly number[];
+  /** The `dunning_retry_days` setting, read at each failure so a change applies to the next retry. */
+  retryDays: () => readonly number[];
   log?: (message: string, error: unknown) => void;
 }
 
@@ -133,7 +134,10 @@ export function createChargeService({ db, events, outbox, invoicePayments, payme
   }
 
   outbox.registerKind(CHARGE_KIND, {
-    retryDelaysMs: retryDelays(retryDays),
+    // A getter: the outbox reads the delays when an attempt fails, so staff's change of the setting applies.
+    get retryDelaysMs() {
+      return retryDelays(retryDays());
+    },
     async deliver(payload) {
       const { invoiceId } = payload as { invoiceId: number };
       await charge(invoiceId, new Date());

@@ -26,13 +26,14 @@ export interface PaymentServiceDeps {
   clients: Pick<ClientService, 'get'>;
   money: Money;
   publicUrl: string;
-  autoPayDefault: boolean;
+  /** The `auto_pay_default` setting: auto-pay of clients who never chose. */
+  autoPayDefault: () => boolean;
 }
 
 export function createPaymentService({ db, gateways, clients, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
   async function autoPay(trx: Kysely<Database>, clientId: number): Promise<boolean> {
     const row = await trx.selectFrom('payment_profiles').select('auto_pay').where('client_id', '=', clientId).executeTakeFirst();
-    return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault : row.auto_pay === 1;
+    return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault() : row.auto_pay === 1;
   }
 
   /** The client's customer at `gateway`, created at the provider on first use and stored. */

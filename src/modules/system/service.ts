@@ -47,6 +47,9 @@ export interface SystemServiceDeps {
 export function createSystemService({ db, secrets, defaults }: SystemServiceDeps) {
   let cache: { at: number; rows: Map<string, string> } | null = null;
   let generation = 0;
+  // The last copy read or written, for callers that cannot wait (peek); never dropped, only replaced.
+  let snapshot = new Map<string, string>();
+  let refreshing = false;
 
   /**
    * The stored settings. Inside a transaction pass its handle: on SQLite the one connection is busy with it, and a
@@ -57,7 +60,10 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
     const started = generation;
     const rows = new Map((await handle.selectFrom('settings').select(['name', 'value']).execute()).map((row) => [row.name, row.value]));
     // A change made while we were reading would be lost: keep the copy only when none happened.
-    if (started === generation) cache = { at: Date.now(), rows };
+    if (started === generation) {
+      cache = { at: Date.now(), rows };
+      snapshot = rows;
+    }
     return rows;
   }
 
@@ -87,6 +93,27 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
   return {
     get,
 
+    /** Reads every setting once (at start-up), so `peek` answers stored values from the first request. */
+    async preload(): Promise<void> {
+      await stored();
+    },
+
+    /**
+     * A setting's value without waiting, for synchronous callers (the manual gateway's instructions): the copy this
+     * process last read or wrote. A copy older than CACHE_TTL_MS is refreshed in the background.
+     */
+    peek<K extends PublicName>(name: K): SettingValues[K] {
+      if ((cache === null || Date.now() - cache.at >= CACHE_TTL_MS) && !refreshing) {
+        refreshing = true;
+        void stored()
+          .catch(() => undefined)
+          .finally(() => {
+            refreshing = false;
+          });
+      }
+      return readSetting(name, textOf(snapshot, name)) as SettingValues[K];
+    },
+
     /** The clear value of a secret setting (server side only), or null when it is not set. */
     async secret(name: SecretName): Promise<string | null> {
       const text = textOf(await stored(), name);
@@ -113,9 +140,18 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
         changes.push([name, normalizeSetting(name, input[name])]);
       }
       if (changes.length === 0) return;
+      // The stored (sealed, for secrets) text of each change, for the snapshot.
+      const written = new Map<string, string>();
       const now = nowIso();
       await inTransaction(db, async (trx) => {
-        afterTransaction(trx, invalidate);
+        afterTransaction(trx, (committed) => {
+          invalidate();
+          if (!committed) return;
+          // What was just written is the newest copy: peek sees it at once.
+          const next = new Map(snapshot);
+          for (const [name, text] of changes) next.set(name, SETTINGS[name].kind === 'secret' && text !== '' ? (written.get(name) ?? text) : text);
+          snapshot = next;
+        });
         for (const [name, text] of changes) {
           if (name === COUNTER) {
             // Numbers only move forward: a lower one would collide with numbers already given.
@@ -130,6 +166,7 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
             continue;
           }
           const value = SETTINGS[name].kind === 'secret' && text !== '' ? secrets.encrypt(text) : text;
+          written.set(name, value);
           await trx
             .insertInto('settings')
             .values({ name, value, updated_at: now })
