@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
-// `npm run bench -- core` (or selling, check) runs one.
+// `npm run bench -- core` (or selling, check, card) runs one.
+import { runCardBench } from './card.ts';
 import { runCheckBench } from './check.ts';
 import { runCoreBench } from './core.ts';
 import { runSellingBench } from './selling.ts';
@@ -8,6 +9,7 @@ const suites: Record<string, () => Promise<unknown>> = {
   core: () => runCoreBench(),
   selling: () => runSellingBench(),
   check: () => runCheckBench(),
+  card: () => runCardBench(),
 };
 
 const wanted = process.argv.slice(2);

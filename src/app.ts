@@ -14,6 +14,7 @@ import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './http/action.ts';
 import type { Services } from './services.ts';
 import { registerWebUi } from './web/static.ts';
+import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
@@ -135,6 +136,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   });
 
   registerGateway(app, services, modules, httpsPossible);
+  registerProviderWebhooks(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;
 }

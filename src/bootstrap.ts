@@ -7,6 +7,18 @@ import { resolveInstanceSecret } from './secret.ts';
 import { createServices, type Services } from './services.ts';
 import { randomString } from './lib/crypto.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
+import { stripeGateway } from './modules/invoice/stripe-gateway.ts';
+
+/**
+ * The Stripe gateway exists when both of its keys are set, in the environment or stored (sealed) in the settings
+ * (CONTRACT §9). Read once at start: changing the keys takes a restart.
+ */
+async function registerStripe(services: Services): Promise<void> {
+  const secretKey = await services.settings.secret('stripe_secret_key');
+  const webhookSecret = await services.settings.secret('stripe_webhook_secret');
+  if (secretKey === null || webhookSecret === null) return;
+  services.gateways.register(stripeGateway({ ...services.config.stripe, secretKey, webhookSecret }));
+}
 
 export async function bootstrap(config: Config = loadConfig()): Promise<Services> {
   const secret = resolveInstanceSecret(config.secret, config.dataDir);
@@ -19,6 +31,7 @@ export async function bootstrap(config: Config = loadConfig()): Promise<Services
   }
   const services = createServices(config, database, secret);
   await services.settings.preload();
+  await registerStripe(services);
   // Serve with shared rate-limit counters from the first request when Redis is there; without it, go on after 2 s.
   await services.limiter.store.ready?.(2000);
   return services;

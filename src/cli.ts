@@ -1,6 +1,6 @@
 // Operator commands:
 //   npm run cli -- migrate
-//   npm run cron                 (the scheduled jobs once: renewal invoices, suspensions, cancellations)
+//   npm run cron                 (the scheduled jobs once: renewal invoices, suspensions, cancellations, stored provider events)
 //   npm run cli -- create-admin --email a@b.c --password 'Secret123' [--name 'Ann']
 import { parseArgs } from 'node:util';
 import { bootstrap } from './bootstrap.ts';
@@ -16,7 +16,9 @@ const commands: Record<string, Command> = {
   },
   async cron(services) {
     const report = await services.cron.run(new Date());
-    process.stdout.write(`${JSON.stringify(report)}\n`);
+    // Provider events stored but not applied (the server applies them at start and every minute).
+    const events_applied = await services.inboundEvents.processPending();
+    process.stdout.write(`${JSON.stringify({ ...report, events_applied })}\n`);
   },
   async 'create-admin'(services, args) {
     const { values } = parseArgs({

@@ -11,7 +11,8 @@ export type RateLimitPolicy =
   | 'LOGIN'
   | 'SIGNUP'
   | 'CHECKOUT'
-  | 'PASSWORD_RESET';
+  | 'PASSWORD_RESET'
+  | 'PAYMENT';
 
 export interface RateLimitRule {
   limit: number;
@@ -54,6 +55,8 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open connections one address may hold (0 = no cap); RATE_LIMIT_WHITELIST addresses are exempt. */
   maxConnectionsPerIp: number;
+  /** Where and how the Stripe library connects; the keys come from the stripe_* settings (env or database). */
+  stripe: StripeConnection;
   /** Where customers reach Tollgate (links in mails, return URLs); no trailing slash. */
   publicUrl: string;
   /** E-mail (CONTRACT §10): SMTP through nodemailer when set; without it mails stay `not_sent` and are logged. */
@@ -68,6 +71,18 @@ export interface Config {
   settings: Partial<Record<SettingName, string>>;
 }
 
+export interface StripeConnection {
+  /** The API's base URL; tests point it at a local server speaking Stripe's API. */
+  apiBase: { protocol: 'http' | 'https'; host: string; port: number };
+  /** The library's request timeout: a slow Stripe counts as a failed attempt, not a hung renewal. */
+  timeoutMs: number;
+}
+
+export interface StripeConfig extends StripeConnection {
+  secretKey: string;
+  webhookSecret: string;
+}
+
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
   API_GUEST: { limit: 600, windowSeconds: 60 },
   API_KEY_CHECK: { limit: 100_000, windowSeconds: 60 },
@@ -78,6 +93,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule
   SIGNUP: { limit: 5, windowSeconds: 3600 },
   CHECKOUT: { limit: 15, windowSeconds: 3600 },
   PASSWORD_RESET: { limit: 5, windowSeconds: 3600 },
+  PAYMENT: { limit: 30, windowSeconds: 3600 },
 };
 
 export class ConfigError extends Error {}
@@ -130,6 +146,20 @@ function timeouts(env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs
   // Node refuses a headers timeout longer than the request timeout (the headers are part of the request).
   if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS');
   return { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 10_000, 1) };
+}
+
+function parseStripe(env: Env): StripeConnection {
+  const raw = str(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`STRIPE_API_BASE must be a URL such as https://api.stripe.com, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`STRIPE_API_BASE must be http(s), got "${raw}"`);
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  const port = url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port);
+  return { apiBase: { protocol, host: url.hostname, port }, timeoutMs: int(env, 'STRIPE_TIMEOUT_MS', 20_000, 1) };
 }
 
 function settingDefaults(env: Env): Partial<Record<SettingName, string>> {
@@ -196,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTimeoutMs: int(env, 'SMTP_TIMEOUT_MS', 30_000, 100),
     outboxPollMs: int(env, 'OUTBOX_POLL_MS', 5000, 10),
     outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
+    stripe: parseStripe(env),
     settings: settingDefaults(env),
   };
 }

@@ -14,6 +14,10 @@ import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
+import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
+import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
+import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
+import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
 import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { createSelfService, type SelfService } from './modules/order/self-service.ts';
@@ -68,6 +72,14 @@ export interface Services {
   cron: CronService;
   /** The API key product: keys, the check hot path, usage metering. */
   apikeys: ApiKeyService;
+  /** Gateway payments on the invoice side: payments, failures and refunds reported by providers; transactions. */
+  invoicePayments: InvoicePayments;
+  /** Auto-pay, gateway customers, saved cards, starting a payment. */
+  payments: PaymentService;
+  /** Provider webhook events: stored by id, applied once. */
+  inboundEvents: InboundEvents;
+  /** Off-session charges of renewal invoices: the outbox kind `card_charge`. */
+  charges: ChargeService;
   /** Every side effect that leaves the process (e-mail, later webhooks and charges): one table family, one sender loop. */
   outbox: OutboxService;
   /** E-mail through the outbox: templates, the mail log. */
@@ -164,8 +176,30 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     reminders: notices,
     log: logSchedulerError,
   });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
+  const payments = createPaymentService({
+    db,
+    gateways,
+    clients,
+    money,
+    publicUrl: config.publicUrl,
+    autoPayDefault: () => settings.peek('auto_pay_default'),
+  });
+  const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
+  const charges = createChargeService({
+    db,
+    events,
+    outbox,
+    invoicePayments,
+    payments,
+    money,
+    retryDays: () => settings.peek('dunning_retry_days'),
+    log: logSchedulerError,
+  });
   const startTasks: Array<() => void> = [() => outbox.start()];
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
+  // Provider events stored but not applied (a crash in between) are applied at start and every minute.
+  startTasks.push(pendingEventsWorker(() => inboundEvents.processPending(), (task) => closers.push(task), logSchedulerError));
 
   return {
     config,
@@ -192,6 +226,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     carts,
     cron,
     apikeys,
+    invoicePayments,
+    payments,
+    inboundEvents,
+    charges,
     outbox,
     mail,
     startTasks,

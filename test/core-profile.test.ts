@@ -139,7 +139,8 @@ describe('profiles', () => {
       const b = await t.createClient({ first_name: 'Bob' });
       const ownA = await t.call('/api/client/profile/get', {}, { basic: ['client', a.token] });
       expect(ownA.status).toBe(200);
-      expect(Object.keys(ownA.result).toSorted()).toEqual(CLIENT_KEYS);
+      // The client's own record also says whether renewals are charged to the saved card (CONTRACT §9 auto_pay).
+      expect(Object.keys(ownA.result).toSorted()).toEqual([...CLIENT_KEYS, 'auto_pay'].toSorted());
       expect(ownA.result).toMatchObject({ id: a.id, email: a.email, first_name: 'Alice', last_name: null, company: 'A Corp', phone: null, status: 'active', currency: 'USD' });
       const ownB = await t.call('/api/client/profile/get', { id: a.id, client_id: a.id }, { basic: ['client', b.token] });
       expect(ownB.result.id).toBe(b.id);

@@ -570,11 +570,11 @@ describe('selling contract', () => {
       const rows = await t.services.db.selectFrom('transactions').selectAll().where('invoice_id', '=', invoice_id).execute();
       return { rows, invoice_id, order_id };
     };
-    expect((await pay({ transactionId: 'FOSS-1' })).rows).toMatchObject([{ transaction_id: 'FOSS-1', gateway_id: null, type: 'paid', amount: 1000 }]);
+    expect((await pay({ transactionId: 'FOSS-1' })).rows).toMatchObject([{ transaction_id: 'FOSS-1', gateway_id: null, type: 'payment', amount: 1000 }]);
     expect((await pay({ transaction_id: 'TG-1', transactionId: 'FOSS-2', gateway_id: 1 })).rows).toMatchObject([{ transaction_id: 'TG-1', gateway_id: 1 }]);
 
     const quiet = await pay({ execute: false, transaction_id: 'Q-1' });
-    expect(quiet.rows).toMatchObject([{ transaction_id: 'Q-1', type: 'paid' }]);
+    expect(quiet.rows).toMatchObject([{ transaction_id: 'Q-1', type: 'payment' }]);
     expect((await admin('invoice/get', { id: quiet.invoice_id })).result).toMatchObject({ status: 'paid', paid_at: expect.any(String) });
     expect((await admin('order/get', { id: quiet.order_id })).result).toMatchObject({ status: 'pending_setup', unpaid_invoice_id: null });
     // Staff activate it by hand afterwards.

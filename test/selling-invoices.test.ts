@@ -57,7 +57,7 @@ describe('invoices and payments', () => {
     expect(paid.status).toBe('paid');
     expect(paid.paid_at).toEqual(expect.any(String));
     expect((await t.admin('order/get', { id: order_id })).result.status).toBe('active');
-    expect(await transactions(invoice_id)).toMatchObject([{ transaction_id: 'TX-1', gateway_id: 1, amount: 1000, type: 'paid' }]);
+    expect(await transactions(invoice_id)).toMatchObject([{ transaction_id: 'TX-1', gateway_id: 1, gateway: 'custom', client_id: client.id, amount: 1000, type: 'payment', status: 'processed' }]);
 
     expectError(await t.admin('invoice/mark_as_paid', { id: invoice_id }), 409);
     expect(await transactions(invoice_id)).toHaveLength(1);
@@ -106,8 +106,8 @@ describe('invoices and payments', () => {
     expect((await t.admin('invoice/refund', { id: second.invoice_id })).result).toBe(true);
     expect((await t.admin('invoice/get', { id: second.invoice_id })).result.status).toBe('refunded');
     expect((await transactions(second.invoice_id)).map((row) => [row.type, row.amount])).toEqual([
-      ['paid', 1000],
-      ['refunded', -1000],
+      ['payment', 1000],
+      ['refund', 1000],
     ]);
     // Refunding suspends nothing by itself.
     expect((await t.admin('order/get', { id: second.order_id })).result.status).toBe('active');

@@ -5,5 +5,6 @@ import type { BillingTables } from './tables/billing.ts';
 import type { CoreTables } from './tables/core.ts';
 import type { OutboxTables } from './tables/outbox.ts';
 import type { SellingTables } from './tables/selling.ts';
+import type { PaymentTables } from './tables/payments.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & OutboxTables & AccountTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables;

@@ -40,6 +40,8 @@ export const errors = {
     new ApiError(740, 404, `Action "${action}" of module "${module}" does not exist for ${role}`),
   unknownPath: () => new ApiError(879, 404, 'Not an API path: use /api/{admin|client|guest}/{module}/{action}'),
   internal: () => new ApiError(500, 500, 'Internal error'),
+  /** A payment provider could not be reached or refused the request (the message says which, never a secret). */
+  gatewayFailed: (message: string) => new ApiError(502, 502, message),
 } as const;
 
 export function envelopeOf(error: ApiError): { result: null; error: { message: string; code: number } } {

@@ -8,6 +8,7 @@ import { cronApi } from './cron/api.ts';
 import { emailApi } from './email/api.ts';
 import { invoiceApi } from './invoice/api.ts';
 import { orderApi } from './order/api.ts';
+import { paymentMethodApi } from './payment/api.ts';
 import { productApi } from './product/api.ts';
 import { profileApi } from './profile/api.ts';
 import { serviceApiKeyApi } from './serviceapikey/api.ts';
@@ -25,6 +26,7 @@ export const modules: readonly ModuleApi[] = [
   invoiceApi,
   cronApi,
   serviceApiKeyApi,
+  paymentMethodApi,
   emailApi,
   accountProfileApi,
   recoveryClientApi,

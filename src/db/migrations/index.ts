@@ -4,6 +4,7 @@ import * as core from './001_core.ts';
 import * as selling from './002_selling.ts';
 import * as apikey from './003_apikey.ts';
 import * as billing from './006_billing.ts';
+import * as stripe from './007_stripe.ts';
 import * as outbox from './008_outbox.ts';
 import * as accounts from './009_accounts.ts';
 
@@ -12,6 +13,7 @@ export const migrations: Record<string, Migration> = {
   '002_selling': selling,
   '003_apikey': apikey,
   '006_billing': billing,
+  '007_stripe': stripe,
   '008_outbox': outbox,
   '009_accounts': accounts,
 };

@@ -113,10 +113,19 @@ export interface TransactionTable {
   gateway_id: number | null;
   /** The gateway's reference, if any. */
   transaction_id: string | null;
+  /** Minor units, positive for payments and refunds alike. */
   amount: number;
   currency: string;
-  /** `paid` or `refunded`. */
+  /** `payment` or `refund` (CONTRACT §9). */
   type: string;
+  /** The client the invoice belongs to (added by migration 007). */
+  client_id: number | null;
+  /** The gateway's code (`custom`, `stripe`), null when staff recorded it without one. */
+  gateway: string | null;
+  /** `processed` | `failed` | `refunded` | `error`. */
+  status: Generated<string>;
+  /** The provider's message (decline reason, mismatch), null when there is none. */
+  message: string | null;
   created_at: string;
 }
 

@@ -5,11 +5,22 @@ import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } fr
 import type { Services } from '../../services.ts';
 import type { InvoiceRecord } from './service.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { enforce } from '../../http/rate-limit.ts';
+import { parseMoney, precisionOf } from '../../lib/money.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
 const Status = Type.Union([Type.Literal('unpaid'), Type.Literal('paid'), Type.Literal('canceled'), Type.Literal('refunded')]);
 const TransactionId = Type.String({ maxLength: 255 });
+const TransactionStatus = Type.Union([Type.Literal('processed'), Type.Literal('failed'), Type.Literal('refunded'), Type.Literal('error')]);
+/** A gateway by id (`2`) or code (`"stripe"`), as FOSSBilling's gateway_id. */
+const GatewayRef = Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.String({ minLength: 1, maxLength: 32 })]);
+const Amount = Type.Union([Type.String({ maxLength: 40 }), Type.Number()]);
+
+function parseAmount(services: { config: { currency: string } }, amount: string | number): number {
+  return parseMoney(amount, 'amount', precisionOf(services.config.currency));
+}
+
 const Rate = Type.Union([Type.String({ maxLength: 16 }), Type.Number()]);
 const TaxFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -102,13 +113,26 @@ export const invoiceApi: ModuleApi = {
       },
     }),
     refund: adminAction({
-      params: ById,
+      params: Type.Object({ id: Id, amount: Type.Optional(Amount) }),
       permission: 'invoice.manage',
-      summary: 'paid → refunded; suspends nothing by itself',
-      async handler({ id }, { services }) {
-        await services.invoices.refund(id);
+      summary: 'Refunds the whole invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Suspends nothing by itself',
+      async handler({ id, amount }, { services }) {
+        const minor = amount === undefined ? undefined : parseAmount(services, amount);
+        await services.invoicePayments.refund(id, minor);
         return true;
       },
+    }),
+    transaction_get_list: adminAction({
+      params: Type.Object({
+        invoice_id: Type.Optional(Id),
+        client_id: Type.Optional(Id),
+        gateway: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+        status: Type.Optional(TransactionStatus),
+        ...paginationParams,
+      }),
+      permission: 'invoice.view',
+      summary: 'Payments and refunds, newest first: {id, invoice_id, client_id, gateway, txn_id, type, amount, currency, status, message, created_at}',
+      handler: (params, { services }) => services.invoicePayments.listTransactions(params),
     }),
   },
   client: {
@@ -133,6 +157,16 @@ export const invoiceApi: ModuleApi = {
       params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),
       summary: 'The invoice with this hash',
       handler: ({ hash }, { services }) => services.invoices.getByHash(hash),
+    }),
+    payment: guestAction({
+      params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }), gateway_id: GatewayRef }),
+      rateLimit: 'PAYMENT',
+      summary: 'Starts paying the invoice: {redirect_url} for an online gateway, {instructions} for the manual one',
+      handler: ({ hash, gateway_id }, { services, ip, reply }) =>
+        services.payments.start(hash, gateway_id, async (invoiceId) => {
+          // PAYMENT counts per IP (the gateway applies it) and per invoice, so one invoice cannot be hammered from many.
+          if (!services.limiter.isExempt(ip)) enforce(reply, await services.limiter.hit('PAYMENT', `invoice:${invoiceId}`));
+        }),
     }),
     pdf: guestAction({
       params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),

@@ -1,24 +1,77 @@
-// Payment gateways. A gateway tells the payer how to pay an invoice; an online one also starts payments and verifies
-// the provider's callbacks, after which the invoice service marks the invoice paid. Adding a card gateway is one file
-// implementing PaymentGateway, registered in services.ts with `gateways.register(...)`.
+// Payment gateways: one interface for every way of paying (CONTRACT §9, DESIGN "Growing the house"). A gateway tells
+// the payer how to pay; an online one also starts payments, charges saved methods, refunds and turns the provider's
+// signed events into provider-neutral effects, which the invoice and payment services apply. No code outside a
+// gateway's own file knows a provider's name. Adding one is one file implementing PaymentGateway, registered in
+// services.ts with `gateways.register(...)`.
 import { errors } from '../../http/errors.ts';
 
 export interface GatewayInvoice {
   id: number;
   hash: string;
+  clientId: number;
   /** Decimal string, e.g. "10.00". */
   total: string;
+  /** The total in minor units. */
+  amount: number;
   currency: string;
 }
 
-export interface PaymentCallback {
-  /** The invoice the provider says was paid. */
-  invoiceHash: string;
-  /** The provider's payment reference (recorded as the transaction id; a repeat of it is ignored). */
-  transactionId: string;
-  /** Amount paid, minor units. */
-  amount: number;
+export interface GatewayClient {
+  id: number;
+  email: string;
+  name: string;
 }
+
+export interface StartPaymentRequest {
+  invoice: GatewayInvoice;
+  /** The client's customer at the provider (see createCustomer). */
+  customerRef: string;
+  /** Keep the payment method for off-session renewals. */
+  saveMethod: boolean;
+  successUrl: string;
+  cancelUrl: string;
+}
+
+export interface SavedChargeRequest {
+  invoice: GatewayInvoice;
+  customerRef: string;
+  methodRef: string;
+  /** Same key, same charge: a retried request never charges twice. */
+  idempotencyKey: string;
+}
+
+/** What an off-session charge came to. `ref` is the provider's payment reference when one was created. */
+export type ChargeOutcome =
+  | { status: 'succeeded'; ref: string; amount: number; currency: string }
+  | { status: 'failed'; ref: string | null; message: string }
+  | { status: 'requires_action'; ref: string | null; message: string };
+
+export interface SavedMethod {
+  ref: string;
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+}
+
+/** A provider event whose signature has been verified. */
+export interface VerifiedEvent {
+  id: string;
+  type: string;
+  /** The event as received (JSON text), stored before anything is acted on. */
+  payload: string;
+}
+
+/** What a provider event means, in Tollgate's terms. An event the gateway does not handle has no effects. */
+export type GatewayEffect =
+  | { kind: 'paid'; invoiceId: number; ref: string; amount: number; currency: string }
+  | { kind: 'failed'; invoiceId: number; ref: string; amount: number; currency: string; message: string }
+  /** `refundedTotal`: everything refunded of payment `paymentRef` so far (providers report it cumulatively). */
+  | { kind: 'refunded'; paymentRef: string; ref: string; refundedTotal: number; currency: string }
+  | { kind: 'method_saved'; customerRef: string; method: SavedMethod };
+
+/** Thrown by verifyEvent: the request is not a genuine, recent provider event (HTTP 400, nothing stored). */
+export class InvalidEventError extends Error {}
 
 export interface PaymentGateway {
   /** Stable numeric id (what `gateway_id` parameters name). */
@@ -27,10 +80,20 @@ export interface PaymentGateway {
   readonly title: string;
   /** What to show the payer for this invoice (or in general, when `invoice` is null). */
   instructions(invoice: GatewayInvoice | null): string | null;
+  /** Online gateways: the client's customer record at the provider, created once (idempotent per client). */
+  createCustomer?(client: GatewayClient): Promise<string>;
   /** Online gateways: starts a payment and returns where to send the payer. */
-  startPayment?(invoice: GatewayInvoice): Promise<{ redirect_url: string }>;
-  /** Online gateways: checks a provider callback (signature included); null when it is not a completed payment. */
-  verifyCallback?(request: { headers: Record<string, unknown>; body: unknown }): Promise<PaymentCallback | null>;
+  startPayment?(request: StartPaymentRequest): Promise<{ redirect_url: string }>;
+  /** Charges a saved payment method without the customer (renewals). Never throws for a refused charge. */
+  chargeSavedMethod?(request: SavedChargeRequest): Promise<ChargeOutcome>;
+  /** Refunds `amount` minor units of payment `paymentRef`; returns the provider's refund reference. */
+  refund?(request: { paymentRef: string; amount: number; idempotencyKey: string }): Promise<{ ref: string }>;
+  /** Forgets a saved payment method at the provider. */
+  detachMethod?(methodRef: string): Promise<void>;
+  /** Verifies a provider event's signature on the raw body; throws InvalidEventError when it is not genuine. */
+  verifyEvent?(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): VerifiedEvent;
+  /** What a stored event means. May ask the provider for details (e.g. the card of a payment). */
+  interpretEvent?(event: VerifiedEvent): Promise<GatewayEffect[]>;
 }
 
 export class GatewayRegistry {
@@ -45,6 +108,18 @@ export class GatewayRegistry {
 
   get(id: number): PaymentGateway | undefined {
     return this.gateways.get(id);
+  }
+
+  byCode(code: string): PaymentGateway | undefined {
+    return this.list().find((gateway) => gateway.code === code);
+  }
+
+  /** A `gateway_id` parameter names a gateway by id (`2`, `"2"`) or code (`"stripe"`); unknown → 422. */
+  resolve(ref: number | string, param = 'gateway_id'): PaymentGateway {
+    const text = String(ref).trim();
+    const gateway = /^\d+$/.test(text) ? this.gateways.get(Number(text)) : this.byCode(text);
+    if (gateway === undefined) throw errors.invalid(param, 'is not a known payment gateway');
+    return gateway;
   }
 
   /** The gateway with this id; an unknown id is a bad `param` (422). */

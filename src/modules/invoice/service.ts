@@ -391,32 +391,49 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
     }
   }
 
+  /**
+   * The one compare-and-set of payment (mark_as_paid and gateway payments alike): unpaid → paid, the transaction
+   * recorded and, with `execute`, the orders activated or renewed, all inside `trx`. 409 when it is not unpaid.
+   */
+  async function payInTransaction(
+    trx: Kysely<Database>,
+    id: number,
+    input: PaymentInput & { gatewayCode?: string | undefined },
+    now: Date,
+  ): Promise<void> {
+    const row = await requireRow(trx, id);
+    await setStatus(trx, row, 'unpaid', 'paid', now, 'paid');
+    const transaction = await trx
+      .insertInto('transactions')
+      .values({
+        invoice_id: id,
+        client_id: row.client_id,
+        gateway_id: input.gatewayId ?? null,
+        gateway: input.gatewayCode ?? null,
+        transaction_id: input.transactionId === undefined || input.transactionId === '' ? null : input.transactionId,
+        amount: row.total,
+        currency: row.currency,
+        type: 'payment',
+        status: 'processed',
+        message: null,
+        created_at: isoSeconds(now),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    if (input.execute !== false) await execute(trx, id, now);
+    await events.emit('invoice.paid', { ...eventOf(row), transactionId: transaction.id }, trx);
+  }
+
   return {
     create,
     execute,
     renewalFor,
 
+    payInTransaction,
+
     async markAsPaid(id: number, input: PaymentInput = {}, now = new Date()): Promise<void> {
-      if (input.gatewayId !== undefined) gateways.require(input.gatewayId);
-      await inTransaction(db, async (trx) => {
-        const row = await requireRow(trx, id);
-        await setStatus(trx, row, 'unpaid', 'paid', now, 'paid');
-        const transaction = await trx
-          .insertInto('transactions')
-          .values({
-            invoice_id: id,
-            gateway_id: input.gatewayId ?? null,
-            transaction_id: input.transactionId === undefined || input.transactionId === '' ? null : input.transactionId,
-            amount: row.total,
-            currency: row.currency,
-            type: 'paid',
-            created_at: isoSeconds(now),
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        if (input.execute !== false) await execute(trx, id, now);
-        await events.emit('invoice.paid', { ...eventOf(row), transactionId: transaction.id }, trx);
-      });
+      const gateway = input.gatewayId === undefined ? undefined : gateways.require(input.gatewayId);
+      await inTransaction(db, (trx) => payInTransaction(trx, id, { ...input, gatewayCode: gateway?.code }, now));
     },
 
     async cancel(id: number, now = new Date()): Promise<void> {
@@ -427,25 +444,9 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       });
     },
 
-    async refund(id: number, now = new Date()): Promise<void> {
-      await inTransaction(db, async (trx) => {
-        const row = await requireRow(trx, id);
-        await setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
-        await trx
-          .insertInto('transactions')
-          .values({
-            invoice_id: id,
-            gateway_id: null,
-            transaction_id: null,
-            amount: -row.total,
-            currency: row.currency,
-            type: 'refunded',
-            created_at: isoSeconds(now),
-          })
-          .execute();
-        await events.emit('invoice.refunded', eventOf(row), trx);
-      });
-    },
+    /** The row, 404 when missing (or not the client's). */
+    requireRow,
+    setStatus,
 
     async get(id: number, clientId?: number): Promise<InvoiceRecord> {
       const [record] = await withItems(db, [await requireRow(db, id, clientId)]);

@@ -33,6 +33,7 @@ declare module '../../events.ts' {
     'invoice.created': InvoiceEvent;
     'invoice.paid': InvoiceEvent & { transactionId: number };
     'invoice.canceled': InvoiceEvent;
-    'invoice.refunded': InvoiceEvent;
+    /** `amount`: what this refund gave back, minor units (a partial refund leaves the invoice paid). */
+    'invoice.refunded': { invoiceId: number; clientId: number; amount: number };
   }
 }

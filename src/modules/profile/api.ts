@@ -60,12 +60,21 @@ export const profileApi: ModuleApi = {
   client: {
     get: clientAction({
       params: NO_PARAMS,
-      handler: (_params, { services, identity }) => services.clients.get(identity.client.id),
+      summary: "The client's own record, with `auto_pay` (renewals charged to the saved card)",
+      handler: async (_params, { services, identity }) => ({
+        ...(await services.clients.get(identity.client.id)),
+        auto_pay: await services.payments.autoPay(identity.client.id),
+      }),
     }),
     update: clientAction({
-      params: Type.Object({ first_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), ...profileParams }),
-      async handler(fields, { services, identity }) {
-        await services.clients.update(identity.client.id, fields);
+      params: Type.Object({
+        first_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        ...profileParams,
+        auto_pay: Type.Optional(Type.Boolean()),
+      }),
+      async handler({ auto_pay, ...fields }, { services, identity }) {
+        if (Object.keys(fields).length > 0) await services.clients.update(identity.client.id, fields);
+        if (auto_pay !== undefined) await services.payments.setAutoPay(identity.client.id, auto_pay);
         return true;
       },
     }),

@@ -15,6 +15,7 @@ import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
+import { TransactionsPage } from './transactions.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 
 const pageError = createStore<unknown>(null);
@@ -32,6 +33,7 @@ const NAV = [
   ['/admin/products', 'Products'],
   ['/admin/orders', 'Orders'],
   ['/admin/invoices', 'Invoices'],
+  ['/admin/transactions', 'Transactions'],
   ['/admin/keys', 'Keys'],
   ['/admin/email', 'Mail'],
   ['/admin/coupons', 'Coupons'],
@@ -130,6 +132,7 @@ function Routes() {
   if (path === '/admin/products') return html`<${ProductsPage} />`;
   if (path === '/admin/orders') return html`<${OrdersPage} />`;
   if (path === '/admin/invoices') return html`<${InvoicesPage} />`;
+  if (path === '/admin/transactions') return html`<${TransactionsPage} />`;
   if (path === '/admin/keys') return html`<${KeysPage} />`;
   if (path === '/admin/coupons') return html`<${CouponsPage} />`;
   if (path === '/admin/taxes') return html`<${TaxesPage} />`;

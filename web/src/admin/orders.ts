@@ -209,6 +209,7 @@ export function InvoicesPage() {
 
 function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => void }) {
   const [transactionId, setTransactionId] = useState('');
+  const [refundAmount, setRefundAmount] = useState('');
   const [confirm, setConfirm] = useState<'cancel' | 'refund' | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const pay = useAction();
@@ -225,9 +226,10 @@ function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => v
   const run = (name: 'cancel' | 'refund'): void => {
     setDone(null);
     void other.run(async () => {
-      await call(`admin/invoice/${name}`, { id: invoice.id });
+      await call(`admin/invoice/${name}`, { id: invoice.id, ...(name === 'refund' && refundAmount.trim() !== '' && { amount: refundAmount.trim() }) });
       setConfirm(null);
-      setDone(name === 'cancel' ? 'Invoice canceled.' : 'Invoice refunded.');
+      setDone(name === 'cancel' ? 'Invoice canceled.' : refundAmount.trim() === '' ? 'Invoice refunded.' : `Refunded ${refundAmount.trim()}.`);
+      setRefundAmount('');
       onDone();
     });
   };
@@ -243,11 +245,15 @@ function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => v
           </div>
         </form>`
       : null}
-    ${invoice.status === 'paid' ? html`<button type="button" class="danger" onClick=${() => setConfirm('refund')}>Refund…</button>` : null}
+    ${invoice.status === 'paid'
+      ? html`<${Field} label="Refund amount (optional; empty refunds the rest)" name="amount" value=${refundAmount} onInput=${setRefundAmount} error=${other.error} />
+          <button type="button" class="danger" onClick=${() => setConfirm('refund')}>Refund…</button>`
+      : null}
+    <p><${Link} href=${`/admin/transactions?invoice_id=${invoice.id}`}>Payments and refunds of this invoice<//></p>
     ${invoice.status !== 'unpaid' && invoice.status !== 'paid' ? html`<p>No actions for a ${invoice.status} invoice.</p>` : null}
     ${confirm !== null
       ? html`<${Confirm}
-          question=${confirm === 'cancel' ? 'Cancel this invoice? The client can no longer pay it.' : 'Record a refund of this invoice? Its orders are not suspended by this.'}
+          question=${confirm === 'cancel' ? 'Cancel this invoice? The client can no longer pay it.' : 'Refund this invoice? A card payment is refunded through its gateway. Its orders are not suspended by this.'}
           confirmLabel=${confirm === 'cancel' ? 'Cancel the invoice' : 'Refund'}
           busy=${other.busy}
           onCancel=${() => setConfirm(null)}

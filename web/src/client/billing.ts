@@ -8,6 +8,7 @@ import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Gateway, Invoice, Order, Product } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
+import { PayByCard, PaymentReturn } from './payments.ts';
 
 export function OrdersPage() {
   const [page, setPage] = useState(1);
@@ -117,7 +118,9 @@ export function InvoicePage({ id }: { id: number }) {
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
     ${data !== undefined
-      ? html`<${InvoiceDocument} invoice=${data} />
+      ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
+          <${InvoiceDocument} invoice=${data} />
+          <${PayByCard} invoice=${data} />
           ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}
           ${data.status === 'paid' ? html`<p>Thank you, this invoice is paid. <${Link} href="/keys">See your API keys<//>.</p>` : null}`
       : null}`;
@@ -131,7 +134,9 @@ export function GuestInvoicePage({ hash }: { hash: string }) {
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}
     ${data !== undefined
-      ? html`<${InvoiceDocument} invoice=${data} />
+      ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
+          <${InvoiceDocument} invoice=${data} />
+          <${PayByCard} invoice=${data} />
           ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}`
       : null}`;
 }

@@ -7,6 +7,7 @@ import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
 import { TwoFactorSection } from '../lib/security.ts';
 import { Button, Field, FormError, Notice, useAction, useLoad } from '../lib/ui.ts';
 import { account, refreshAccount } from './state.ts';
+import { CardsSection } from './payments.ts';
 import { useCountryOptions } from '../lib/countries.ts';
 
 const PROFILE_FIELDS = [
@@ -120,6 +121,7 @@ export function ProfilePage() {
     <${ProfileForm} />
     <${ConfirmationSection} />
     <${ChangeEmailForm} />
+    <${CardsSection} />
     <${PasswordForm} path="client/profile/change_password" />
     <${TwoFactorSection} role="client" />
     <${ApiTokenSection}

@@ -1,0 +1,284 @@
+// The invoice side of gateway payments: applying what a provider reports (a payment, a failed charge, a refund) to
+// invoices and the transaction log, refunds started by staff, and the transaction list (CONTRACT §9). Part of the
+// invoice service, split off along this seam: it writes `invoices` and `transactions` only through the same
+// compare-and-set as mark_as_paid, so a payment is applied once whatever arrives twice, late or out of order.
+import type { Kysely, Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { TransactionTable } from '../../db/tables/selling.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { EventBus } from '../../events.ts';
+import { errors } from '../../http/errors.ts';
+import type { Money } from '../../lib/money.ts';
+import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import type { GatewayInvoice, GatewayRegistry, PaymentGateway } from './gateways.ts';
+import type { InvoiceRow, InvoiceService } from './service.ts';
+
+type TransactionRow = Selectable<TransactionTable>;
+
+export type TransactionStatus = 'processed' | 'failed' | 'refunded' | 'error';
+
+/** CONTRACT §9 transaction record. */
+export interface TransactionRecord {
+  id: number;
+  invoice_id: number;
+  client_id: number | null;
+  gateway: string | null;
+  txn_id: string | null;
+  type: 'payment' | 'refund';
+  amount: string;
+  currency: string;
+  status: TransactionStatus;
+  message: string | null;
+  created_at: string;
+}
+
+export interface TransactionFilters {
+  invoice_id?: number | undefined;
+  client_id?: number | undefined;
+  gateway?: string | undefined;
+  status?: TransactionStatus | undefined;
+  page?: number | undefined;
+  per_page?: number | undefined;
+}
+
+export interface ReportedPayment {
+  invoiceId: number;
+  ref: string;
+  amount: number;
+  currency: string;
+}
+
+/** What applying a reported payment came to. */
+export type PaymentResult = 'paid' | 'duplicate' | 'error' | 'unknown_invoice';
+
+/** A refund reported for a payment Tollgate has not recorded yet: try again later (events arrive out of order). */
+export class PaymentNotYetKnown extends Error {}
+
+export interface InvoicePaymentDeps {
+  db: Kysely<Database>;
+  events: EventBus;
+  invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus'>;
+  gateways: GatewayRegistry;
+  money: Money;
+}
+
+export function toGatewayInvoice(row: InvoiceRow, money: Money): GatewayInvoice {
+  return { id: row.id, hash: row.hash, clientId: row.client_id, total: money.format(row.total), amount: row.total, currency: row.currency };
+}
+
+export function createInvoicePayments({ db, events, invoices, gateways, money }: InvoicePaymentDeps) {
+  /** Serialises work on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
+  async function lock(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
+    await trx
+      .updateTable('invoices')
+      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+      .where('id', '=', id)
+      .execute();
+    return trx.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async function insert(
+    trx: Kysely<Database>,
+    row: InvoiceRow,
+    gateway: PaymentGateway | null,
+    fields: { ref: string | null; type: 'payment' | 'refund'; amount: number; currency: string; status: TransactionStatus; message: string | null },
+    now: Date,
+  ): Promise<void> {
+    await trx
+      .insertInto('transactions')
+      .values({
+        invoice_id: row.id,
+        client_id: row.client_id,
+        gateway_id: gateway?.id ?? null,
+        gateway: gateway?.code ?? null,
+        transaction_id: fields.ref,
+        amount: fields.amount,
+        currency: fields.currency,
+        type: fields.type,
+        status: fields.status,
+        message: fields.message === null ? null : fields.message.slice(0, 1000),
+        created_at: isoSeconds(now),
+      })
+      .execute();
+  }
+
+  async function has(trx: Kysely<Database>, invoiceId: number, gateway: PaymentGateway, ref: string, type: string, status: TransactionStatus): Promise<boolean> {
+    const found = await trx
+      .selectFrom('transactions')
+      .select('id')
+      .where('invoice_id', '=', invoiceId)
+      .where('gateway', '=', gateway.code)
+      .where('transaction_id', '=', ref)
+      .where('type', '=', type)
+      .where('status', '=', status)
+      .executeTakeFirst();
+    return found !== undefined;
+  }
+
+  async function refundedSoFar(trx: Kysely<Database>, invoiceId: number): Promise<number> {
+    const row = await trx
+      .selectFrom('transactions')
+      .select(sql<string | number | null>`sum(amount)`.as('total'))
+      .where('invoice_id', '=', invoiceId)
+      .where('type', '=', 'refund')
+      .where('status', '=', 'refunded')
+      .executeTakeFirst();
+    return Number(row?.total ?? 0);
+  }
+
+  /** The payment that settled the invoice, if it went through a gateway. */
+  async function settlingPayment(trx: Kysely<Database>, invoiceId: number): Promise<TransactionRow | undefined> {
+    return trx
+      .selectFrom('transactions')
+      .selectAll()
+      .where('invoice_id', '=', invoiceId)
+      .where('type', '=', 'payment')
+      .where('status', '=', 'processed')
+      .orderBy('id')
+      .executeTakeFirst();
+  }
+
+  /**
+   * Records refunds of a gateway payment up to `refundedTotal` (providers report refunds cumulatively, and staff
+   * refunds record theirs as they happen, so whichever comes second finds nothing left to record). A full refund
+   * makes the invoice `refunded`, as admin/invoice/refund does; a partial one leaves invoice and orders as they are.
+   */
+  async function applyRefund(
+    trx: Kysely<Database>,
+    gateway: PaymentGateway,
+    report: { paymentRef: string; ref: string; refundedTotal: number; currency: string },
+    now: Date,
+  ): Promise<'refunded' | 'duplicate'> {
+    const payment = await trx
+      .selectFrom('transactions')
+      .selectAll()
+      .where('gateway', '=', gateway.code)
+      .where('transaction_id', '=', report.paymentRef)
+      .where('type', '=', 'payment')
+      .where('status', '=', 'processed')
+      .executeTakeFirst();
+    if (payment === undefined) throw new PaymentNotYetKnown(`Payment ${report.paymentRef} is not recorded yet`);
+    const row = await lock(trx, payment.invoice_id);
+    if (row === undefined) return 'duplicate';
+    const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedSoFar(trx, row.id));
+    if (delta <= 0) return 'duplicate';
+    await insert(trx, row, gateway, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
+    if (report.refundedTotal >= payment.amount && row.status === 'paid') await invoices.setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
+    await events.emit('invoice.refunded', { invoiceId: row.id, clientId: row.client_id, amount: delta }, trx);
+    return 'refunded';
+  }
+
+  function toRecord(row: TransactionRow): TransactionRecord {
+    return {
+      id: row.id,
+      invoice_id: row.invoice_id,
+      client_id: row.client_id,
+      gateway: row.gateway,
+      txn_id: row.transaction_id,
+      type: row.type === 'refund' ? 'refund' : 'payment',
+      amount: money.format(row.amount),
+      currency: row.currency,
+      status: row.status as TransactionStatus,
+      message: row.message,
+      created_at: row.created_at,
+    };
+  }
+
+  return {
+    lock,
+
+    /**
+     * A payment the provider reports for an invoice. Unpaid and matching → paid through mark_as_paid's compare-and-set
+     * (orders activated or renewed in the same transaction). The same payment again → nothing. Amount or currency
+     * not matching, or an invoice no longer unpaid → an `error` transaction for staff to look at; the invoice stays.
+     */
+    async applyPayment(trx: Kysely<Database>, gateway: PaymentGateway, report: ReportedPayment, now: Date): Promise<PaymentResult> {
+      const row = await lock(trx, report.invoiceId);
+      if (row === undefined) return 'unknown_invoice';
+      if (await has(trx, row.id, gateway, report.ref, 'payment', 'processed')) return 'duplicate';
+      let problem: string | null = null;
+      if (report.amount !== row.total || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
+        problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(row.total)} ${row.currency}`;
+      } else if (row.status !== 'unpaid') {
+        problem = `The invoice was already ${row.status}; this payment was not applied and should be refunded`;
+      }
+      if (problem !== null) {
+        if (!(await has(trx, row.id, gateway, report.ref, 'payment', 'error'))) {
+          await insert(trx, row, gateway, { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'error', message: problem }, now);
+        }
+        return 'error';
+      }
+      await invoices.payInTransaction(trx, row.id, { transactionId: report.ref, gatewayId: gateway.id, gatewayCode: gateway.code }, now);
+      return 'paid';
+    },
+
+    /** A failed charge: a `failed` transaction with the provider's message (once per provider reference). */
+    async recordFailure(
+      trx: Kysely<Database>,
+      gateway: PaymentGateway,
+      report: { invoiceId: number; ref: string | null; amount: number; currency: string; message: string },
+      now: Date,
+    ): Promise<boolean> {
+      const row = await trx.selectFrom('invoices').selectAll().where('id', '=', report.invoiceId).executeTakeFirst();
+      if (row === undefined) return false;
+      if (report.ref !== null && (await has(trx, row.id, gateway, report.ref, 'payment', 'failed'))) return false;
+      await insert(trx, row, gateway, { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'failed', message: report.message }, now);
+      return true;
+    },
+
+    applyRefund,
+
+    /**
+     * admin/invoice/refund {id, amount?}: full by default. A gateway payment is refunded at the provider first (with
+     * an idempotency key made of the invoice, what was refunded before and the amount, so a retried request refunds
+     * once), then recorded; a manual one is only recorded.
+     */
+    async refund(id: number, amount: number | undefined, now = new Date()): Promise<void> {
+      const row = await invoices.requireRow(db, id);
+      if (row.status !== 'paid') throw errors.conflict(`The invoice is ${row.status}; it cannot be refunded`);
+      const before = await refundedSoFar(db, id);
+      const remaining = row.total - before;
+      const wanted = amount ?? remaining;
+      if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
+      if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
+      const payment = await settlingPayment(db, id);
+      const gateway = payment?.gateway_id === null || payment === undefined ? undefined : gateways.get(payment.gateway_id);
+      if (gateway?.refund !== undefined && payment?.transaction_id) {
+        let ref: string;
+        try {
+          ({ ref } = await gateway.refund({ paymentRef: payment.transaction_id, amount: wanted, idempotencyKey: `tollgate-refund-${id}-${before}-${wanted}` }));
+        } catch {
+          throw errors.gatewayFailed(`${gateway.title} did not accept the refund; nothing was refunded. Try again later.`);
+        }
+        await inTransaction(db, (trx) => applyRefund(trx, gateway, { paymentRef: payment.transaction_id!, ref, refundedTotal: before + wanted, currency: row.currency }, now));
+        return;
+      }
+      await inTransaction(db, async (trx) => {
+        const locked = await lock(trx, id);
+        if (locked === undefined) throw errors.notFound('Invoice');
+        if (locked.status !== 'paid') throw errors.conflict(`The invoice is ${locked.status}; it cannot be refunded`);
+        const left = locked.total - (await refundedSoFar(trx, id));
+        if (wanted > left) throw errors.conflict('The invoice was refunded meanwhile');
+        await insert(trx, locked, null, { ref: null, type: 'refund', amount: wanted, currency: locked.currency, status: 'refunded', message: null }, now);
+        if (wanted === left) await invoices.setStatus(trx, locked, 'paid', 'refunded', now, 'refunded');
+        await events.emit('invoice.refunded', { invoiceId: locked.id, clientId: locked.client_id, amount: wanted }, trx);
+      });
+    },
+
+    async listTransactions(filters: TransactionFilters): Promise<Page<TransactionRecord>> {
+      const request = pageRequest(filters);
+      let query = db.selectFrom('transactions');
+      if (filters.invoice_id !== undefined) query = query.where('invoice_id', '=', filters.invoice_id);
+      if (filters.client_id !== undefined) query = query.where('client_id', '=', filters.client_id);
+      if (filters.gateway !== undefined) query = query.where('gateway', '=', filters.gateway);
+      if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      return toPage(request, total.n, rows.map(toRecord));
+    },
+  };
+}
+
+export type InvoicePayments = ReturnType<typeof createInvoicePayments>;

@@ -1,0 +1,24 @@
+// payment_method: the client's saved cards (CONTRACT §9): list them, remove one (detached at the provider too).
+import { Type } from '@sinclair/typebox';
+import { clientAction, type ModuleApi } from '../../http/action.ts';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+
+export const paymentMethodApi: ModuleApi = {
+  name: 'payment_method',
+  client: {
+    get_list: clientAction({
+      params: Type.Object({}),
+      summary: 'Saved cards: [{id, brand, last4, exp_month, exp_year, default}]; the default one pays renewals',
+      handler: (_params, { services, identity }) => services.payments.listMethods(identity.client.id),
+    }),
+    delete: clientAction({
+      params: Type.Object({ id: Id }),
+      summary: 'Removes a saved card (detached at the provider first)',
+      async handler({ id }, { services, identity }) {
+        await services.payments.deleteMethod(identity.client.id, id);
+        return true;
+      },
+    }),
+  },
+};
