@@ -2,11 +2,12 @@
 // OpenAPI document and the gateway over the module registry.
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import qs from 'qs';
 import { ApiError, envelopeOf, errors } from './http/errors.ts';
 import { registerBodyParsers } from './http/body.ts';
 import { registerGateway } from './http/gateway.ts';
+import { registerObservability, type ObserveOptions } from './http/observe.ts';
 import { setApiHeaders } from './http/headers.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { modules as defaultModules } from './modules/index.ts';
@@ -19,6 +20,8 @@ export interface BuildOptions {
   modules?: readonly ModuleApi[];
   /** Built browser UI to serve at `/` and `/admin` (web/dist); no UI routes when undefined. */
   webDistDir?: string;
+  /** Where ACCESS_LOG lines go (tests); stdout, asynchronously, by default. */
+  accessLogStream?: ObserveOptions['accessLogStream'];
 }
 
 // Fastify's own errors that are the client's fault, mapped onto the contract's codes.
@@ -73,6 +76,9 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
 
   const app = Fastify({
     logger: withSafeSerializers(options.logger),
+    // No line per request at any level (CONTRACT §13): src/http/observe.ts logs slow requests and, with
+    // ACCESS_LOG=true, every request through a buffered asynchronous destination.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     // A hop count becomes a function: Fastify's types take booleans, lists and functions.
     trustProxy:
@@ -120,6 +126,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     return openApi;
   });
 
+  registerObservability(app, services, httpsPossible, options.accessLogStream === undefined ? {} : { accessLogStream: options.accessLogStream });
   registerGateway(app, services, modules, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;

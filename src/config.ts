@@ -1,6 +1,8 @@
 // Every setting, typed, read from the environment once. Each has a default that works on one machine with no
 // other service: SQLite under ./data, counters in memory, the scheduler inside the server.
 
+import { availableParallelism } from 'node:os';
+
 export type RateLimitPolicy =
   | 'API_GUEST'
   | 'API_KEY_CHECK'
@@ -45,6 +47,14 @@ export interface Config {
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
   keyCacheSize: number;
+  /** ACCESS_LOG: one line per request through an asynchronous buffered destination. */
+  accessLog: boolean;
+  /** SLOW_REQUEST_MS: requests slower than this are logged as warnings whatever the level. */
+  slowRequestMs: number;
+  /** METRICS_TOKEN: Bearer token of GET /metrics; null switches the endpoint off. */
+  metricsToken: string | null;
+  /** WORKERS: server processes on one port (node:cluster); 'auto' is one per CPU. */
+  workers: number;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -138,5 +148,9 @@ export function loadConfig(env: Env = process.env): Config {
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
     keyCacheSize: int(env, 'KEY_CACHE_SIZE', 100_000, 1),
+    accessLog: bool(env, 'ACCESS_LOG', false),
+    slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000, 1),
+    metricsToken: str(env, 'METRICS_TOKEN'),
+    workers: str(env, 'WORKERS')?.toLowerCase() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1),
   };
 }

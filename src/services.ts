@@ -9,6 +9,7 @@ import { MemoryCounterStore, RedisCounterStore } from './http/counter-store.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createSecretBox, type SecretBox } from './lib/crypto.ts';
 import { moneyFor } from './lib/money.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
@@ -19,6 +20,7 @@ import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
 import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
+import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
@@ -32,6 +34,8 @@ export interface Services {
   secrets: SecretBox;
   events: EventBus;
   limiter: RateLimiter;
+  /** Prometheus registry behind GET /metrics; modules add their own metrics to `metrics.registry`. */
+  metrics: Metrics;
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
@@ -83,6 +87,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));
+  const metrics = createMetrics(config.metricsToken !== null);
+  registerApiKeyMetrics(metrics, apikeys);
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(config.paymentInstructions));
@@ -110,6 +116,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     secrets,
     events,
     limiter,
+    metrics,
     sessions,
     staff,
     clients,

@@ -109,6 +109,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
   let listening = false;
   let closed = false;
+  /** Checks and get_info calls answered, by reason (read by /metrics). */
+  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0 };
 
   // ---- hot path ----------------------------------------------------------------------------------------------
 
@@ -266,8 +268,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   /** Judges the key and counts one use when valid. */
   function use(entry: KeyEntry | null, now: number, clock: UsageClock): Reason {
-    if (entry === null) return 'NOT_FOUND';
+    if (entry === null) {
+      reasons.NOT_FOUND++;
+      return 'NOT_FOUND';
+    }
     const reason = judge(entry, now, clock);
+    reasons[reason]++;
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
       entry.used++;
@@ -383,6 +389,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
     internals: { cache, metering, channel, blocked },
+
+    /** Figures for /metrics: answers by reason, key-cache size and hits, usage-flush lag. */
+    stats() {
+      return { reasons, cacheSize: cache.size, cacheHits: cache.hits, cacheMisses: cache.misses, flushLagMs: metering.lagMs(Date.now()) };
+    },
 
     // ---- guest: the hot path ----
 

@@ -1,0 +1,80 @@
+// What the server says about its requests (CONTRACT §13), in one onResponse hook:
+// - slow requests (over SLOW_REQUEST_MS) as warnings, whatever the log level;
+// - with ACCESS_LOG=true, one line per request through an asynchronous buffered destination, so the check path
+//   never waits for a write;
+// - with METRICS_TOKEN set, requests and durations by action and status for GET /metrics.
+// No line and no label holds a query string, header, cookie or body: a request is named by its route template
+// (`/api/guest/serviceapikey/check`), never by the URL the client sent, which may carry a key in its query string.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { safeEqual } from '../lib/crypto.ts';
+import type { Services } from '../services.ts';
+import { errors } from './errors.ts';
+import { setApiHeaders } from './headers.ts';
+
+/** The route template that answered, or "-" when none matched (a 404): never the client's own URL. */
+export function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? '-';
+}
+
+/**
+ * The access log: pino over a SonicBoom destination in asynchronous mode with a 4 KiB buffer, so a line costs
+ * a JSON serialisation and a string append; the write happens later, in bulk. Flushed on close.
+ */
+export function createAccessLogger(stream?: DestinationStream): { logger: Logger; flush(): void } {
+  const destination = stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, destination);
+  return {
+    logger,
+    flush() {
+      const sonic = destination as { flushSync?: () => void };
+      try {
+        sonic.flushSync?.();
+      } catch {
+        // Not yet open or already closed: nothing buffered that can still be written.
+      }
+    },
+  };
+}
+
+export interface ObserveOptions {
+  /** Where access lines go; defaults to stdout (asynchronous) when ACCESS_LOG=true. */
+  accessLogStream?: DestinationStream;
+}
+
+export function registerObservability(app: FastifyInstance, services: Services, httpsPossible: boolean, options: ObserveOptions = {}): void {
+  const { config, metrics } = services;
+  const slowMs = config.slowRequestMs;
+  const access = config.accessLog ? createAccessLogger(options.accessLogStream) : null;
+  if (access !== null) app.addHook('onClose', (_instance, done) => {
+    access.flush();
+    done();
+  });
+  const recording = metrics.enabled;
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const ms = reply.elapsedTime;
+    const status = reply.statusCode;
+    if (recording) metrics.observeRequest(routeOf(request), status, ms);
+    if (access !== null) {
+      access.logger.info({ method: request.method, route: routeOf(request), status, ms: Math.round(ms * 100) / 100, ip: request.ip });
+    }
+    if (ms >= slowMs) {
+      request.log.warn({ method: request.method, route: routeOf(request), status, ms: Math.round(ms) }, 'slow request');
+    }
+    done();
+  });
+
+  if (config.metricsToken === null) return;
+  const expected = `Bearer ${config.metricsToken}`;
+  app.get('/metrics', async (request, reply) => {
+    setApiHeaders(request, reply, httpsPossible);
+    const header = request.headers.authorization ?? '';
+    if (!safeEqual(header, expected)) {
+      void reply.header('www-authenticate', 'Bearer');
+      throw errors.authRequired();
+    }
+    void reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}
