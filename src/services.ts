@@ -6,6 +6,7 @@ import type { DatabaseHandle, DialectName } from './db/database.ts';
 import type { Database } from './db/schema.ts';
 import { EventBus } from './events.ts';
 import { MemoryCounterStore, RedisCounterStore } from './http/counter-store.ts';
+import { BatchedCounterStore, RedisCounterBackend } from './http/counter-sync.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createSecretBox, type SecretBox } from './lib/crypto.ts';
 import { moneyFor } from './lib/money.ts';
@@ -68,7 +69,11 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const counterStore =
     config.redisUrl === null ? new MemoryCounterStore() : new RedisCounterStore(config.redisUrl, config.rateLimit.redisPrefix);
   closers.push(() => counterStore.close());
-  const limiter = new RateLimiter(config.rateLimit, counterStore);
+  // The key check's counters: in process, shared through Redis in batches (no round trip per check).
+  const hotStore =
+    config.redisUrl === null ? counterStore : new BatchedCounterStore(new RedisCounterBackend(config.redisUrl, config.rateLimit.redisPrefix));
+  if (hotStore !== counterStore) closers.push(() => hotStore.close());
+  const limiter = new RateLimiter(config.rateLimit, counterStore, hotStore);
 
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions });
