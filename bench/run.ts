@@ -7,7 +7,7 @@ import { runSellingBench } from './selling.ts';
 const suites: Record<string, () => Promise<unknown>> = {
   core: () => runCoreBench(),
   selling: () => runSellingBench(),
-  check: () => runCheckBench(),
+  check: () => runCheckBench(Number(process.env.BENCH_SECONDS ?? 5), Number(process.env.BENCH_ROUNDS ?? 3), process.env.BENCH_VARIANTS?.split(',')),
 };
 
 const wanted = process.argv.slice(2);

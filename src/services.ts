@@ -1,6 +1,8 @@
 // The composition root: builds every service once, handing each its database handle and the narrow parts of its
 // neighbours it needs. Actions reach services through `call.services`.
+import cluster from 'node:cluster';
 import type { Kysely } from 'kysely';
+import { ClusterCounterBackend, ClusterCounterStore } from './cluster/counters.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle, DialectName } from './db/database.ts';
 import type { Database } from './db/schema.ts';
@@ -66,12 +68,22 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   // that may still write to it on the way out (usage counts, scheduler).
   const closers: Array<() => Promise<void>> = [() => database.close()];
 
+  // Rate-limit counters: in Redis when set; else, in a cluster worker, in the primary (over IPC); else in memory.
+  const inCluster = cluster.isWorker && config.redisUrl === null;
   const counterStore =
-    config.redisUrl === null ? new MemoryCounterStore() : new RedisCounterStore(config.redisUrl, config.rateLimit.redisPrefix);
+    config.redisUrl !== null
+      ? new RedisCounterStore(config.redisUrl, config.rateLimit.redisPrefix)
+      : inCluster
+        ? new ClusterCounterStore()
+        : new MemoryCounterStore();
   closers.push(() => counterStore.close());
-  // The key check's counters: in process, shared through Redis in batches (no round trip per check).
+  // The key check's counters: in process, shared in batches (no round trip per check) when there is anyone to share with.
   const hotStore =
-    config.redisUrl === null ? counterStore : new BatchedCounterStore(new RedisCounterBackend(config.redisUrl, config.rateLimit.redisPrefix));
+    config.redisUrl !== null
+      ? new BatchedCounterStore(new RedisCounterBackend(config.redisUrl, config.rateLimit.redisPrefix))
+      : inCluster
+        ? new BatchedCounterStore(new ClusterCounterBackend())
+        : counterStore;
   if (hotStore !== counterStore) closers.push(() => hotStore.close());
   const limiter = new RateLimiter(config.rateLimit, counterStore, hotStore);
 

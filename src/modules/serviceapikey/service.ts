@@ -10,6 +10,7 @@
 // transaction, and once the transaction has ended (`afterTransaction`, src/db/transaction.ts) the key is dropped from
 // the cache and the change is published to the other processes. Changes made inside the order service's transaction
 // (product type hooks) and our own (update, reset) take the same path.
+import cluster from 'node:cluster';
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
@@ -24,7 +25,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
 import { KeyCache, type KeyEntry } from './cache.ts';
-import { LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
+import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
 import { Metering, monthBounds, type UsageClock } from './metering.ts';
 import { flatCustomOf, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 
@@ -103,7 +104,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       ? new RedisChannel(deps.redisUrl, deps.redisPrefix, cache, log)
       : deps.dialect === 'postgres' && deps.postgresUrl !== null
         ? new PostgresChannel(deps.postgresUrl, db, cache, log)
-        : new LocalChannel(cache);
+        : cluster.isWorker
+          ? new ClusterChannel(cache)
+          : new LocalChannel(cache);
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
