@@ -1,6 +1,6 @@
 // Opens the database named by DATABASE_URL: `sqlite:<path>` / `sqlite::memory:` (better-sqlite3, WAL) or
 // `postgres://…` (pg pool). Everything above this file speaks Kysely and does not care which.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -28,9 +28,11 @@ export function openDatabase(url: string): DatabaseHandle {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path === '') throw new Error('DATABASE_URL sqlite: needs a path or :memory:');
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // The data directory 0700 and the database files 0600 (CONTRACT §13): they hold sealed keys and tokens.
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const sqlite = new SqliteDatabase(path);
     sqlite.pragma('journal_mode = WAL');
+    if (path !== ':memory:') restrictFiles(path);
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
@@ -38,4 +40,8 @@ export function openDatabase(url: string): DatabaseHandle {
     return { db, dialect: 'sqlite', postgresUrl: null, close: () => db.destroy() };
   }
   throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got "${url.split(':')[0]}:…"`);
+}
+
+function restrictFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
 }
