@@ -2,6 +2,7 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
+import { cachedTotal, clientsContaining, forgetTotal, isSqlite, TRIGRAM_MIN } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ClientTable } from '../../db/tables/core.ts';
 import type { EventBus } from '../../events.ts';
@@ -12,7 +13,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
 
@@ -124,6 +125,7 @@ function checkPassword(password: string, confirm: string | undefined): void {
 }
 
 export function createClientService({ db, secrets, events, sessions, defaultCurrency }: ClientServiceDeps) {
+  const fts = isSqlite(db);
   async function requireClient(id: number, trx: Kysely<Database> = db): Promise<Selectable<ClientTable>> {
     const row = await trx.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
     if (row === undefined) throw errors.notFound('Client');
@@ -196,24 +198,33 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
           throw error;
         });
+      forgetTotal('clients');
       return row.id;
     },
 
     async list(filters: ClientFilters): Promise<Page<ClientRecord>> {
       const request = pageRequest(filters);
       let query = db.selectFrom('clients');
+      // SQLite: text filters of 3+ characters first narrow the rows through the trigram FTS table (010_search);
+      // PostgreSQL's pg_trgm indexes serve the LIKE itself.
+      const narrow = (columns: readonly string[], text: string): void => {
+        if (fts && text.length >= TRIGRAM_MIN) query = query.where(clientsContaining(columns, text));
+      };
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       // What staff type is matched literally: `%` and `_` are not wildcards (containsPattern escapes them).
       if (filters.email !== undefined && filters.email !== '') {
         const pattern = containsPattern(filters.email.toLowerCase());
+        narrow(['email'], filters.email.toLowerCase());
         query = query.where((eb) => likeEscaped(eb.ref('email'), pattern));
       }
       if (filters.company !== undefined && filters.company !== '') {
         const pattern = containsPattern(filters.company.toLowerCase());
+        narrow(['company'], filters.company.toLowerCase());
         query = query.where((eb) => likeEscaped(eb.fn<string | null>('lower', ['company']), pattern));
       }
       if (filters.name !== undefined && filters.name !== '') {
         const pattern = containsPattern(filters.name.toLowerCase());
+        narrow(['first_name', 'last_name'], filters.name.toLowerCase());
         query = query.where((eb) =>
           eb.or([likeEscaped(eb.fn<string>('lower', ['first_name']), pattern), likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern)]),
         );
@@ -221,6 +232,8 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       if (filters.search !== undefined && filters.search !== '') {
         const pattern = containsPattern(filters.search.toLowerCase());
         const asId = /^\d+$/.test(filters.search) ? Number(filters.search) : null;
+        // A numeric search may also name a client id, which the text index does not hold.
+        if (asId === null) narrow(['email', 'first_name', 'last_name', 'company'], filters.search.toLowerCase());
         query = query.where((eb) =>
           eb.or([
             likeEscaped(eb.ref('email'), pattern),
@@ -233,7 +246,9 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       }
       if (filters.date_from !== undefined) query = query.where('created_at', '>=', `${filters.date_from}T00:00:00Z`);
       if (filters.date_to !== undefined) query = query.where('created_at', '<=', `${filters.date_to}T23:59:59Z`);
-      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const filtered = Object.entries(filters).some(([name, value]) => name !== 'page' && name !== 'per_page' && value !== undefined && value !== '');
+      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+      const total = { n: filtered ? await count() : await cachedTotal(db, 'clients', count) };
       const rows = await query
         .selectAll()
         .orderBy('created_at', 'desc')
@@ -283,6 +298,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         await events.emit('client.deleted', { clientId: id }, trx);
         await sessions.destroyAllOf('client', id, trx);
         await trx.deleteFrom('clients').where('id', '=', id).execute();
+        afterTransaction(trx, () => forgetTotal('clients'));
       });
     },
 

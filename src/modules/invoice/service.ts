@@ -13,7 +13,8 @@ import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 
 export type InvoiceRow = Selectable<InvoiceTable>;
 type ItemRow = Selectable<InvoiceItemTable>;
@@ -140,6 +141,7 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
     const now = isoSeconds(options.now ?? new Date());
     const total = lines.reduce((sum, line) => sum + line.total, 0);
     if (!Number.isSafeInteger(total)) throw errors.invalid('quantity', 'makes the invoice total too large');
+    afterTransaction(trx, () => forgetTotal('invoices'));
     const row = await trx
       .insertInto('invoices')
       .values({
@@ -360,7 +362,9 @@ export function createInvoiceService({ db, events, orders, gateways, money }: In
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+      const unfiltered = owner === undefined && filters.status === undefined;
+      const total = { n: unfiltered ? await cachedTotal(db, 'invoices', count) : await count() };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       return toPage(request, total.n, await withItems(db, rows));
     },
