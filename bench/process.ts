@@ -101,7 +101,12 @@ export async function freshPostgres(): Promise<{ url: string; drop: () => Promis
  * `npm start` with `env` on top of a clean environment (no inherited DATABASE_URL, LOG_LEVEL…), on 127.0.0.1:`port`,
  * with a temp DATA_DIR. `postgres: true` gives it a fresh database on the shared server.
  */
-export async function startTollgate(name: string, port: number, env: Record<string, string> = {}, options: { postgres?: boolean } = {}): Promise<Running> {
+export async function startTollgate(
+  name: string,
+  port: number,
+  env: Record<string, string> = {},
+  options: { postgres?: boolean; viaNpm?: boolean } = {},
+): Promise<Running> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const database = options.postgres === true ? await freshPostgres() : null;
   const childEnv: NodeJS.ProcessEnv = {
@@ -118,7 +123,12 @@ export async function startTollgate(name: string, port: number, env: Record<stri
     ...env,
   };
   const started = Date.now();
-  const child = spawn('sh', ['-c', START_SCRIPT], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // `viaNpm`: through the npm CLI itself (what a user types, npm's own start-up included); otherwise the script
+  // exactly as npm would run it, without npm's start-up (the load benchmarks need the server, not npm).
+  const child =
+    options.viaNpm === true
+      ? spawn('npm', ['start', '--silent'], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('sh', ['-c', START_SCRIPT], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   return track(name, `http://127.0.0.1:${port}`, child, started, async () => {
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });

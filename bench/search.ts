@@ -55,7 +55,7 @@ const QUERIES: Array<[string, string]> = [
   ['invoices, client_id=500000', 'invoice/get_list?client_id=500000'],
 ];
 
-async function timeQuery(server: Running, path: string): Promise<{ ms: number; total: number }> {
+async function timeQuery(server: Running, path: string): Promise<{ ms: number; firstMs: number; total: number }> {
   const times: number[] = [];
   let total = -1;
   for (let i = 0; i < 5; i++) {
@@ -66,7 +66,7 @@ async function timeQuery(server: Running, path: string): Promise<{ ms: number; t
     if (body.error !== null) throw new Error(`${path}: ${body.error.message}`);
     total = body.result!.total;
   }
-  return { ms: times.toSorted((a, b) => a - b)[2]!, total };
+  return { ms: times.toSorted((a, b) => a - b)[2]!, firstMs: times[0]!, total };
 }
 
 export async function runSearchBench(rows = 1_000_000, databases = ['sqlite', 'pg']): Promise<void> {
@@ -97,12 +97,13 @@ export async function runSearchBench(rows = 1_000_000, databases = ['sqlite', 'p
       process.stdout.write(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(0)} s\n`);
       const server = await startTollgate(database, BASE_PORT + 41, env);
       try {
-        process.stdout.write(`Lists and searches on ${database === 'pg' ? 'PostgreSQL' : 'SQLite'}, ${rows.toLocaleString('en')} rows each (median of 5, HTTP included)\n`);
+        process.stdout.write(`Lists and searches on ${database === 'pg' ? 'PostgreSQL' : 'SQLite'}, ${rows.toLocaleString('en')} rows each (median of 5 calls and the first call, HTTP included)\n`);
         let worst = 0;
         for (const [name, path] of QUERIES) {
-          const { ms, total } = await timeQuery(server, path);
-          worst = Math.max(worst, ms);
-          process.stdout.write(`  ${name.padEnd(36)} ${ms.toFixed(1).padStart(7)} ms   total ${total}${ms > 50 ? '   OVER 50 ms' : ''}\n`);
+          const { ms, firstMs, total } = await timeQuery(server, path);
+          worst = Math.max(worst, ms, firstMs);
+          const over = Math.max(ms, firstMs) > 50 ? '   OVER 50 ms' : '';
+          process.stdout.write(`  ${name.padEnd(36)} ${ms.toFixed(1).padStart(7)} ms   first call ${firstMs.toFixed(1).padStart(7)} ms   total ${total}${over}\n`);
         }
         process.stdout.write(`  slowest ${worst.toFixed(1)} ms → ${worst <= 50 ? 'meets' : 'MISSES'} the target (≤ 50 ms each)\n`);
       } finally {

@@ -93,7 +93,7 @@ describe('WORKERS=2', () => {
         await client.end();
       };
     }
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    child = spawn(process.execPath, ['scripts/start.mjs'], {
       env: {
         PATH: process.env.PATH,
         WORKERS: '2',

@@ -43,11 +43,16 @@ describe('client search at scale', () => {
     expect((await list({ name: 'harkin' })).total).toBe(0);
   });
 
-  it('counts the unfiltered total once, and again right after this process adds or removes a client', async () => {
+  it('counts the unfiltered and per-status totals once, and again right after this process adds, removes or re-statuses a client', async () => {
     const before = (await list({})).total;
     const added = await t.createClient();
     expect((await list({})).total).toBe(before + 1);
     expect((await list({ page: 2, per_page: 1 })).total).toBe(before + 1);
+    const suspended = (await list({ status: 'suspended' })).total;
+    await t.admin('client/update', { id: added.id, status: 'suspended' });
+    expect((await list({ status: 'suspended' })).total).toBe(suspended + 1);
+    await t.admin('client/update', { id: added.id, status: 'active' });
+    expect((await list({ status: 'suspended' })).total).toBe(suspended);
     expect((await t.admin('client/delete', { id: added.id })).status).toBe(200);
     expect((await list({})).total).toBe(before);
   });

@@ -24,28 +24,29 @@ const totals = new WeakMap<object, Map<string, { n: number; until: number; gener
 const generations = new Map<string, number>();
 
 /**
- * The unfiltered total of a list, computed at most once per TOTAL_TTL_MS per process and database (every page of an
+ * The unfiltered total of a list (or, with `variant`, of one cheap-to-invalidate filter such as a status), computed at most once per TOTAL_TTL_MS per process and database (every page of an
  * unfiltered list otherwise counts the whole table), and forgotten as soon as this process inserts or deletes rows
  * of the table (`forgetTotal`, called once the change is committed). Another process's insert shows in the total
  * within TOTAL_TTL_MS.
  */
-export async function cachedTotal(db: object, table: string, count: () => Promise<number>): Promise<number> {
+export async function cachedTotal(db: object, table: string, count: () => Promise<number>, variant = ''): Promise<number> {
   let cache = totals.get(db);
   if (cache === undefined) {
     cache = new Map();
     totals.set(db, cache);
   }
   const generation = generations.get(table) ?? 0;
-  const hit = cache.get(table);
+  const key = `${table}\n${variant}`;
+  const hit = cache.get(key);
   const now = Date.now();
   if (hit !== undefined && hit.until > now && hit.generation === generation) return hit.n;
   const n = await count();
   // A write that committed while counting leaves the generation moved on: the figure is not kept.
-  if ((generations.get(table) ?? 0) === generation) cache.set(table, { n, until: now + TOTAL_TTL_MS, generation });
+  if ((generations.get(table) ?? 0) === generation) cache.set(key, { n, until: now + TOTAL_TTL_MS, generation });
   return n;
 }
 
-/** Rows of `table` were inserted or deleted: recount its total on the next request. */
+/** Rows of `table` were inserted, deleted or changed status: recount its totals on the next request. */
 export function forgetTotal(table: string): void {
   generations.set(table, (generations.get(table) ?? 0) + 1);
 }

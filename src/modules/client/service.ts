@@ -246,9 +246,13 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       }
       if (filters.date_from !== undefined) query = query.where('created_at', '>=', `${filters.date_from}T00:00:00Z`);
       if (filters.date_to !== undefined) query = query.where('created_at', '<=', `${filters.date_to}T23:59:59Z`);
-      const filtered = Object.entries(filters).some(([name, value]) => name !== 'page' && name !== 'per_page' && value !== undefined && value !== '');
+      // Totals of the unfiltered list and of a status alone (a million active clients take a while to count) are
+      // counted once per few seconds and again after this process's inserts, deletes and updates (src/db/search.ts).
+      const filtered = Object.entries(filters).some(
+        ([name, value]) => name !== 'page' && name !== 'per_page' && name !== 'status' && value !== undefined && value !== '',
+      );
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const total = { n: filtered ? await count() : await cachedTotal(db, 'clients', count) };
+      const total = { n: filtered ? await count() : await cachedTotal(db, 'clients', count, filters.status ?? '') };
       const rows = await query
         .selectAll()
         .orderBy('created_at', 'desc')
@@ -284,6 +288,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
             if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
             throw error;
           });
+        if (fields.status !== undefined && fields.status !== row.status) afterTransaction(trx, () => forgetTotal('clients'));
         if (deactivating) {
           await sessions.destroyAllOf('client', id, trx);
           await events.emit('client.deactivated', { clientId: id }, trx);
