@@ -119,7 +119,8 @@ export async function startTollgate(
     TOLLGATE_ADMIN_EMAIL: 'bench@example.com',
     TOLLGATE_ADMIN_PASSWORD: 'Bench-Passw0rd',
     TOLLGATE_ADMIN_API_TOKEN: ADMIN_TOKEN,
-    ...(database !== null && { DATABASE_URL: database.url }),
+    // DATA_DIR holds the secret only; the SQLite file goes there too, or every variant would share ./data/tollgate.db.
+    DATABASE_URL: database?.url ?? `sqlite:${join(dataDir, 'tollgate.db')}`,
     ...env,
   };
   const started = Date.now();
