@@ -2,12 +2,12 @@
 // OpenAPI document and the gateway over the module registry.
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import qs from 'qs';
 import { ApiError, envelopeOf, errors } from './http/errors.ts';
 import { registerBodyParsers } from './http/body.ts';
 import { registerGateway } from './http/gateway.ts';
-import { registerObservability, type ObserveOptions } from './http/observe.ts';
+import { createObserver, type ObserveOptions } from './http/observe.ts';
 import { setApiHeaders } from './http/headers.ts';
 import { buildOpenApi } from './http/openapi.ts';
 import { modules as defaultModules } from './modules/index.ts';
@@ -74,11 +74,13 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
 
   const httpsPossible = https !== null || config.trustProxy !== false;
 
+  const logger = withSafeSerializers(options.logger);
+  const observer = createObserver(services, logger !== false, options.accessLogStream === undefined ? {} : { accessLogStream: options.accessLogStream });
   const app = Fastify({
-    logger: withSafeSerializers(options.logger),
+    logger,
     // No line per request at any level (CONTRACT §13): src/http/observe.ts logs slow requests and, with
     // ACCESS_LOG=true, every request through a buffered asynchronous destination.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: observer.controller,
     bodyLimit: config.bodyLimitBytes,
     // A hop count becomes a function: Fastify's types take booleans, lists and functions.
     trustProxy:
@@ -126,7 +128,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     return openApi;
   });
 
-  registerObservability(app, services, httpsPossible, options.accessLogStream === undefined ? {} : { accessLogStream: options.accessLogStream });
+  observer.register(app, httpsPossible);
   registerGateway(app, services, modules, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;
