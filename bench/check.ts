@@ -9,7 +9,7 @@
 // Targets: check ≥ 75% of bare on SQLite, p99 ≤ 2 ms; pg ≥ 90% of sqlite; access ≥ 95% of sqlite.
 import { randomBytes } from 'node:crypto';
 import { runLoad, type LoadResult } from './lib.ts';
-import { BASE_PORT, REDIS_SERVER, issueKey, startBare, startTollgate, type Running } from './process.ts';
+import { BASE_PORT, REDIS_SERVER, issueKey, startBare, startTollgate, treeCpuMs, type Running } from './process.ts';
 
 interface Variant {
   name: string;
@@ -43,6 +43,8 @@ export interface CheckRow {
   medianP99: number;
   /** Median over rounds of (this target's req/s ÷ bare req/s in the same round). */
   ratioToBare: number;
+  /** Server CPU (all its processes) per request, µs, median over rounds. */
+  cpuUsPerRequest: number;
 }
 
 function median(values: number[]): number {
@@ -67,9 +69,15 @@ export async function runCheckBench(seconds = 5, rounds = 3, wanted: string[] = 
       process.stdout.write(`  started ${LABELS[variant.name]} (first answer after ${server.startedInMs} ms)\n`);
     }
     const targets = [
-      { name: 'bare Fastify POST + Map (plain node)', url: `${bare.url}/bare`, body: JSON.stringify({ key: bareKey }) },
-      ...servers.map(({ variant, server, key }) => ({ name: LABELS[variant]!, url: `${server.url}/api/guest/serviceapikey/check`, body: JSON.stringify({ key }) })),
+      { name: 'bare Fastify POST + Map (plain node)', url: `${bare.url}/bare`, body: JSON.stringify({ key: bareKey }), pid: bare.child.pid! },
+      ...servers.map(({ variant, server, key }) => ({
+        name: LABELS[variant]!,
+        url: `${server.url}/api/guest/serviceapikey/check`,
+        body: JSON.stringify({ key }),
+        pid: server.child.pid!,
+      })),
     ];
+    const cpu = new Map<string, number[]>(targets.map((target) => [target.name, []]));
     const headers = { 'content-type': 'application/json' };
     // Warm every route (JIT, key cache) before measuring.
     for (const target of targets) {
@@ -81,8 +89,10 @@ export async function runCheckBench(seconds = 5, rounds = 3, wanted: string[] = 
     const results = new Map<string, LoadResult[]>(targets.map((target) => [target.name, []]));
     for (let round = 0; round < rounds; round++) {
       for (const target of targets) {
+        const cpuBefore = treeCpuMs(target.pid);
         const result = await runLoad(target.name, { url: target.url, method: 'POST', body: target.body, headers, seconds });
         results.get(target.name)!.push(result);
+        cpu.get(target.name)!.push(((treeCpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, result.total));
       }
       process.stdout.write(`  round ${round + 1}/${rounds}: ${targets.map((t) => `${results.get(t.name)!.at(-1)!.requestsPerSec}`).join(' / ')} req/s\n`);
     }
@@ -95,6 +105,7 @@ export async function runCheckBench(seconds = 5, rounds = 3, wanted: string[] = 
         medianRps: median(own.map((r) => r.requestsPerSec)),
         medianP99: median(own.map((r) => r.p99Ms)),
         ratioToBare: median(own.map((r, i) => r.requestsPerSec / bareRounds[i]!.requestsPerSec)),
+        cpuUsPerRequest: median(cpu.get(target.name)!),
       };
     });
     printRows(rows, rounds, seconds);
@@ -110,8 +121,9 @@ function printRows(rows: CheckRow[], rounds: number, seconds: number): void {
   for (const row of rows) {
     const bad = row.rounds.reduce((n, r) => n + r.non2xx + r.errors, 0);
     const vsSqlite = sqlite !== undefined && row !== sqlite && row.ratioToBare > 0 && row !== rows[0] ? `  ${((row.ratioToBare / sqlite.ratioToBare) * 100).toFixed(0)}% of SQLite` : '';
+    const cpuRatio = row === rows[0] ? '' : `  (CPU: ${((rows[0]!.cpuUsPerRequest / row.cpuUsPerRequest) * 100).toFixed(0)}% of bare's efficiency)`;
     process.stdout.write(
-      `  ${row.name.padEnd(38)} ${String(Math.round(row.medianRps)).padStart(7)} req/s   p99 ${row.medianP99} ms   ${(row.ratioToBare * 100).toFixed(0).padStart(3)}% of bare${vsSqlite}${bad > 0 ? `  (non-2xx/errors ${bad})` : ''}\n`,
+      `  ${row.name.padEnd(38)} ${String(Math.round(row.medianRps)).padStart(7)} req/s   p99 ${row.medianP99} ms   ${(row.ratioToBare * 100).toFixed(0).padStart(3)}% of bare${vsSqlite}   ${row.cpuUsPerRequest.toFixed(0)} µs CPU/request${cpuRatio}${bad > 0 ? `  (non-2xx/errors ${bad})` : ''}\n`,
     );
   }
   if (sqlite !== undefined) {

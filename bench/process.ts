@@ -3,7 +3,7 @@
 // DATA_DIR and default settings except what a variant names; the bare baseline in its own plain-node process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,4 +163,35 @@ export async function issueKey(server: Running): Promise<string> {
   const order = await adminCall(server, 'order/create', { client_id: client, product_id: product, activate: true });
   const key = (await adminCall(server, 'serviceapikey/get', { order_id: order })) as { api_key: string };
   return key.api_key;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by process `root` and all its descendants (Linux /proc). On a shared
+ * machine the CPU a server spends per request is a steadier figure than its requests per second.
+ */
+export function treeCpuMs(root: number): number {
+  const parents = new Map<number, number>();
+  const cpu = new Map<number, number>();
+  const tick = 10; // ms per clock tick (USER_HZ = 100 on Linux)
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(name), Number(fields[1]));
+      cpu.set(Number(name), (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  let total = 0;
+  for (const [pid, ms] of cpu) {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) {
+      if (p === root) {
+        total += ms;
+        break;
+      }
+    }
+  }
+  return total;
 }
