@@ -92,7 +92,7 @@ export async function runCheckBench(seconds = 5, rounds = 3, wanted: string[] = 
         const cpuBefore = treeCpuMs(target.pid);
         const result = await runLoad(target.name, { url: target.url, method: 'POST', body: target.body, headers, seconds });
         results.get(target.name)!.push(result);
-        cpu.get(target.name)!.push(((treeCpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, result.total));
+        cpu.get(target.name)!.push(((treeCpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, result.total ?? 0));
       }
       process.stdout.write(`  round ${round + 1}/${rounds}: ${targets.map((t) => `${results.get(t.name)!.at(-1)!.requestsPerSec}`).join(' / ')} req/s\n`);
     }

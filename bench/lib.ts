@@ -23,8 +23,8 @@ export interface LoadResult {
   p99Ms: number;
   non2xx: number;
   errors: number;
-  /** Requests completed in the run. */
-  total: number;
+  /** Requests completed in the run (when the load generator reports it). */
+  total?: number;
 }
 
 export function runLoad(name: string, options: LoadOptions): Promise<LoadResult> {
