@@ -70,7 +70,7 @@ describe('logging', () => {
     expect((await app.inject({ method: 'GET', url: '/api/guest/slowtest/wait?secret=hunter2' })).statusCode).toBe(200);
     const lines = log.lines.slice(before);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, msg: 'slow request', route: '/api/guest/slowtest/wait', status: 200 });
+    expect(lines[0]).toMatchObject({ level: 40, msg: 'slow request', route: '/api/guest/slowtest/wait', status: 200, reqId: expect.any(String) });
     expect(lines[0]!.ms).toBeGreaterThanOrEqual(300);
     expect(lines[0]!.raw).not.toContain('hunter2');
   });

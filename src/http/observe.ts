@@ -57,7 +57,7 @@ class ObservingLogController extends LogController {
   override routeNotFound(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ err: error, route: routeOf(request), status: reply.statusCode }, 'request errored');
+    if (error) reply.log.error({ err: error, reqId: request.id, route: routeOf(request), status: reply.statusCode }, 'request errored');
     this.observe(request, reply);
   }
 }
@@ -87,7 +87,7 @@ export function createObserver(services: Pick<Services, 'config' | 'metrics'>, h
       access.logger.info({ method: request.method, route: routeOf(request), status, ms: Math.round(ms * 100) / 100, ip: request.ip });
     }
     if (ms >= slowMs) {
-      request.log.warn({ method: request.method, route: routeOf(request), status, ms: Math.round(ms) }, 'slow request');
+      request.log.warn({ reqId: request.id, method: request.method, route: routeOf(request), status, ms: Math.round(ms) }, 'slow request');
     }
   }
 
