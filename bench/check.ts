@@ -1,175 +1,137 @@
-// The API key hot path: guest/serviceapikey/check against a SQLite database holding 1,000,000 keys, beside a bare
-// Fastify POST route that parses the same body and looks the key up in a Map, in the same run. Rate limits are on
-// (API_KEY_CHECK, and API_GUEST for the gateway-only row, raised so the load is not refused: the limiter's work is
-// still measured) and usage metering is on.
-// Target: check ≥ 75% of the bare route's throughput, p99 ≤ 5 ms.
+// The API key hot path as users run it: guest/serviceapikey/check against Tollgate started by `npm start` (its own
+// process, default settings, a temp DATA_DIR, one active key made through the admin API) beside the bare Fastify
+// POST + Map baseline in its own plain-node process. Every target is loaded in turn, round after round (A/B
+// alternating in one run), so the machine's other load weighs on all alike; each round's ratio is taken against the
+// bare route's figure of the same round, and the median ratio is reported.
+// Variants (BENCH_VARIANTS=name,name…): sqlite (defaults), warn (LOG_LEVEL=warn), access (ACCESS_LOG=true),
+// pg (PostgreSQL + Redis on the shared servers), workers2 (WORKERS=2 on SQLite).
+// The check's rate limit is raised so the load is not refused (its counting is still measured); metering is on.
+// Targets: check ≥ 75% of bare on SQLite, p99 ≤ 2 ms; pg ≥ 90% of sqlite; access ≥ 95% of sqlite.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
-import Fastify from 'fastify';
-import { buildApp } from '../src/app.ts';
-import { bootstrap } from '../src/bootstrap.ts';
-import { loadConfig } from '../src/config.ts';
-import { createSecretBox } from '../src/lib/crypto.ts';
-import { generateKey } from '../src/lib/keygen.ts';
-import { nowIso } from '../src/lib/time.ts';
-import { listen, printTable, runLoad, type LoadResult } from './lib.ts';
+import { runLoad, type LoadResult } from './lib.ts';
+import { BASE_PORT, REDIS_SERVER, issueKey, startBare, startTollgate, treeCpuMs, type Running } from './process.ts';
 
-const KEYS = 1_000_000;
-const BATCH = 10_000;
-
-export interface CheckBenchResult {
-  keys: number;
-  seedSeconds: number;
-  bare: LoadResult;
-  check: LoadResult;
-  getInfo: LoadResult;
-  /** guest/system/version with the same body: what the gateway costs before any handler work. */
-  gateway: LoadResult;
-  /** check req/s ÷ bare req/s. */
-  ratio: number;
-  meetsTarget: boolean;
+interface Variant {
+  name: string;
+  env: Record<string, string>;
+  postgres?: boolean;
 }
 
-/** Seeds `count` active apikey orders with keys straight through better-sqlite3; returns one key in plain text. */
-function seed(file: string, secret: string, count: number): string {
-  const secrets = createSecretBox(secret);
-  const sqlite = new SqliteDatabase(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = OFF');
-  const now = nowIso();
-  const token = randomBytes(16).toString('hex');
-  const clientId = Number(
-    sqlite
-      .prepare(
-        `insert into clients (email, first_name, status, api_token_hash, api_token_enc, created_at, updated_at) values (?, ?, 'active', ?, ?, ?, ?)`,
-      )
-      .run('bench@example.com', 'Bench', secrets.hash(token), secrets.encrypt(token), now, now).lastInsertRowid,
-  );
-  const config = JSON.stringify({ length: 32, split: true, split_interval: 8, capitalization: 'uppercase', enforce_limit: false, custom: { monthlyLimit: 1_000_000_000, tier: 'pro' } });
-  const productId = Number(
-    sqlite
-      .prepare(
-        `insert into products (title, slug, type, status, hidden, setup, pricing, config, created_at, updated_at) values ('Bench API', 'bench-api', 'apikey', 'enabled', 0, 'after_payment', '{"type":"free"}', ?, ?, ?)`,
-      )
-      .run(config, now, now).lastInsertRowid,
-  );
-  const insertOrder = sqlite.prepare(
-    `insert into orders (client_id, product_id, title, type, period, quantity, price, currency, status, config, activated_at, created_at, updated_at)
-     values (?, ?, 'Bench API', 'apikey', null, 1, 0, 'USD', 'active', ?, ?, ?, ?)`,
-  );
-  const insertKey = sqlite.prepare(
-    `insert into api_keys (order_id, client_id, key_hash, key_enc, valid, options, config, created_at, updated_at) values (?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-  );
-  const options = JSON.stringify({ length: 32, split: true, split_interval: 8, capitalization: 'uppercase', enforce_limit: false });
-  const custom = JSON.stringify({ monthlyLimit: 1_000_000_000, tier: 'pro' });
-  const keyOptions = { length: 32, split: true, splitInterval: 8, capitalization: 'uppercase' } as const;
-  let sample = '';
-  const batch = sqlite.transaction((from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const key = generateKey(keyOptions);
-      if (i === Math.floor(count / 2)) sample = key;
-      const orderId = Number(insertOrder.run(clientId, productId, config, now, now, now).lastInsertRowid);
-      insertKey.run(orderId, clientId, secrets.hash(key), secrets.encrypt(key), options, custom, now, now);
-    }
-  });
-  const started = Date.now();
-  for (let from = 0; from < count; from += BATCH) {
-    batch(from, Math.min(count, from + BATCH));
-    if ((from + BATCH) % 100_000 === 0) {
-      process.stdout.write(`  ${(from + BATCH).toLocaleString('en')} keys (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
-    }
-  }
-  sqlite.close();
-  return sample;
+const COMMON = { RATE_LIMIT_API_KEY_CHECK: '1000000000/60' };
+
+export const VARIANTS: Variant[] = [
+  { name: 'sqlite', env: {} },
+  { name: 'warn', env: { LOG_LEVEL: 'warn' } },
+  { name: 'access', env: { ACCESS_LOG: 'true' } },
+  { name: 'pg', env: { REDIS_URL: REDIS_SERVER, RATE_LIMIT_REDIS_PREFIX: `bench:${randomBytes(4).toString('hex')}:` }, postgres: true },
+  { name: 'workers2', env: { WORKERS: '2' } },
+];
+
+const LABELS: Record<string, string> = {
+  sqlite: 'check, SQLite, defaults',
+  warn: 'check, SQLite, LOG_LEVEL=warn',
+  access: 'check, SQLite, ACCESS_LOG=true',
+  pg: 'check, PostgreSQL + Redis',
+  workers2: 'check, SQLite, WORKERS=2',
+  workers1: 'check, SQLite, WORKERS=1',
+};
+
+export interface CheckRow {
+  name: string;
+  rounds: LoadResult[];
+  medianRps: number;
+  medianP99: number;
+  /** Median over rounds of (this target's req/s ÷ bare req/s in the same round). */
+  ratioToBare: number;
+  /** Server CPU (all its processes) per request, µs, median over rounds. */
+  cpuUsPerRequest: number;
 }
 
-export async function runCheckBench(seconds = 10, keys = KEYS): Promise<CheckBenchResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-check-'));
-  const file = join(dir, 'bench.db');
-  const secret = randomBytes(32).toString('hex');
-  const env = {
-    DATABASE_URL: `sqlite:${file}`,
-    DATA_DIR: dir,
-    TOLLGATE_SECRET: secret,
-    SCHEDULER: 'off',
-    RATE_LIMIT_API_KEY_CHECK: '1000000000/60',
-    RATE_LIMIT_API_GUEST: '1000000000/60',
-  };
-  // Create the schema, then bulk-load through the raw driver (Kysely would spend most of the time building SQL).
-  await (await bootstrap(loadConfig(env))).close();
-  process.stdout.write(`seeding ${keys.toLocaleString('en')} API keys…\n`);
-  const seedStarted = Date.now();
-  const key = seed(file, secret, keys);
-  const seedSeconds = Math.round((Date.now() - seedStarted) / 1000);
-  // Write the seeded pages out now, so the kernel's write-back does not compete with the first measured run.
-  for (const path of [file, `${file}-wal`]) {
-    try {
-      const fd = openSync(path, 'r+');
-      fsyncSync(fd);
-      closeSync(fd);
-    } catch {
-      // No WAL file left: nothing to write.
-    }
-  }
+function median(values: number[]): number {
+  const sorted = values.toSorted((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 
-  const services = await bootstrap(loadConfig(env));
-  const app = buildApp(services);
-  const bare = Fastify();
-  const table = new Map<string, { valid: boolean }>([[key, { valid: true }]]);
-  bare.post('/bare', async (request) => {
-    const { key: sent } = request.body as { key: string };
-    return { result: table.get(sent)?.valid === true, error: null };
-  });
-  const base = await listen(app);
-  const bareBase = await listen(bare);
-  const body = JSON.stringify({ key });
-  const headers = { 'content-type': 'application/json' };
-
+export async function runCheckBench(seconds = 5, rounds = 3, wanted: string[] = VARIANTS.map((v) => v.name)): Promise<CheckRow[]> {
+  const variants = VARIANTS.filter((variant) => wanted.includes(variant.name));
+  const servers: Array<{ variant: string; server: Running; key: string }> = [];
+  const bareKey = randomBytes(16).toString('hex');
+  const started: Running[] = [];
   try {
-    // Warm the cache for the key (one miss reads the database), and check the answer.
-    const warm = await fetch(`${base}/api/guest/serviceapikey/check`, { method: 'POST', headers, body });
-    const answer = (await warm.json()) as { result: unknown };
-    if (answer.result !== true) throw new Error(`check did not accept the seeded key: ${JSON.stringify(answer)}`);
-
-    // Two alternating rounds of half the time each, keeping each route's better round: the machine's other load
-    // then weighs on every route alike.
-    const routes: Array<[string, string]> = [
-      ['bare Fastify POST + Map lookup', `${bareBase}/bare`],
-      [`guest/serviceapikey/check (${(keys / 1e6).toFixed(1)}M keys)`, `${base}/api/guest/serviceapikey/check`],
-      ['guest/serviceapikey/get_info', `${base}/api/guest/serviceapikey/get_info`],
-      ['guest/system/version, same body (gateway alone)', `${base}/api/guest/system/version`],
-    ];
-    // A short unmeasured run on each route first, so the JIT has compiled the whole request path.
-    for (const [name, url] of routes) await runLoad(name, { url, method: 'POST', body, headers, seconds: 2 });
-    const best = new Map<string, LoadResult>();
-    for (let round = 0; round < 2; round++) {
-      for (const [name, url] of routes) {
-        const result = await runLoad(name, { url, method: 'POST', body, headers, seconds: Math.max(1, Math.round(seconds / 2)) });
-        const previous = best.get(name);
-        if (previous === undefined || result.requestsPerSec > previous.requestsPerSec) best.set(name, result);
-      }
+    const bare = await startBare(BASE_PORT + 1, bareKey);
+    started.push(bare);
+    let port = BASE_PORT + 10;
+    for (const variant of variants) {
+      const server = await startTollgate(variant.name, port++, { ...COMMON, ...variant.env }, { postgres: variant.postgres === true });
+      started.push(server);
+      servers.push({ variant: variant.name, server, key: await issueKey(server) });
+      process.stdout.write(`  started ${LABELS[variant.name]} (first answer after ${server.startedInMs} ms)\n`);
     }
-    const [bareResult, check, getInfo, gateway] = routes.map(([name]) => best.get(name)!) as [LoadResult, LoadResult, LoadResult, LoadResult];
-    printTable('API key check (10 connections, rate limits and metering on; best of 2 rounds)', [bareResult, check, getInfo, gateway], bareResult);
-    const ratio = check.requestsPerSec / bareResult.requestsPerSec;
-    const meetsTarget = ratio >= 0.75 && check.p99Ms <= 5;
-    process.stdout.write(
-      `  seeded in ${seedSeconds} s; check = ${(ratio * 100).toFixed(0)}% of bare, p99 ${check.p99Ms} ms → ${meetsTarget ? 'meets' : 'MISSES'} the target (≥ 75%, p99 ≤ 5 ms)\n`,
-    );
-    await services.apikeys.flushUsage();
-    return { keys, seedSeconds, bare: bareResult, check, getInfo, gateway, ratio, meetsTarget };
+    const targets = [
+      { name: 'bare Fastify POST + Map (plain node)', url: `${bare.url}/bare`, body: JSON.stringify({ key: bareKey }), pid: bare.child.pid! },
+      ...servers.map(({ variant, server, key }) => ({
+        name: LABELS[variant]!,
+        url: `${server.url}/api/guest/serviceapikey/check`,
+        body: JSON.stringify({ key }),
+        pid: server.child.pid!,
+      })),
+    ];
+    const cpu = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+    const headers = { 'content-type': 'application/json' };
+    // Warm every route (JIT, key cache) before measuring.
+    for (const target of targets) {
+      const reply = await fetch(target.url, { method: 'POST', headers, body: target.body });
+      const answer = (await reply.json()) as { result: unknown };
+      if (answer.result !== true) throw new Error(`${target.name} did not accept its key: ${JSON.stringify(answer)}`);
+      await runLoad(target.name, { url: target.url, method: 'POST', body: target.body, headers, seconds: 2 });
+    }
+    const results = new Map<string, LoadResult[]>(targets.map((target) => [target.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const target of targets) {
+        const cpuBefore = treeCpuMs(target.pid);
+        const result = await runLoad(target.name, { url: target.url, method: 'POST', body: target.body, headers, seconds });
+        results.get(target.name)!.push(result);
+        cpu.get(target.name)!.push(((treeCpuMs(target.pid) - cpuBefore) * 1000) / Math.max(1, result.total ?? 0));
+      }
+      process.stdout.write(`  round ${round + 1}/${rounds}: ${targets.map((t) => `${results.get(t.name)!.at(-1)!.requestsPerSec}`).join(' / ')} req/s\n`);
+    }
+    const bareRounds = results.get(targets[0]!.name)!;
+    const rows: CheckRow[] = targets.map((target) => {
+      const own = results.get(target.name)!;
+      return {
+        name: target.name,
+        rounds: own,
+        medianRps: median(own.map((r) => r.requestsPerSec)),
+        medianP99: median(own.map((r) => r.p99Ms)),
+        ratioToBare: median(own.map((r, i) => r.requestsPerSec / bareRounds[i]!.requestsPerSec)),
+        cpuUsPerRequest: median(cpu.get(target.name)!),
+      };
+    });
+    printRows(rows, rounds, seconds);
+    return rows;
   } finally {
-    await app.close();
-    await bare.close();
-    await services.close();
-    rmSync(dir, { recursive: true, force: true });
+    for (const server of started.toReversed()) await server.stop().catch((error: unknown) => process.stderr.write(`${String(error)}\n`));
+  }
+}
+
+function printRows(rows: CheckRow[], rounds: number, seconds: number): void {
+  process.stdout.write(`\nAPI key check, separate processes, 10 connections, ${rounds} alternating rounds of ${seconds} s (medians)\n`);
+  const sqlite = rows.find((row) => row.name === LABELS.sqlite);
+  for (const row of rows) {
+    const bad = row.rounds.reduce((n, r) => n + r.non2xx + r.errors, 0);
+    const vsSqlite = sqlite !== undefined && row !== sqlite && row.ratioToBare > 0 && row !== rows[0] ? `  ${((row.ratioToBare / sqlite.ratioToBare) * 100).toFixed(0)}% of SQLite` : '';
+    const cpuRatio = row === rows[0] ? '' : `  (CPU: ${((rows[0]!.cpuUsPerRequest / row.cpuUsPerRequest) * 100).toFixed(0)}% of bare's efficiency)`;
+    process.stdout.write(
+      `  ${row.name.padEnd(38)} ${String(Math.round(row.medianRps)).padStart(7)} req/s   p99 ${row.medianP99} ms   ${(row.ratioToBare * 100).toFixed(0).padStart(3)}% of bare${vsSqlite}   ${row.cpuUsPerRequest.toFixed(0)} µs CPU/request${cpuRatio}${bad > 0 ? `  (non-2xx/errors ${bad})` : ''}\n`,
+    );
+  }
+  if (sqlite !== undefined) {
+    const meets = sqlite.ratioToBare >= 0.75 && sqlite.medianP99 <= 2;
+    process.stdout.write(`  target: SQLite check ≥ 75% of bare and p99 ≤ 2 ms → ${meets ? 'met' : 'MISSED'}\n`);
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const keys = Number(process.env.BENCH_KEYS ?? KEYS);
-  await runCheckBench(Number(process.env.BENCH_SECONDS ?? 10), keys);
+  await runCheckBench(Number(process.env.BENCH_SECONDS ?? 5), Number(process.env.BENCH_ROUNDS ?? 3), process.env.BENCH_VARIANTS?.split(',') ?? undefined);
 }

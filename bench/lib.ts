@@ -23,6 +23,8 @@ export interface LoadResult {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  /** Requests completed in the run (when the load generator reports it). */
+  total?: number;
 }
 
 export function runLoad(name: string, options: LoadOptions): Promise<LoadResult> {
@@ -38,7 +40,7 @@ export function runLoad(name: string, options: LoadOptions): Promise<LoadResult>
         return;
       }
       const report = JSON.parse(stdout) as {
-        requests: { average: number };
+        requests: { average: number; total: number };
         latency: { p50: number; p99: number };
         non2xx: number;
         errors: number;
@@ -50,6 +52,7 @@ export function runLoad(name: string, options: LoadOptions): Promise<LoadResult>
         p99Ms: report.latency.p99,
         non2xx: report.non2xx,
         errors: report.errors,
+        total: report.requests.total,
       });
     });
   });

@@ -1,15 +1,21 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
-// `npm run bench -- core` (or selling, check, card) runs one.
+// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot) runs one; BENCH_* variables tune them (see README).
 import { runCardBench } from './card.ts';
 import { runCheckBench } from './check.ts';
+import { runColdStartBench } from './coldstart.ts';
 import { runCoreBench } from './core.ts';
+import { runOvershootBench } from './overshoot.ts';
+import { runSearchBench } from './search.ts';
 import { runSellingBench } from './selling.ts';
 
 const suites: Record<string, () => Promise<unknown>> = {
   core: () => runCoreBench(),
   selling: () => runSellingBench(),
-  check: () => runCheckBench(),
   card: () => runCardBench(),
+  overshoot: () => runOvershootBench(),
+  coldstart: () => runColdStartBench(Number(process.env.BENCH_STARTS ?? 3)),
+  search: () => runSearchBench(Number(process.env.BENCH_ROWS ?? 1_000_000), process.env.BENCH_DATABASES?.split(',') ?? ['sqlite', 'pg']),
+  check: () => runCheckBench(Number(process.env.BENCH_SECONDS ?? 5), Number(process.env.BENCH_ROUNDS ?? 3), process.env.BENCH_VARIANTS?.split(',')),
 };
 
 const wanted = process.argv.slice(2);

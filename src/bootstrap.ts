@@ -33,7 +33,7 @@ export async function bootstrap(config: Config = loadConfig()): Promise<Services
   await services.settings.preload();
   await registerStripe(services);
   // Serve with shared rate-limit counters from the first request when Redis is there; without it, go on after 2 s.
-  await services.limiter.store.ready?.(2000);
+  await Promise.all([services.limiter.store.ready?.(2000), services.limiter.hotStore.ready?.(2000)]);
   return services;
 }
 

@@ -2,8 +2,10 @@
 //   npm run cli -- migrate
 //   npm run cron                 (the scheduled jobs once: renewal invoices, suspensions, cancellations, stored provider events)
 //   npm run cli -- create-admin --email a@b.c --password 'Secret123' [--name 'Ann']
+//   npm run cli -- backup <file>  (a consistent copy of the SQLite database, while the server runs)
 import { parseArgs } from 'node:util';
 import { bootstrap } from './bootstrap.ts';
+import { backupSqlite } from './db/backup.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
 import { ApiError } from './http/errors.ts';
 import type { Services } from './services.ts';
@@ -19,6 +21,12 @@ const commands: Record<string, Command> = {
     // Provider events stored but not applied (the server applies them at start and every minute).
     const events_applied = await services.inboundEvents.processPending();
     process.stdout.write(`${JSON.stringify({ ...report, events_applied })}\n`);
+  },
+  async backup(services, args) {
+    const [target] = args;
+    if (target === undefined || target.startsWith('-')) throw new Error('backup needs a file name: npm run cli -- backup <file>');
+    const { file, pages } = await backupSqlite(services.config.databaseUrl, target);
+    process.stdout.write(`Wrote ${file} (${pages} pages)\n`);
   },
   async 'create-admin'(services, args) {
     const { values } = parseArgs({

@@ -2,6 +2,8 @@
 // other service: SQLite under ./data, counters in memory, the scheduler inside the server.
 import { settingDefaultsFromEnv, type SettingName } from './modules/system/settings-catalogue.ts';
 
+import { availableParallelism } from 'node:os';
+
 export type RateLimitPolicy =
   | 'API_GUEST'
   | 'API_KEY_CHECK'
@@ -69,6 +71,14 @@ export interface Config {
   outboxLeaseSeconds: number;
   /** Defaults of the settings staff edit (CONTRACT §8), from each setting's upper-cased name in the environment. */
   settings: Partial<Record<SettingName, string>>;
+  /** ACCESS_LOG: one line per request through an asynchronous buffered destination. */
+  accessLog: boolean;
+  /** SLOW_REQUEST_MS: requests slower than this are logged as warnings whatever the level. */
+  slowRequestMs: number;
+  /** METRICS_TOKEN: Bearer token of GET /metrics; null switches the endpoint off. */
+  metricsToken: string | null;
+  /** WORKERS: server processes on one port (node:cluster); 'auto' is one per CPU. */
+  workers: number;
 }
 
 export interface StripeConnection {
@@ -228,6 +238,10 @@ export function loadConfig(env: Env = process.env): Config {
     outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
     stripe: parseStripe(env),
     settings: settingDefaults(env),
+    accessLog: bool(env, 'ACCESS_LOG', false),
+    slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000, 1),
+    metricsToken: str(env, 'METRICS_TOKEN'),
+    workers: str(env, 'WORKERS')?.toLowerCase() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1),
   };
 }
 

@@ -1,10 +1,14 @@
 // Process entry: read config, open and migrate the database, create the first admin if needed, serve.
 import { buildApp } from './app.ts';
 import { bootstrap, ensureFirstAdmin } from './bootstrap.ts';
+import { isClusterPrimary, runPrimary, runsBackgroundTasks } from './cluster/primary.ts';
 import { loadConfig } from './config.ts';
+import type { Services } from './services.ts';
 import { ensureWebBuilt, WEB_DIST_DIR } from './web/build.ts';
 
 const config = loadConfig();
+// WORKERS > 1: this process becomes the cluster's primary and never gets past this line; its workers run the rest.
+if (isClusterPrimary(config)) await runPrimary(config, printFirstAdmin);
 const services = await bootstrap(config);
 await ensureWebBuilt();
 const app = buildApp(services, {
@@ -13,19 +17,10 @@ const app = buildApp(services, {
   logger: { level: config.logLevel },
 });
 
-const firstAdmin = await ensureFirstAdmin(services);
-if (firstAdmin !== null) {
-  // Printed once, to the operator's console, on the very first start only.
-  const lines = [
-    'Created the first administrator:',
-    `  e-mail:    ${firstAdmin.email}`,
-    ...(firstAdmin.password !== null ? [`  password:  ${firstAdmin.password}`] : []),
-    ...(config.admin.apiToken === null ? [`  API token: ${firstAdmin.apiToken}`] : []),
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
+await printFirstAdmin(services);
 
-for (const start of services.startTasks) start();
+// With WORKERS > 1 only the first worker runs the scheduler (src/cluster/primary.ts).
+if (runsBackgroundTasks()) for (const start of services.startTasks) start();
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {
@@ -40,3 +35,16 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
 await app.listen({ port: config.port, host: config.host });
+
+async function printFirstAdmin(ready: Services): Promise<void> {
+  const firstAdmin = await ensureFirstAdmin(ready);
+  if (firstAdmin === null) return;
+  // Printed once, to the operator's console, on the very first start only.
+  const lines = [
+    'Created the first administrator:',
+    `  e-mail:    ${firstAdmin.email}`,
+    ...(firstAdmin.password !== null ? [`  password:  ${firstAdmin.password}`] : []),
+    ...(ready.config.admin.apiToken === null ? [`  API token: ${firstAdmin.apiToken}`] : []),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,14 +1,18 @@
 // The composition root: builds every service once, handing each its database handle and the narrow parts of its
 // neighbours it needs. Actions reach services through `call.services`.
+import cluster from 'node:cluster';
 import type { Kysely } from 'kysely';
+import { ClusterCounterBackend, ClusterCounterStore } from './cluster/counters.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle, DialectName } from './db/database.ts';
 import type { Database } from './db/schema.ts';
 import { EventBus } from './events.ts';
 import { MemoryCounterStore, RedisCounterStore } from './http/counter-store.ts';
+import { BatchedCounterStore, RedisCounterBackend } from './http/counter-sync.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { createSecretBox, type SecretBox } from './lib/crypto.ts';
 import { moneyFor } from './lib/money.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
@@ -27,6 +31,7 @@ import { createProductService, type ProductService } from './modules/product/ser
 import { createPromoService, type PromoService } from './modules/product/promos.ts';
 import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
+import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
@@ -48,6 +53,8 @@ export interface Services {
   limiter: RateLimiter;
   /** Settings staff edit (CONTRACT §8): `settings.get(name)`, `settings.secret(name)`, the company details. */
   settings: SystemService;
+  /** Prometheus registry behind GET /metrics; modules add their own metrics to `metrics.registry`. */
+  metrics: Metrics;
   sessions: SessionService;
   staff: StaffService;
   clients: ClientService;
@@ -99,10 +106,24 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   // that may still write to it on the way out (usage counts, scheduler).
   const closers: Array<() => Promise<void>> = [() => database.close()];
 
+  // Rate-limit counters: in Redis when set; else, in a cluster worker, in the primary (over IPC); else in memory.
+  const inCluster = cluster.isWorker && config.redisUrl === null;
   const counterStore =
-    config.redisUrl === null ? new MemoryCounterStore() : new RedisCounterStore(config.redisUrl, config.rateLimit.redisPrefix);
+    config.redisUrl !== null
+      ? new RedisCounterStore(config.redisUrl, config.rateLimit.redisPrefix)
+      : inCluster
+        ? new ClusterCounterStore()
+        : new MemoryCounterStore();
   closers.push(() => counterStore.close());
-  const limiter = new RateLimiter(config.rateLimit, counterStore);
+  // The key check's counters: in process, shared in batches (no round trip per check) when there is anyone to share with.
+  const hotStore =
+    config.redisUrl !== null
+      ? new BatchedCounterStore(new RedisCounterBackend(config.redisUrl, config.rateLimit.redisPrefix))
+      : inCluster
+        ? new BatchedCounterStore(new ClusterCounterBackend())
+        : counterStore;
+  if (hotStore !== counterStore) closers.push(() => hotStore.close());
+  const limiter = new RateLimiter(config.rateLimit, counterStore, hotStore);
 
   const settings = createSystemService({ db, secrets, defaults: config.settings });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
@@ -124,6 +145,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));
+  const metrics = createMetrics(config.metricsToken !== null);
+  registerApiKeyMetrics(metrics, apikeys);
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
@@ -210,6 +233,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     events,
     limiter,
     settings,
+    metrics,
     sessions,
     staff,
     clients,

@@ -52,7 +52,10 @@ describe('review: secrets', () => {
       },
     });
     // A second app over the same services, logging everything (trace) into `logged`.
-    loggingApp = buildApp(t.services, { logger: { level: 'trace', stream } });
+    // No line per request is written by default (CONTRACT §13): switch on both per-request writers, the access log and
+    // the slow-request warning (every request counts as slow at 0 ms), into the same stream.
+    const services = { ...t.services, config: { ...t.services.config, accessLog: true, slowRequestMs: 0 } };
+    loggingApp = buildApp(services, { logger: { level: 'trace', stream }, accessLogStream: stream });
     await loggingApp.ready();
   });
   afterAll(async () => {

@@ -31,15 +31,22 @@ export function buildWhitelist(entries: readonly string[]): BlockList {
   return list;
 }
 
+/** The key check's policies: counted in process and shared in batches (src/http/counter-sync.ts) when a hot store is given. */
+export const HOT_POLICIES: ReadonlySet<RateLimitPolicy> = new Set<RateLimitPolicy>(['API_KEY_CHECK', 'API_KEY_CHECK_FAILED']);
+
 export class RateLimiter {
   private readonly whitelist: BlockList;
   private readonly exemptions = new Map<string, boolean>();
+  /** The store each policy counts in: `hotStore` for HOT_POLICIES, `store` (exact) for the others. */
+  private readonly stores: Record<string, CounterStore> = {};
 
   constructor(
     private readonly config: Config['rateLimit'],
     readonly store: CounterStore,
+    readonly hotStore: CounterStore = store,
   ) {
     this.whitelist = buildWhitelist(config.whitelist);
+    for (const policy of Object.keys(config.policies)) this.stores[policy] = HOT_POLICIES.has(policy as RateLimitPolicy) ? hotStore : store;
   }
 
   get enabled(): boolean {
@@ -76,13 +83,13 @@ export class RateLimiter {
   /** Counts one request of `subject` under `policy`. Synchronous with the memory store. */
   hit(policy: RateLimitPolicy, subject: string): Decision | Promise<Decision> {
     const key = `${policy}:${subject}`;
-    const result = this.store.incr(key, this.config.policies[policy].windowSeconds * 1000);
+    const result = this.stores[policy]!.incr(key, this.config.policies[policy].windowSeconds * 1000);
     return result instanceof Promise ? result.then((hit) => this.decide(policy, hit)) : this.decide(policy, result);
   }
 
   /** Whether `subject` is already over the limit of `policy`, without counting anything. */
   async isBlocked(policy: RateLimitPolicy, subject: string): Promise<Decision | null> {
-    const hit = await this.store.get(`${policy}:${subject}`);
+    const hit = await this.stores[policy]!.get(`${policy}:${subject}`);
     if (hit === null) return null;
     const decision = this.decide(policy, hit);
     return hit.count >= decision.limit ? { ...decision, allowed: false } : null;

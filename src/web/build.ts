@@ -2,10 +2,10 @@
 // stamp file in web/dist records the newest source mtime the output was built from.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../root.ts';
 
 /** The web/ folder: the UI's sources, its Vite config and (in dist/) its build output. */
-export const WEB_ROOT = fileURLToPath(new URL('../../web/', import.meta.url));
+export const WEB_ROOT = join(ROOT, 'web');
 /** Where the built pages are served from. */
 export const WEB_DIST_DIR = join(WEB_ROOT, 'dist');
 const STAMP_FILE = '.build-stamp';

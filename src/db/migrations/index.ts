@@ -7,6 +7,7 @@ import * as billing from './006_billing.ts';
 import * as stripe from './007_stripe.ts';
 import * as outbox from './008_outbox.ts';
 import * as accounts from './009_accounts.ts';
+import * as search from './010_search.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '007_stripe': stripe,
   '008_outbox': outbox,
   '009_accounts': accounts,
+  '010_search': search,
 };

@@ -2,6 +2,7 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
+import { cachedTotal, clientsContaining, forgetTotal, isSqlite, TRIGRAM_MIN } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
@@ -12,7 +13,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwor
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { checkCountry, checkPhone } from '../system/countries.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import './events.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
@@ -140,6 +141,7 @@ function checkPassword(password: string, confirm: string | undefined): void {
 }
 
 export function createClientService({ db, secrets, events, sessions, defaultCurrency }: ClientServiceDeps) {
+  const fts = isSqlite(db);
   async function requireClient(id: number, trx: Kysely<Database> = db): Promise<Selectable<Database['clients']>> {
     const row = await trx.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
     if (row === undefined) throw errors.notFound('Client');
@@ -226,24 +228,33 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         if (signup) await events.emit('client.signed_up', { clientId: inserted.id, email: input.email.toLowerCase(), firstName: input.first_name }, trx);
         return inserted;
       });
+      forgetTotal('clients');
       return row.id;
     },
 
     async list(filters: ClientFilters): Promise<Page<ClientRecord>> {
       const request = pageRequest(filters);
       let query = db.selectFrom('clients');
+      // SQLite: text filters of 3+ characters first narrow the rows through the trigram FTS table (010_search);
+      // PostgreSQL's pg_trgm indexes serve the LIKE itself.
+      const narrow = (columns: readonly string[], text: string): void => {
+        if (fts && text.length >= TRIGRAM_MIN) query = query.where(clientsContaining(columns, text));
+      };
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       // What staff type is matched literally: `%` and `_` are not wildcards (containsPattern escapes them).
       if (filters.email !== undefined && filters.email !== '') {
         const pattern = containsPattern(filters.email.toLowerCase());
+        narrow(['email'], filters.email.toLowerCase());
         query = query.where((eb) => likeEscaped(eb.ref('email'), pattern));
       }
       if (filters.company !== undefined && filters.company !== '') {
         const pattern = containsPattern(filters.company.toLowerCase());
+        narrow(['company'], filters.company.toLowerCase());
         query = query.where((eb) => likeEscaped(eb.fn<string | null>('lower', ['company']), pattern));
       }
       if (filters.name !== undefined && filters.name !== '') {
         const pattern = containsPattern(filters.name.toLowerCase());
+        narrow(['first_name', 'last_name'], filters.name.toLowerCase());
         query = query.where((eb) =>
           eb.or([likeEscaped(eb.fn<string>('lower', ['first_name']), pattern), likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern)]),
         );
@@ -251,6 +262,8 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       if (filters.search !== undefined && filters.search !== '') {
         const pattern = containsPattern(filters.search.toLowerCase());
         const asId = /^\d+$/.test(filters.search) ? Number(filters.search) : null;
+        // A numeric search may also name a client id, which the text index does not hold.
+        if (asId === null) narrow(['email', 'first_name', 'last_name', 'company'], filters.search.toLowerCase());
         query = query.where((eb) =>
           eb.or([
             likeEscaped(eb.ref('email'), pattern),
@@ -263,7 +276,13 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       }
       if (filters.date_from !== undefined) query = query.where('created_at', '>=', `${filters.date_from}T00:00:00Z`);
       if (filters.date_to !== undefined) query = query.where('created_at', '<=', `${filters.date_to}T23:59:59Z`);
-      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      // Totals of the unfiltered list and of a status alone (a million active clients take a while to count) are
+      // counted once per few seconds and again after this process's inserts, deletes and updates (src/db/search.ts).
+      const filtered = Object.entries(filters).some(
+        ([name, value]) => name !== 'page' && name !== 'per_page' && name !== 'status' && value !== undefined && value !== '',
+      );
+      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+      const total = { n: filtered ? await count() : await cachedTotal(db, 'clients', count, filters.status ?? '') };
       const rows = await query
         .selectAll()
         .orderBy('created_at', 'desc')
@@ -312,6 +331,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
             if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
             throw error;
           });
+        if (fields.status !== undefined && fields.status !== row.status) afterTransaction(trx, () => forgetTotal('clients'));
         if (deactivating) {
           await sessions.destroyAllOf('client', id, trx);
           await events.emit('client.deactivated', { clientId: id }, trx);
@@ -327,6 +347,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         await events.emit('client.deleted', { clientId: id }, trx);
         await sessions.destroyAllOf('client', id, trx);
         await trx.deleteFrom('clients').where('id', '=', id).execute();
+        afterTransaction(trx, () => forgetTotal('clients'));
       });
     },
 

@@ -13,7 +13,8 @@ import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
 import { renderInvoicePdf } from './pdf.ts';
@@ -216,6 +217,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
     const rule = client.tax_exempt === 1 ? null : await taxes.forBuyer(trx, client.country, client.state);
     const tax = rule === null ? 0 : percentOf(subtotal - discount, rule.rate);
     const total = subtotal - discount + tax;
+    afterTransaction(trx, () => forgetTotal('invoices'));
     const row = await trx
       .insertInto('invoices')
       .values({
@@ -472,7 +474,9 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+      const unfiltered = owner === undefined && filters.status === undefined;
+      const total = { n: unfiltered ? await cachedTotal(db, 'invoices', count) : await count() };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       return toPage(request, total.n, await withItems(db, rows));
     },

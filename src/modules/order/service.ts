@@ -14,7 +14,8 @@ import { quote } from '../product/pricing.ts';
 import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { OrderEvent } from './events.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
 export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
@@ -384,6 +385,7 @@ export function createOrderService({ db, events, productTypes, products, money }
     async create(trx: Kysely<Database>, input: NewOrder, now = new Date()): Promise<OrderRow> {
       const type = products.typeOf(input.product);
       const nowText = isoSeconds(now);
+      afterTransaction(trx, () => forgetTotal('orders'));
       const row = await trx
         .insertInto('orders')
         .values({
@@ -449,6 +451,7 @@ export function createOrderService({ db, events, productTypes, products, money }
         await events.emit('order.deleted', eventOf(row), trx);
         await trx.deleteFrom('order_history').where('order_id', '=', id).execute();
         await trx.deleteFrom('orders').where('id', '=', id).execute();
+        afterTransaction(trx, () => forgetTotal('orders'));
       });
     },
 
@@ -474,7 +477,9 @@ export function createOrderService({ db, events, productTypes, products, money }
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       if (filters.product_id !== undefined) query = query.where('product_id', '=', filters.product_id);
       if (filters.type !== undefined) query = query.where('type', '=', filters.type);
-      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+      const unfiltered = owner === undefined && filters.status === undefined && filters.product_id === undefined && filters.type === undefined;
+      const total = { n: unfiltered ? await cachedTotal(db, 'orders', count) : await count() };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       return toPage(request, total.n, rows.map((row) => toRecord(row, unpaid, clientId === undefined)));

@@ -60,6 +60,9 @@ export class KeyCache {
   epoch = 0;
   /** False while no invalidation channel guarantees that other processes' changes reach this cache. */
   trusted = true;
+  /** Lookups answered from the cache (a record or a known-unknown key) and lookups that had to ask the database. */
+  hits = 0;
+  misses = 0;
 
   constructor(options: KeyCacheOptions) {
     this.maxEntries = Math.max(1, options.maxEntries);
@@ -88,15 +91,20 @@ export class KeyCache {
         this.entries.set(hash, entry);
         entry.tick = tick;
       }
+      this.hits++;
       return entry;
     }
     if (this.negative.size > 0) {
       const until = this.negative.get(hash);
       if (until !== undefined) {
-        if (until > now && (this.trusted || until - this.negativeTtlMs + UNTRUSTED_MAX_AGE_MS > now)) return null;
+        if (until > now && (this.trusted || until - this.negativeTtlMs + UNTRUSTED_MAX_AGE_MS > now)) {
+          this.hits++;
+          return null;
+        }
         this.negative.delete(hash);
       }
     }
+    this.misses++;
     return undefined;
   }
 

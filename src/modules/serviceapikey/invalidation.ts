@@ -1,12 +1,13 @@
 // Tells every Tollgate process that a key changed, so each drops it from its cache within a second:
 // Redis pub/sub when REDIS_URL is set, otherwise PostgreSQL LISTEN/NOTIFY on PostgreSQL, otherwise nothing (one
-// process on SQLite). Messages carry key HMACs only, never keys. A listener that loses its connection marks the
+// process on SQLite; the workers of one primary relay through it: ClusterChannel). Messages carry key HMACs only, never keys. A listener that loses its connection marks the
 // cache untrusted (records then live at most one second), reconnects with backoff, and clears the cache once back,
 // since it may have missed messages meanwhile.
 import { sql, type Kysely } from 'kysely';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Database } from '../../db/schema.ts';
+import { isClusterMessage, type InvalidateMessage } from '../../cluster/messages.ts';
 import type { KeyCache } from './cache.ts';
 
 export const CHANNEL = 'tollgate_apikey_invalidate';
@@ -14,7 +15,7 @@ export const CHANNEL = 'tollgate_apikey_invalidate';
 const PER_MESSAGE = 100;
 
 export interface InvalidationChannel {
-  readonly kind: 'local' | 'postgres' | 'redis';
+  readonly kind: 'local' | 'postgres' | 'redis' | 'cluster';
   /** Starts listening for other processes' changes; idempotent. */
   listen(): void;
   /** Tells the other processes (fire and forget). */
@@ -201,5 +202,42 @@ export class RedisChannel implements InvalidationChannel {
       client.removeAllListeners('close');
       await client.quit().catch(() => client.disconnect());
     }
+  }
+}
+
+/**
+ * The workers of one cluster primary on SQLite without Redis (no LISTEN/NOTIFY there): a change is sent to the
+ * primary over IPC, which relays it at once to every other worker (src/cluster/primary.ts). IPC between a primary
+ * and its workers does not drop messages while both live; a worker that starts (or restarts) begins with an empty
+ * cache, so it cannot hold a record changed before it was there.
+ */
+export class ClusterChannel implements InvalidationChannel {
+  readonly kind = 'cluster';
+  private readonly onMessage = (message: unknown): void => {
+    if (isClusterMessage(message) && message.t === 'tollgate:invalidate') receive(this.cache, message.payload);
+  };
+  private started = false;
+
+  constructor(private readonly cache: KeyCache) {
+    cache.trusted = true;
+  }
+
+  listen(): void {
+    if (this.started) return;
+    this.started = true;
+    process.on('message', this.onMessage);
+  }
+
+  publish(hashes: readonly string[]): void {
+    if (process.send === undefined || !process.connected) return;
+    for (const payload of messagesOf(hashes)) {
+      const message: InvalidateMessage = { t: 'tollgate:invalidate', payload };
+      process.send(message);
+    }
+  }
+
+  close(): Promise<void> {
+    process.off('message', this.onMessage);
+    return Promise.resolve();
   }
 }

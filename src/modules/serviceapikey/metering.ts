@@ -46,6 +46,8 @@ export class Metering {
   private clockValue: UsageClock = { day: '', month: '', monthStart: '', monthEnd: '' };
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  /** When the last flush ended with every count written (epoch ms). */
+  private lastFlushedAt = Date.now();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -107,10 +109,18 @@ export class Metering {
     for (const counts of this.pending.values()) counts.delete(id);
   }
 
+  /** How long ago every count was last in the database (0 right after a complete flush; grows while flushes fail). */
+  lagMs(now: number): number {
+    return Math.max(0, now - this.lastFlushedAt);
+  }
+
   /** Writes every pending count to the database. Concurrent calls share one flush. */
   flush(): Promise<void> {
     if (this.flushing !== null) return this.flushing.then(() => (this.pending.size > 0 ? this.flush() : undefined));
-    if (this.pending.size === 0) return Promise.resolve();
+    if (this.pending.size === 0) {
+      this.lastFlushedAt = Date.now();
+      return Promise.resolve();
+    }
     this.inFlight = this.pending;
     this.pending = new Map();
     this.currentMap = null;
@@ -118,6 +128,9 @@ export class Metering {
     const rows: UsageRow[] = [];
     for (const [day, counts] of batch) for (const [id, count] of counts) rows.push({ api_key_id: id, day, count });
     this.flushing = this.write(rows)
+      .then(() => {
+        this.lastFlushedAt = Date.now();
+      })
       .catch((error: unknown) => {
         // Keep the counts that were not written for the next attempt rather than lose them.
         const { rest } = error as { rest?: UsageRow[] };

@@ -10,6 +10,7 @@
 // transaction, and once the transaction has ended (`afterTransaction`, src/db/transaction.ts) the key is dropped from
 // the cache and the change is published to the other processes. Changes made inside the order service's transaction
 // (product type hooks) and our own (update, reset) take the same path.
+import cluster from 'node:cluster';
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
@@ -26,7 +27,7 @@ import type { OrderSnapshot } from '../product/product-type.ts';
 import type { EventBus } from '../../events.ts';
 import './events.ts';
 import { KeyCache, type KeyEntry } from './cache.ts';
-import { LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
+import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
 import { Metering, monthBounds, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 
@@ -110,12 +111,16 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       ? new RedisChannel(deps.redisUrl, deps.redisPrefix, cache, log)
       : deps.dialect === 'postgres' && deps.postgresUrl !== null
         ? new PostgresChannel(deps.postgresUrl, db, cache, log)
-        : new LocalChannel(cache);
+        : cluster.isWorker
+          ? new ClusterChannel(cache)
+          : new LocalChannel(cache);
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
   let listening = false;
   let closed = false;
+  /** Checks and get_info calls answered, by reason (read by /metrics). */
+  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0 };
 
   // ---- hot path ----------------------------------------------------------------------------------------------
 
@@ -277,8 +282,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   /** Judges the key and counts one use when valid. */
   function use(entry: KeyEntry | null, now: number, clock: UsageClock): Reason {
-    if (entry === null) return 'NOT_FOUND';
+    if (entry === null) {
+      reasons.NOT_FOUND++;
+      return 'NOT_FOUND';
+    }
     const reason = judge(entry, now, clock);
+    reasons[reason]++;
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
       entry.used++;
@@ -412,6 +421,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
     internals: { cache, metering, channel, blocked },
+
+    /** Figures for /metrics: answers by reason, key-cache size and hits, usage-flush lag. */
+    stats() {
+      return { reasons, cacheSize: cache.size, cacheHits: cache.hits, cacheMisses: cache.misses, flushLagMs: metering.lagMs(Date.now()) };
+    },
 
     // ---- guest: the hot path ----
 

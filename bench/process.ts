@@ -1,0 +1,197 @@
+// Servers under test as users run them: Tollgate started exactly as `npm start` starts it (the package.json
+// "start" script, through a shell with node_modules/.bin on PATH, as npm does), in its own process with a temp
+// DATA_DIR and default settings except what a variant names; the bare baseline in its own plain-node process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const ADMIN_TOKEN = 'benchAdminToken0123456789abcdefgh';
+/** The shared servers of this machine (HELPERS.md); override with BENCH_DATABASE_URL / BENCH_REDIS_URL. */
+export const PG_SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55500/postgres';
+export const REDIS_SERVER = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:56500';
+/** This benchmark's own port range (41600–41699). */
+export const BASE_PORT = Number(process.env.BENCH_BASE_PORT ?? 41600);
+
+export interface Running {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** Milliseconds from spawn to the first successful answer. */
+  startedInMs: number;
+  stop(): Promise<void>;
+}
+
+const START_SCRIPT = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+
+async function waitForAnswer(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${url}: no answer within ${timeoutMs} ms`);
+}
+
+function track(name: string, url: string, child: ChildProcess, started: number, cleanup: () => Promise<void> = async () => {}): Promise<Running> {
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  return waitForAnswer(url, child, 60_000).then(
+    () => ({
+      name,
+      url,
+      child,
+      startedInMs: Date.now() - started,
+      async stop() {
+        if (child.exitCode === null && child.pid !== undefined) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          // The whole group: the shell, tsx and the node process it starts (and any cluster workers).
+          process.kill(-child.pid, 'SIGTERM');
+          const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        }
+        await cleanup();
+      },
+    }),
+    async (error: unknown) => {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+      await cleanup();
+      throw new Error(`${String(error)}\n${output}`);
+    },
+  );
+}
+
+/** A fresh PostgreSQL database on the shared server, dropped by the returned function. */
+export async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_SERVER });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(PG_SERVER);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_SERVER });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+/**
+ * `npm start` with `env` on top of a clean environment (no inherited DATABASE_URL, LOG_LEVEL…), on 127.0.0.1:`port`,
+ * with a temp DATA_DIR. `postgres: true` gives it a fresh database on the shared server.
+ */
+export async function startTollgate(
+  name: string,
+  port: number,
+  env: Record<string, string> = {},
+  options: { postgres?: boolean; viaNpm?: boolean } = {},
+): Promise<Running> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  const database = options.postgres === true ? await freshPostgres() : null;
+  const childEnv: NodeJS.ProcessEnv = {
+    PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+    HOME: process.env.HOME,
+    NODE_ENV: process.env.NODE_ENV,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    TOLLGATE_ADMIN_EMAIL: 'bench@example.com',
+    TOLLGATE_ADMIN_PASSWORD: 'Bench-Passw0rd',
+    TOLLGATE_ADMIN_API_TOKEN: ADMIN_TOKEN,
+    // DATA_DIR holds the secret only; the SQLite file goes there too, or every variant would share ./data/tollgate.db.
+    DATABASE_URL: database?.url ?? `sqlite:${join(dataDir, 'tollgate.db')}`,
+    ...env,
+  };
+  const started = Date.now();
+  // `viaNpm`: through the npm CLI itself (what a user types, npm's own start-up included); otherwise the script
+  // exactly as npm would run it, without npm's start-up (the load benchmarks need the server, not npm).
+  const child =
+    options.viaNpm === true
+      ? spawn('npm', ['start', '--silent'], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('sh', ['-c', START_SCRIPT], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  return track(name, `http://127.0.0.1:${port}`, child, started, async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+}
+
+/** The bare Fastify POST + Map baseline, in plain node. */
+export function startBare(port: number, key: string): Promise<Running> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'bare-server.mjs'), String(port), key], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  return track('bare Fastify POST + Map (plain node)', `http://127.0.0.1:${port}`, child, started);
+}
+
+/** Calls an admin action of a running Tollgate and returns its result (throws on an error envelope). */
+export async function adminCall(server: Running, path: string, params: Record<string, unknown>): Promise<unknown> {
+  const response = await fetch(`${server.url}/api/admin/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` },
+    body: JSON.stringify(params),
+  });
+  const body = (await response.json()) as { result: unknown; error: { message: string } | null };
+  if (body.error !== null) throw new Error(`${path}: ${body.error.message}`);
+  return body.result;
+}
+
+/** An active API key on `server`, made through its admin API (product, client, order, key). */
+export async function issueKey(server: Running): Promise<string> {
+  const product = await adminCall(server, 'product/prepare', { title: 'Bench API', type: 'apikey' });
+  await adminCall(server, 'product/update', { id: product, status: 'enabled', config: { custom: { monthlyLimit: 1_000_000_000, tier: 'pro' } } });
+  const client = await adminCall(server, 'client/create', { email: `bench-${randomBytes(4).toString('hex')}@example.com`, first_name: 'Bench' });
+  const order = await adminCall(server, 'order/create', { client_id: client, product_id: product, activate: true });
+  const key = (await adminCall(server, 'serviceapikey/get', { order_id: order })) as { api_key: string };
+  return key.api_key;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by process `root` and all its descendants (Linux /proc). On a shared
+ * machine the CPU a server spends per request is a steadier figure than its requests per second.
+ */
+export function treeCpuMs(root: number): number {
+  const parents = new Map<number, number>();
+  const cpu = new Map<number, number>();
+  const tick = 10; // ms per clock tick (USER_HZ = 100 on Linux)
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(name), Number(fields[1]));
+      cpu.set(Number(name), (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  let total = 0;
+  for (const [pid, ms] of cpu) {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) {
+      if (p === root) {
+        total += ms;
+        break;
+      }
+    }
+  }
+  return total;
+}

@@ -1,0 +1,204 @@
+// Rate-limit counters for the hot path's policies (the key check), kept in process memory and synchronised with a
+// shared backend (Redis, or the cluster primary) in batches, every SYNC_MS: counting a check costs a Map update and
+// never a round trip. Each sync sends, per counter, the hits since the last one and gets back the shared total and
+// the window's remaining time; the local view is that total plus the hits counted since.
+//
+// The price is overshoot: a process does not see the other processes' hits of the last sync interval, so a client
+// spreading calls over P processes can get through up to (P − 1) × (its calls per process in one interval) more than
+// the limit, and a counter's first hit in a process is judged before that process has heard the shared total. The
+// README's "Rate limits and several processes" gives measured figures. While the backend is unreachable the local
+// counts keep deciding (per process) and are kept; they are added to the shared count once it answers again.
+import { Redis } from 'ioredis';
+import type { CounterStore, Hit } from './counter-store.ts';
+
+/** How often the hits are sent: "at least once a second", with room for a slow answer. */
+export const SYNC_MS = 200;
+
+export interface CounterBatchItem {
+  key: string;
+  /** Hits to add. */
+  add: number;
+  windowMs: number;
+}
+
+/** A shared store that adds several counters at once and answers each one's new total and remaining window. */
+export interface CounterBackend {
+  addAll(items: readonly CounterBatchItem[]): Promise<Hit[]>;
+  /** Resolves once the backend can answer (or the wait is over). */
+  ready?(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Slot {
+  /** Shared total at the last sync. */
+  base: number;
+  /** Hits counted here and not yet sent. */
+  delta: number;
+  /** Hits in the batch being sent. */
+  sending: number;
+  resetAt: number;
+  windowMs: number;
+}
+
+export class BatchedCounterStore implements CounterStore {
+  private readonly slots = new Map<string, Slot>();
+  private readonly dirty = new Set<string>();
+  private readonly timer: NodeJS.Timeout;
+  private syncing: Promise<void> | null = null;
+  private failing = false;
+  /** Batches sent and failed, for tests and /metrics. */
+  syncs = 0;
+  failures = 0;
+
+  constructor(
+    private readonly backend: CounterBackend,
+    private readonly warn: (message: string) => void = (message) => process.emitWarning(message),
+    syncMs = SYNC_MS,
+  ) {
+    let ticks = 0;
+    this.timer = setInterval(() => {
+      void this.sync();
+      if (++ticks % 50 === 0) this.sweep(Date.now());
+    }, syncMs);
+    this.timer.unref();
+  }
+
+  ready(timeoutMs: number): Promise<void> {
+    return this.backend.ready?.(timeoutMs) ?? Promise.resolve();
+  }
+
+  incr(key: string, windowMs: number): Hit {
+    const now = Date.now();
+    let slot = this.slots.get(key);
+    if (slot === undefined || slot.resetAt <= now) {
+      // A new window: hits still unsent belong to the one that ended, which the backend has forgotten too.
+      slot = { base: 0, delta: 0, sending: 0, resetAt: now + windowMs, windowMs };
+      this.slots.set(key, slot);
+    }
+    if (slot.delta++ === 0) this.dirty.add(key);
+    return { count: slot.base + slot.sending + slot.delta, resetMs: slot.resetAt - now };
+  }
+
+  get(key: string): Hit | null {
+    const now = Date.now();
+    const slot = this.slots.get(key);
+    if (slot === undefined || slot.resetAt <= now) return null;
+    return { count: slot.base + slot.sending + slot.delta, resetMs: slot.resetAt - now };
+  }
+
+  /** Sends the hits counted since the last sync; one batch at a time. */
+  sync(): Promise<void> {
+    if (this.syncing !== null || this.dirty.size === 0) return this.syncing ?? Promise.resolve();
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    const items: CounterBatchItem[] = [];
+    const sent: Array<[string, Slot]> = [];
+    for (const key of keys) {
+      const slot = this.slots.get(key);
+      if (slot === undefined || slot.delta === 0) continue;
+      slot.sending = slot.delta;
+      slot.delta = 0;
+      items.push({ key, add: slot.sending, windowMs: slot.windowMs });
+      sent.push([key, slot]);
+    }
+    this.syncs++;
+    this.syncing = this.backend
+      .addAll(items)
+      .then((hits) => {
+        const now = Date.now();
+        sent.forEach(([, slot], i) => {
+          const hit = hits[i]!;
+          slot.sending = 0;
+          // The shared total already holds what was just sent; hits counted meanwhile stay in `delta`.
+          slot.base = hit.count;
+          slot.resetAt = now + hit.resetMs;
+        });
+        if (this.failing) {
+          this.failing = false;
+          this.warn('Rate-limit counters are shared again');
+        }
+      })
+      .catch(() => {
+        this.failures++;
+        // Keep the hits: they go out with the next batch that gets through.
+        for (const [key, slot] of sent) {
+          if (this.slots.get(key) === slot) {
+            slot.delta += slot.sending;
+            this.dirty.add(key);
+          }
+          slot.sending = 0;
+        }
+        if (!this.failing) {
+          this.failing = true;
+          this.warn('Rate-limit counters cannot be shared (backend unreachable): each process counts on its own until it is back');
+        }
+      })
+      .finally(() => {
+        this.syncing = null;
+      });
+    return this.syncing;
+  }
+
+  private sweep(now: number): void {
+    for (const [key, slot] of this.slots) if (slot.resetAt <= now && slot.delta === 0 && slot.sending === 0) this.slots.delete(key);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    // The batch in flight, then what was counted meanwhile (once: a backend that is down keeps failing).
+    await this.syncing;
+    await this.sync();
+    this.sweep(Number.POSITIVE_INFINITY);
+    await this.backend.close();
+  }
+}
+
+// INCRBY and the expiry in one atomic step, so a counter can never be left without an expiry.
+const ADD_SCRIPT = `
+local count = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {count, ttl}`;
+
+/** Redis as the shared store: one pipelined script call per counter in the batch. */
+export class RedisCounterBackend implements CounterBackend {
+  private readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
+    // No offline queue: while disconnected a batch fails at once and its hits wait for the next one.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true });
+    this.redis.on('error', () => undefined);
+    this.redis.defineCommand('tollgateAdd', { numberOfKeys: 1, lua: ADD_SCRIPT });
+  }
+
+  ready(timeoutMs: number): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.redis.once('ready', done);
+    });
+  }
+
+  async addAll(items: readonly CounterBatchItem[]): Promise<Hit[]> {
+    if (this.redis.status !== 'ready') throw new Error('Redis is not connected');
+    // defineCommand adds the method at run time; ioredis's types cannot know it.
+    const redis = this.redis as unknown as { tollgateAdd: (key: string, add: number, windowMs: number) => Promise<[number, number]> };
+    const answers = await Promise.all(items.map((item) => redis.tollgateAdd(this.prefix + item.key, item.add, item.windowMs)));
+    return answers.map(([count, ttl]) => ({ count, resetMs: ttl }));
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,123 @@
+// What the server says about its requests (CONTRACT §13), from the log controller's end-of-request call (no hook):
+// - slow requests (over SLOW_REQUEST_MS) as warnings, whatever the log level;
+// - with ACCESS_LOG=true, one line per request through an asynchronous buffered destination, so the check path
+//   never waits for a write;
+// - with METRICS_TOKEN set, requests and durations by action and status for GET /metrics.
+// No line and no label holds a query string, header, cookie or body: a request is named by its route template
+// (`/api/guest/serviceapikey/check`), never by the URL the client sent, which may carry a key in its query string.
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { safeEqual } from '../lib/crypto.ts';
+import type { Services } from '../services.ts';
+import { errors } from './errors.ts';
+import { setApiHeaders } from './headers.ts';
+
+/** The route template that answered, or "-" when none matched (a 404): never the client's own URL. */
+export function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? '-';
+}
+
+/**
+ * The access log: pino over a SonicBoom destination in asynchronous mode with a 4 KiB buffer, so a line costs
+ * a JSON serialisation and a string append; the write happens later, in bulk. Flushed on close.
+ */
+export function createAccessLogger(stream?: DestinationStream): { logger: Logger; flush(): void } {
+  const destination = stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, destination);
+  return {
+    logger,
+    flush() {
+      const sonic = destination as { flushSync?: () => void };
+      try {
+        sonic.flushSync?.();
+      } catch {
+        // Not yet open or already closed: nothing buffered that can still be written.
+      }
+    },
+  };
+}
+
+export interface ObserveOptions {
+  /** Where access lines go; defaults to stdout (asynchronous) when ACCESS_LOG=true. */
+  accessLogStream?: DestinationStream;
+}
+
+/**
+ * Fastify calls its log controller's `requestCompleted` once per answered request whatever else is configured; doing
+ * the per-request work there costs no hook run. The request lines Fastify would write ("incoming request", "request
+ * completed", "Route not found") are not written; its error lines are.
+ */
+class ObservingLogController extends LogController {
+  constructor(private readonly observe: (request: FastifyRequest, reply: FastifyReply) => void) {
+    super();
+  }
+
+  override incomingRequest(): void {}
+
+  override routeNotFound(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ err: error, reqId: request.id, route: routeOf(request), status: reply.statusCode }, 'request errored');
+    this.observe(request, reply);
+  }
+}
+
+export interface Observer {
+  /** Give to Fastify as `logController`. */
+  controller: LogController;
+  /** Adds GET /metrics (when METRICS_TOKEN is set) and the access log's flush at close. */
+  register(app: FastifyInstance, httpsPossible: boolean): void;
+}
+
+/**
+ * `hasLogger`: Fastify sets up its end-of-request call only when it has a logger (or an onResponse hook); without a
+ * logger (tests, tools) the same work runs from an onResponse hook instead.
+ */
+export function createObserver(services: Pick<Services, 'config' | 'metrics'>, hasLogger: boolean, options: ObserveOptions = {}): Observer {
+  const { config, metrics } = services;
+  const slowMs = config.slowRequestMs;
+  const access = config.accessLog ? createAccessLogger(options.accessLogStream) : null;
+  const recording = metrics.enabled;
+
+  function observe(request: FastifyRequest, reply: FastifyReply): void {
+    const ms = reply.elapsedTime;
+    const status = reply.statusCode;
+    if (recording) metrics.observeRequest(routeOf(request), status, ms);
+    if (access !== null) {
+      access.logger.info({ method: request.method, route: routeOf(request), status, ms: Math.round(ms * 100) / 100, ip: request.ip });
+    }
+    if (ms >= slowMs) {
+      request.log.warn({ reqId: request.id, method: request.method, route: routeOf(request), status, ms: Math.round(ms) }, 'slow request');
+    }
+  }
+
+  return {
+    controller: new ObservingLogController(hasLogger ? observe : () => undefined),
+    register(app, httpsPossible) {
+      if (!hasLogger) {
+        app.addHook('onResponse', (request, reply, done) => {
+          observe(request, reply);
+          done();
+        });
+      }
+      if (access !== null) {
+        app.addHook('onClose', (_instance, done) => {
+          access.flush();
+          done();
+        });
+      }
+      if (config.metricsToken === null) return;
+      const expected = `Bearer ${config.metricsToken}`;
+      app.get('/metrics', async (request, reply) => {
+        setApiHeaders(request, reply, httpsPossible);
+        const header = request.headers.authorization ?? '';
+        if (!safeEqual(header, expected)) {
+          void reply.header('www-authenticate', 'Bearer');
+          throw errors.authRequired();
+        }
+        void reply.header('content-type', metrics.registry.contentType);
+        return metrics.registry.metrics();
+      });
+    },
+  };
+}

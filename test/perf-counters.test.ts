@@ -1,0 +1,185 @@
+// The key check's rate-limit counters: counted in process, shared in batches (src/http/counter-sync.ts). The first
+// suite drives the store over a backend it can switch off; the second runs the real check over a real Redis
+// reached through a TCP proxy this test cuts and restores under load.
+import { randomBytes } from 'node:crypto';
+import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hit } from '../src/http/counter-store.ts';
+import { BatchedCounterStore, type CounterBackend, type CounterBatchItem } from '../src/http/counter-sync.ts';
+import { createTestApp, type TestApp } from './helpers/app.ts';
+
+/** A shared store in memory that can be made unreachable. */
+class FakeBackend implements CounterBackend {
+  readonly totals = new Map<string, number>();
+  down = false;
+  async addAll(items: readonly CounterBatchItem[]): Promise<Hit[]> {
+    await Promise.resolve();
+    if (this.down) throw new Error('unreachable');
+    return items.map((item) => {
+      const count = (this.totals.get(item.key) ?? 0) + item.add;
+      this.totals.set(item.key, count);
+      return { count, resetMs: item.windowMs };
+    });
+  }
+  async close(): Promise<void> {}
+}
+
+describe('BatchedCounterStore', () => {
+  it('counts without waiting, and each process sees the shared total after a sync', async () => {
+    const backend = new FakeBackend();
+    const a = new BatchedCounterStore(backend, () => undefined, 60_000);
+    const b = new BatchedCounterStore(backend, () => undefined, 60_000);
+    try {
+      for (let i = 1; i <= 3; i++) expect(a.incr('k', 60_000)).toMatchObject({ count: i });
+      expect(b.incr('k', 60_000)).toMatchObject({ count: 1 });
+      expect(backend.totals.get('k')).toBeUndefined();
+      await a.sync();
+      await b.sync();
+      expect(backend.totals.get('k')).toBe(4);
+      // a synced before b's hit arrived; b synced after a's: b knows all four, a learns them at its next sync.
+      expect(b.get('k')).toMatchObject({ count: 4 });
+      expect(a.incr('k', 60_000)).toMatchObject({ count: 4 });
+      await a.sync();
+      expect(a.get('k')).toMatchObject({ count: 5 });
+      expect(backend.totals.get('k')).toBe(5);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('keeps counting while the backend is down, warns once, and hands every hit over once it is back', async () => {
+    const backend = new FakeBackend();
+    const warnings: string[] = [];
+    const store = new BatchedCounterStore(backend, (message) => warnings.push(message), 60_000);
+    try {
+      store.incr('k', 60_000);
+      await store.sync();
+      backend.down = true;
+      for (let i = 0; i < 10; i++) {
+        store.incr('k', 60_000);
+        await store.sync();
+      }
+      expect(store.get('k')).toMatchObject({ count: 11 });
+      expect(backend.totals.get('k')).toBe(1);
+      expect(warnings).toHaveLength(1);
+      backend.down = false;
+      await store.sync();
+      expect(backend.totals.get('k')).toBe(11);
+      expect(store.get('k')).toMatchObject({ count: 11 });
+      expect(warnings).toHaveLength(2);
+      expect(store.failures).toBe(10);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops the hits of a window that ended before they could be sent', async () => {
+    const backend = new FakeBackend();
+    const store = new BatchedCounterStore(backend, () => undefined, 60_000);
+    try {
+      backend.down = true;
+      store.incr('k', 20);
+      await store.sync();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(store.get('k')).toBeNull();
+      expect(store.incr('k', 60_000)).toMatchObject({ count: 1 });
+      backend.down = false;
+      await store.sync();
+      expect(backend.totals.get('k')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** A TCP proxy to Redis that the test can cut (every connection dropped, port closed) and restore. */
+class Proxy {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+  constructor(private readonly target: URL) {}
+  async start(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(Number(this.target.port), this.target.hostname);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+const REDIS = process.env.TEST_REDIS_URL ?? '';
+
+describe.runIf(REDIS !== '')('the key check while Redis goes away and comes back', () => {
+  let t: TestApp;
+  let proxy: Proxy;
+  let redis: Redis;
+  let key: string;
+  const prefix = `test:check-outage:${randomBytes(6).toString('hex')}:`;
+
+  beforeAll(async () => {
+    proxy = new Proxy(new URL(REDIS));
+    await proxy.start();
+    t = await createTestApp({
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      RATE_LIMIT_REDIS_PREFIX: prefix,
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_API_KEY_CHECK: '1000000/60',
+    });
+    redis = new Redis(REDIS);
+    const prepared = await t.admin('product/prepare', { title: 'API plan', type: 'apikey' });
+    await t.admin('product/update', { id: prepared.result, status: 'enabled', config: {} });
+    const client = await t.createClient();
+    const order = await t.admin('order/create', { client_id: client.id, product_id: prepared.result, activate: true });
+    key = (await t.admin('serviceapikey/get', { order_id: order.result })).result.api_key as string;
+  });
+  afterAll(async () => {
+    await t.close();
+    await proxy.cut();
+    await redis.quit();
+  });
+
+  it('answers every check from local counters (no 5xx) and the shared count catches up once Redis is back', async () => {
+    const ip = '198.51.100.7';
+    const statuses = new Map<number, number>();
+    let answered = 0;
+    const until = { stop: false };
+    const load = (async () => {
+      while (!until.stop) {
+        const batch = await Promise.all(Array.from({ length: 10 }, () => t.call('/api/guest/serviceapikey/check', { key }, { ip })));
+        for (const reply of batch) {
+          statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
+          if (reply.result === true) answered++;
+        }
+      }
+    })();
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    await sleep(500);
+    await proxy.cut();
+    await sleep(1500);
+    await proxy.start();
+    await sleep(1500);
+    until.stop = true;
+    await load;
+    expect([...statuses.keys()]).toEqual([200]);
+    const total = statuses.get(200)!;
+    expect(answered).toBe(total);
+    // Every check reached the shared counter (the last ones within one sync interval).
+    await t.services.limiter.hotStore.close();
+    expect(Number(await redis.get(`${prefix}API_KEY_CHECK:${ip}`))).toBe(total);
+  });
+});
