@@ -24,6 +24,10 @@ const ORDER_FIELDS = [
   'suspended_at',
   'canceled_at',
   'unpaid_invoice_id',
+  // Self-service (CONTRACT §8): cancel at period end and a plan change waiting for the renewal.
+  'cancel_at_period_end',
+  'next_product_id',
+  'next_period',
   'created_at',
   'updated_at',
 ];

@@ -90,8 +90,10 @@ describe('notices over SMTP', () => {
     const subjects = received.slice(1).map((m) => m.parsed.subject);
     expect(subjects).toEqual(expect.arrayContaining([`Receipt for invoice #${invoiceId}`, 'Pro plan is active']));
     const activated = received.find((m) => m.parsed.subject === 'Pro plan is active')!;
-    // No invoice PDF renderer is wired in this build: the receipt goes without an attachment.
-    expect(received.find((m) => m.parsed.subject === `Receipt for invoice #${invoiceId}`)!.parsed.attachments).toEqual([]);
+    // The receipt carries the invoice PDF, rendered when the mail is sent.
+    const receipt = received.find((m) => m.parsed.subject === `Receipt for invoice #${invoiceId}`)!;
+    expect(receipt.parsed.attachments.map((a) => [a.filename, a.contentType])).toEqual([[`invoice-${invoiceId}.pdf`, 'application/pdf']]);
+    expect(receipt.parsed.attachments[0]!.content.subarray(0, 5).toString()).toBe('%PDF-');
     expect(activated.parsed.html).toContain(`href="${PUBLIC_URL}/orders"`);
     const order = await asClient(t, client.token, 'order/get', { id: orderId });
     expect(order.result.status).toBe('active');

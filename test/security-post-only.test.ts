@@ -120,6 +120,20 @@ describe('credential actions take POST only', () => {
         'guest/client/create',
         'guest/client/login',
         'guest/staff/login',
+        // Account security (CONTRACT §10): reset, change of e-mail and the TOTP actions carry credentials too.
+        'admin/profile/totp_disable',
+        'admin/profile/totp_enable',
+        'admin/profile/totp_setup',
+        'client/profile/change_email',
+        'client/profile/totp_disable',
+        'client/profile/totp_enable',
+        'client/profile/totp_setup',
+        'guest/client/reset_password',
+        'guest/client/update_password',
+        'guest/staff/passwordreset',
+        'guest/staff/update_password',
+        // Settings carry the secret settings (SMTP password, Stripe keys).
+        'admin/system/settings_update',
       ].toSorted(),
     );
   });

@@ -32,6 +32,8 @@ export const systemApi: ModuleApi = {
       handler: (_params, { services }) => services.settings.all(),
     }),
     settings_update: adminAction({
+      // The secret settings (SMTP password, Stripe keys) travel in it: never in a URL.
+      postOnly: true,
       params: Type.Object(settingParams),
       permission: 'system.manage',
       summary: 'Saves the settings given (all checked first); a secret set to "" is cleared',

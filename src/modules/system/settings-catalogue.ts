@@ -35,7 +35,6 @@ export const SETTINGS = {
   dunning_retry_days: { kind: 'days', fallback: '1,3,5' },
   /** Reminder days relative to the due date: negative before it, positive after it (overdue). */
   invoice_reminder_days: { kind: 'offsets', fallback: '-3,1,7' },
-  mail_from: { kind: 'email', fallback: '' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },

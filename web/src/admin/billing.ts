@@ -23,7 +23,6 @@ const TEXT_SETTINGS = [
   ['invoice_next_number', 'Next invoice number'],
   ['dunning_retry_days', 'Retry failed card charges after (days)'],
   ['invoice_reminder_days', 'Invoice reminders (days from due date)'],
-  ['mail_from', 'Send e-mail from'],
 ] as const;
 const SECRET_SETTINGS = [
   ['stripe_secret_key', 'Stripe secret key'],
