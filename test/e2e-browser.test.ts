@@ -220,7 +220,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     // What the page says is what the server stored: the invoice is paid (once), and its order is active.
     const invoice = await t.admin('invoice/get', { id: invoiceId });
     expect(invoice.status).toBe(200);
-    expect(invoice.result).toMatchObject({ id: invoiceId, status: 'paid', total: '19.00' });
+    expect(invoice.result).toMatchObject({ id: invoiceId, status: 'paid', total: '20.52' }); // 19.00 less the coupon, plus tax (above)
     expect(Date.parse(invoice.result.paid_at as string)).toBeGreaterThan(Date.now() - 120_000);
     expect(invoice.result.items).toHaveLength(1);
     const paidOrder = await t.admin('order/get', { id: invoice.result.items[0].order_id });
