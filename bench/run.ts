@@ -13,7 +13,10 @@ const suites: Record<string, () => Promise<unknown>> = {
   selling: () => runSellingBench(),
   card: () => runCardBench(),
   overshoot: () => runOvershootBench(),
-  coldstart: () => runColdStartBench(Number(process.env.BENCH_STARTS ?? 3)),
+  coldstart: async () => {
+    await runColdStartBench(Number(process.env.BENCH_STARTS ?? 3), true);
+    await runColdStartBench(Number(process.env.BENCH_STARTS ?? 3), false);
+  },
   search: () => runSearchBench(Number(process.env.BENCH_ROWS ?? 1_000_000), process.env.BENCH_DATABASES?.split(',') ?? ['sqlite', 'pg']),
   check: () => runCheckBench(Number(process.env.BENCH_SECONDS ?? 5), Number(process.env.BENCH_ROUNDS ?? 3), process.env.BENCH_VARIANTS?.split(',')),
 };
