@@ -14,6 +14,7 @@ import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './http/action.ts';
 import type { Services } from './services.ts';
 import { registerWebUi } from './web/static.ts';
+import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
@@ -135,6 +136,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   });
 
   registerGateway(app, services, modules, httpsPossible);
+  registerKeyEventsRoute(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;
 }

@@ -9,7 +9,8 @@ export type RateLimitPolicy =
   | 'API_AUTH_FAILED'
   | 'LOGIN'
   | 'SIGNUP'
-  | 'CHECKOUT';
+  | 'CHECKOUT'
+  | 'API_KEY_CHECK_VERIFIER';
 
 export interface RateLimitRule {
   limit: number;
@@ -52,6 +53,8 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open connections one address may hold (0 = no cap); RATE_LIMIT_WHITELIST addresses are exempt. */
   maxConnectionsPerIp: number;
+  /** The verifiers' events stream (issue 11): a comment line this often keeps idle proxies from closing it. */
+  eventsKeepAliveMs: number;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -63,6 +66,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule
   LOGIN: { limit: 10, windowSeconds: 3600 },
   SIGNUP: { limit: 5, windowSeconds: 3600 },
   CHECKOUT: { limit: 15, windowSeconds: 3600 },
+  API_KEY_CHECK_VERIFIER: { limit: 1_000_000, windowSeconds: 60 },
 };
 
 export class ConfigError extends Error {}
@@ -163,5 +167,6 @@ export function loadConfig(env: Env = process.env): Config {
     ...timeouts(env),
     // Behind a proxy every connection comes from the proxy's address, so there is no default cap then.
     maxConnectionsPerIp: int(env, 'MAX_CONNECTIONS_PER_IP', parseTrustProxy(str(env, 'TRUST_PROXY')) === false ? 128 : 0),
+    eventsKeepAliveMs: int(env, 'EVENTS_KEEPALIVE_MS', 15_000, 10),
   };
 }

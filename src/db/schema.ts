@@ -2,5 +2,6 @@
 import type { ApiKeyTables } from './tables/apikey.ts';
 import type { CoreTables } from './tables/core.ts';
 import type { SellingTables } from './tables/selling.ts';
+import type { VerifierTables } from './tables/verifier.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & VerifierTables;
