@@ -301,6 +301,26 @@ describe('the events stream', () => {
     }
   });
 
+  it('sends resync when the cross-process channel lost its connection (messages may be lost)', async (context) => {
+    const channel = t.services.apikeys.internals.channel;
+    if (channel.kind === 'local') return context.skip('one process on SQLite: no channel to lose');
+    const stream = await openStream(base, token);
+    try {
+      await stream.until(/: connected/);
+      await expect.poll(() => t.services.apikeys.internals.cache.trusted, { timeout: 5000 }).toBe(true);
+      const before = stream.text().split('"resync"').length;
+      // Drop the listener's connection the way a network failure would; it reconnects by itself.
+      if (channel.kind === 'redis') (channel as unknown as { subscriber: { disconnect(reconnect: boolean): void } }).subscriber.disconnect(true);
+      else await (channel as unknown as { client: { end(): Promise<void> } }).client.end();
+      await expect.poll(() => stream.text().split('"resync"').length, { timeout: 5000 }).toBeGreaterThan(before);
+      // And changes reach the stream again afterwards.
+      const { orderId } = await issueKey(t, plan, clientId);
+      await stream.until(new RegExp(`"order_id":${orderId}`));
+    } finally {
+      stream.close();
+    }
+  });
+
   it('replays what a reconnecting client missed (Last-Event-ID), or sends resync when it cannot', async () => {
     const first = await openStream(base, token);
     const { orderId } = await issueKey(t, plan, clientId);

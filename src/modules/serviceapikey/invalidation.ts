@@ -23,6 +23,8 @@ export interface InvalidationChannel {
   publish(hashes: readonly string[]): void;
   /** Called for every key reference received, this process's own included (the events stream listens here). */
   onKeyChanged: KeyChangeListener | null;
+  /** Called when listening (re)starts: messages sent meanwhile are lost (the events stream then says "resync"). */
+  onReset: (() => void) | null;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ function receive(cache: KeyCache, payload: string, listener: KeyChangeListener |
 export class LocalChannel implements InvalidationChannel {
   readonly kind = 'local';
   onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
   constructor(private readonly cache: KeyCache) {
     cache.trusted = true;
   }
@@ -69,6 +72,7 @@ export class LocalChannel implements InvalidationChannel {
 export class PostgresChannel implements InvalidationChannel {
   readonly kind = 'postgres';
   onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
   private client: pg.Client | null = null;
   private started = false;
   private closed = false;
@@ -121,6 +125,7 @@ export class PostgresChannel implements InvalidationChannel {
       this.cache.clear();
       this.cache.trusted = true;
       this.retryMs = 100;
+      this.onReset?.();
     } catch (error) {
       onLost(error);
     }
@@ -166,6 +171,7 @@ export class PostgresChannel implements InvalidationChannel {
 export class RedisChannel implements InvalidationChannel {
   readonly kind = 'redis';
   onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
   private subscriber: Redis | null = null;
   private publisher: Redis | null = null;
   private readonly channel: string;
@@ -190,6 +196,7 @@ export class RedisChannel implements InvalidationChannel {
         .then(() => {
           this.cache.clear();
           this.cache.trusted = true;
+          this.onReset?.();
         })
         .catch((error: unknown) => this.log(error, 'Redis subscribe'));
     };

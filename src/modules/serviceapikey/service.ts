@@ -112,6 +112,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   // The verifiers' events stream hears of every key change, from this process or another, through the channel.
   const keyEvents = new KeyEventHub();
   channel.onKeyChanged = (ref) => keyEvents.publish(ref);
+  channel.onReset = () => keyEvents.resync();
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
