@@ -303,7 +303,10 @@ describe('the events stream', () => {
 
   it('sends resync when the cross-process channel lost its connection (messages may be lost)', async (context) => {
     const channel = t.services.apikeys.internals.channel;
-    if (channel.kind === 'local') return context.skip('one process on SQLite: no channel to lose');
+    if (channel.kind === 'local') {
+      context.skip('one process on SQLite: no channel to lose');
+      return;
+    }
     const stream = await openStream(base, token);
     try {
       await stream.until(/: connected/);
