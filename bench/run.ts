@@ -3,11 +3,13 @@
 import { runCheckBench } from './check.ts';
 import { runCoreBench } from './core.ts';
 import { runSellingBench } from './selling.ts';
+import { runSdkBench } from './sdk.ts';
 
 const suites: Record<string, () => Promise<unknown>> = {
   core: () => runCoreBench(),
   selling: () => runSellingBench(),
   check: () => runCheckBench(),
+  sdk: () => runSdkBench(),
 };
 
 const wanted = process.argv.slice(2);

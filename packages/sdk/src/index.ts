@@ -249,12 +249,25 @@ export class Tollgate {
 
   private fetchCoalesced(key: string, ip: string | undefined, flushFirst: boolean): Promise<VerifyResult> {
     const pending = this.inflight.get(key);
-    if (pending !== undefined) return pending;
+    // The server counted one use for the request; every caller that joined it is a use counted here.
+    if (pending !== undefined) return pending.then((result) => this.joined(key, result, ip));
     const promise = (flushFirst ? this.flush() : Promise.resolve())
       .then(() => this.fetch(key, ip))
       .finally(() => this.inflight.delete(key));
     this.inflight.set(key, promise);
     return promise;
+  }
+
+  /** A caller that shared another's request: a valid answer is one more use (counted down like a cache hit). */
+  private joined(key: string, result: VerifyResult, ip: string | undefined): VerifyResult | Promise<VerifyResult> {
+    if (!result.valid || result.keyId === null) return result;
+    const usage = result.usage;
+    const entry = this.cache.get(key);
+    const limited = usage !== null && usage.remaining !== null && !(entry?.result === result && entry.pastLimitOk);
+    if (limited && usage.remaining! <= 0) return this.verify(key, ip === undefined ? {} : { ip });
+    if (limited) usage.remaining!--;
+    this.count(result.keyId, usage);
+    return result;
   }
 
   private async fetch(key: string, ip: string | undefined): Promise<VerifyResult> {

@@ -71,7 +71,7 @@ describe('Tollgate.verify', () => {
   });
 
   it('100 concurrent verifies of one uncached key make one request; later ones come from the cache', async () => {
-    const { key } = await sellKey(server);
+    const { key, orderId } = await sellKey(server);
     const tollgate = sdk();
     // A stream that connects mid-request would (rightly) keep that answer out of the cache: wait for it first.
     await untilConnected(tollgate);
@@ -85,6 +85,19 @@ describe('Tollgate.verify', () => {
     await Promise.all(Array.from({ length: 20 }, () => tollgate.verify('AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA')));
     await tollgate.verify('AAAAAAAA-AAAAAAAA-AAAAAAAA-AAAAAAAA');
     expect((calls.get('get_info') ?? 0) - before).toBe(2);
+    // Every one of the 150 answers is a use: one counted by the server, 99 that shared its request, 50 cache hits.
+    await tollgate.close();
+    expect(await usageTotal(orderId)).toBe(150);
+  });
+
+  it('counts down the quota for callers that shared one request too', async () => {
+    const { key, orderId } = await sellKey(server, { enforce_limit: true, custom: { monthlyLimit: 30 } });
+    const tollgate = sdk({ reportIntervalMs: 60_000 });
+    await untilConnected(tollgate);
+    const results = await Promise.all(Array.from({ length: 50 }, () => tollgate.verify(key)));
+    expect(results.filter((result) => result.valid)).toHaveLength(30);
+    await tollgate.close();
+    expect(await usageTotal(orderId)).toBe(30);
   });
 
   it('reports every use answered exactly once, also when a report is retried after its answer was lost', async () => {
