@@ -1,6 +1,7 @@
 // Verifier credentials (CONTRACT §11, issue 11): admin/serviceapikey/check and get_info with `ip`, report_usage,
 // permissions, the per-ip failed-lookup budget and the events stream over a real socket.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { expectError, expectInvalid } from './helpers/assertions.ts';
@@ -322,6 +323,26 @@ describe('the events stream', () => {
     } finally {
       stream.close();
     }
+  });
+
+  it('cuts a client that stopped reading instead of buffering for it without end', async () => {
+    const hub = t.services.apikeys.keyEvents();
+    const url = new URL(base);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /api/admin/serviceapikey/events HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${Buffer.from(`admin:${token}`).toString('base64')}\r\n\r\n`);
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.pause();
+    const subscribers = hub.size;
+    expect(subscribers).toBeGreaterThan(0);
+    let closed = false;
+    socket.on('close', () => {
+      closed = true;
+    });
+    for (let i = 0; i < 300_000; i++) hub.publish({ keyId: i + 1, orderId: i + 1 });
+    await expect.poll(() => hub.size, { timeout: 5000 }).toBe(subscribers - 1);
+    socket.resume();
+    await expect.poll(() => closed, { timeout: 5000 }).toBe(true);
   });
 
   it('replays what a reconnecting client missed (Last-Event-ID), or sends resync when it cannot', async () => {

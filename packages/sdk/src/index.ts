@@ -65,7 +65,7 @@ interface Entry {
   result: VerifyResult;
   expiresAt: number;
   fetchedAt: number;
-  /** The server answered VALID with remaining 0: its limit is not enforced, so no local countdown. */
+  /** The server answered VALID past the limit: its limit is not enforced, so no local countdown. */
   pastLimitOk: boolean;
 }
 
@@ -209,8 +209,10 @@ export class Tollgate {
   private store(key: string, result: VerifyResult, fetchedAt: number): void {
     const ttl = result.valid ? this.cacheTtlMs : this.negativeTtlMs;
     if (ttl <= 0) return;
-    const remaining = result.usage?.remaining ?? null;
-    this.cache.set(key, { result, fetchedAt, expiresAt: fetchedAt + ttl, pastLimitOk: result.valid && remaining !== null && remaining <= 0 });
+    const usage = result.usage;
+    // Valid with more uses than the limit: the plan does not enforce its limit, so nothing to count down.
+    const pastLimitOk = result.valid && usage !== null && usage.limit !== null && usage.used > usage.limit;
+    this.cache.set(key, { result, fetchedAt, expiresAt: fetchedAt + ttl, pastLimitOk });
     if (result.keyId !== null) {
       let keys = this.byKeyId.get(result.keyId);
       if (keys === undefined) this.byKeyId.set(result.keyId, (keys = new Set()));

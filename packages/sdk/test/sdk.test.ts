@@ -90,6 +90,25 @@ describe('Tollgate.verify', () => {
     expect(await usageTotal(orderId)).toBe(150);
   });
 
+  it('refuses the use after the last one (limit 1, the first answer from the server)', async () => {
+    const { key } = await sellKey(server, { enforce_limit: true, custom: { monthlyLimit: 1 } });
+    const tollgate = sdk();
+    await untilConnected(tollgate);
+    expect((await tollgate.verify(key)).valid).toBe(true);
+    expect(await tollgate.verify(key)).toMatchObject({ valid: false, reason: 'LIMIT_EXCEEDED' });
+  });
+
+  it('keeps answering past a limit the plan does not enforce, without asking the server each time', async () => {
+    const { key, orderId } = await sellKey(server, { custom: { monthlyLimit: 2 } });
+    const tollgate = sdk({ reportIntervalMs: 60_000 });
+    await untilConnected(tollgate);
+    const before = calls.get('get_info') ?? 0;
+    for (let i = 0; i < 10; i++) expect((await tollgate.verify(key)).valid).toBe(true);
+    expect((calls.get('get_info') ?? 0) - before).toBeLessThanOrEqual(3);
+    await tollgate.close();
+    expect(await usageTotal(orderId)).toBe(10);
+  });
+
   it('counts down the quota for callers that shared one request too', async () => {
     const { key, orderId } = await sellKey(server, { enforce_limit: true, custom: { monthlyLimit: 30 } });
     const tollgate = sdk({ reportIntervalMs: 60_000 });

@@ -1,12 +1,39 @@
 // Starts a real Tollgate server process (src/main.ts) on SQLite in a temp folder, for the SDK's tests and bench.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const REPO = resolve(import.meta.dirname, '../../..');
+const BUILD_LOCK = join(tmpdir(), 'tollgate-sdk-web-build.lock');
+
+/**
+ * src/main.ts builds the web UI when it is missing or stale; test files run in parallel, so build it first, one
+ * process at a time (a lock directory; a lock older than 5 minutes is a crashed holder's).
+ */
+async function webBuilt(): Promise<void> {
+  for (;;) {
+    try {
+      mkdirSync(BUILD_LOCK);
+      break;
+    } catch {
+      try {
+        if (Date.now() - statSync(BUILD_LOCK).mtimeMs > 300_000) rmdirSync(BUILD_LOCK);
+      } catch {
+        // released meanwhile
+      }
+      await new Promise((done) => setTimeout(done, 200));
+    }
+  }
+  try {
+    const { ensureWebBuilt } = await import('../../../src/web/build.ts');
+    await ensureWebBuilt();
+  } finally {
+    rmdirSync(BUILD_LOCK);
+  }
+}
 
 export interface TollgateProcess {
   baseUrl: string;
@@ -71,6 +98,7 @@ export async function startTollgate(env: Record<string, string> = {}): Promise<T
     return new Promise((done) => current.once('exit', () => done()));
   }
 
+  await webBuilt();
   await launch();
   const handle: TollgateProcess = {
     get baseUrl() {

@@ -14,6 +14,7 @@ import type { KeyEvent } from './events-stream.ts';
 
 export const EVENTS_PATH = '/api/admin/serviceapikey/events';
 export const VERIFIER_PERMISSION = 'serviceapikey.check';
+const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 function frame(event: KeyEvent): string {
   return `id: ${event.id}\ndata: ${JSON.stringify(event.data)}\n\n`;
@@ -58,7 +59,12 @@ export function registerKeyEventsRoute(app: FastifyInstance, services: Services,
 
     const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), services.config.eventsKeepAliveMs);
     const unsubscribe = hub.subscribe(
-      (event) => raw.write(frame(event)),
+      (event) => {
+        // A client that stopped reading must not grow this process's memory: cut it; it reconnects with
+        // Last-Event-ID and is replayed what it missed (or told to resync).
+        if (raw.writableLength > MAX_BUFFERED_BYTES) raw.destroy();
+        else raw.write(frame(event));
+      },
       () => raw.end(),
     );
     raw.on('close', () => {
