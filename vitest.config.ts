@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     pool: 'forks',
     // Tests share one PostgreSQL server in CI; each file gets its own database, so files may run in parallel.
     testTimeout: 30_000,

@@ -7,6 +7,7 @@ import { runCoreBench } from './core.ts';
 import { runOvershootBench } from './overshoot.ts';
 import { runSearchBench } from './search.ts';
 import { runSellingBench } from './selling.ts';
+import { runSdkBench } from './sdk.ts';
 
 const suites: Record<string, () => Promise<unknown>> = {
   core: () => runCoreBench(),
@@ -19,6 +20,7 @@ const suites: Record<string, () => Promise<unknown>> = {
   },
   search: () => runSearchBench(Number(process.env.BENCH_ROWS ?? 1_000_000), process.env.BENCH_DATABASES?.split(',') ?? ['sqlite', 'pg']),
   check: () => runCheckBench(Number(process.env.BENCH_SECONDS ?? 5), Number(process.env.BENCH_ROUNDS ?? 3), process.env.BENCH_VARIANTS?.split(',')),
+  sdk: () => runSdkBench(),
 };
 
 const wanted = process.argv.slice(2);

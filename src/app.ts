@@ -16,6 +16,7 @@ import type { ModuleApi } from './http/action.ts';
 import type { Services } from './services.ts';
 import { registerWebUi } from './web/static.ts';
 import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
+import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
@@ -149,6 +150,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   observer.register(app, httpsPossible);
   registerGateway(app, services, modules, httpsPossible);
   registerProviderWebhooks(app, services, httpsPossible);
+  registerKeyEventsRoute(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;
 }

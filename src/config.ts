@@ -14,7 +14,8 @@ export type RateLimitPolicy =
   | 'SIGNUP'
   | 'CHECKOUT'
   | 'PASSWORD_RESET'
-  | 'PAYMENT';
+  | 'PAYMENT'
+  | 'API_KEY_CHECK_VERIFIER';
 
 export interface RateLimitRule {
   limit: number;
@@ -79,6 +80,8 @@ export interface Config {
   metricsToken: string | null;
   /** WORKERS: server processes on one port (node:cluster); 'auto' is one per CPU. */
   workers: number;
+  /** The verifiers' events stream (issue 11): a comment line this often keeps idle proxies from closing it. */
+  eventsKeepAliveMs: number;
 }
 
 export interface StripeConnection {
@@ -104,6 +107,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule
   CHECKOUT: { limit: 15, windowSeconds: 3600 },
   PASSWORD_RESET: { limit: 5, windowSeconds: 3600 },
   PAYMENT: { limit: 30, windowSeconds: 3600 },
+  API_KEY_CHECK_VERIFIER: { limit: 1_000_000, windowSeconds: 60 },
 };
 
 export class ConfigError extends Error {}
@@ -242,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000, 1),
     metricsToken: str(env, 'METRICS_TOKEN'),
     workers: str(env, 'WORKERS')?.toLowerCase() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1),
+    eventsKeepAliveMs: int(env, 'EVENTS_KEEPALIVE_MS', 15_000, 10),
   };
 }
 

@@ -6,5 +6,6 @@ import type { CoreTables } from './tables/core.ts';
 import type { OutboxTables } from './tables/outbox.ts';
 import type { SellingTables } from './tables/selling.ts';
 import type { PaymentTables } from './tables/payments.ts';
+import type { VerifierTables } from './tables/verifier.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables;

@@ -27,6 +27,11 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
   permission?: string;
   /** A policy applied on top of the role's default one (LOGIN, SIGNUP, CHECKOUT…), or replacing API_GUEST. */
   rateLimit?: RateLimitPolicy;
+  /**
+   * Per-account policy replacing API_AUTHENTICATED for this action, and then `rateLimit` is not applied per address
+   * either: an app server verifying its users' keys calls at its users' rate (API_KEY_CHECK_VERIFIER, CONTRACT §11).
+   */
+  accountRateLimit?: RateLimitPolicy;
   summary?: string;
   /**
    * The action carries credentials (a password, a reset hash, a TOTP code): it answers POST only, so they never land

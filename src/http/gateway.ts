@@ -70,8 +70,8 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
     if (!limiter.isExempt(ip)) {
       const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
-      enforce(reply, await limiter.hit('API_AUTHENTICATED', account));
-      if (def.rateLimit !== undefined) enforce(reply, await limiter.hit(def.rateLimit, ip));
+      enforce(reply, await limiter.hit(def.accountRateLimit ?? 'API_AUTHENTICATED', account));
+      if (def.rateLimit !== undefined && def.accountRateLimit === undefined) enforce(reply, await limiter.hit(def.rateLimit, ip));
     }
     if (identity.role === 'admin' && def.permission !== undefined && !hasPermission(identity.staff, def.permission)) {
       throw errors.forbidden(def.permission);

@@ -8,6 +8,7 @@ import * as stripe from './007_stripe.ts';
 import * as outbox from './008_outbox.ts';
 import * as accounts from './009_accounts.ts';
 import * as search from './010_search.ts';
+import * as verifier from './011_verifier.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '008_outbox': outbox,
   '009_accounts': accounts,
   '010_search': search,
+  '011_verifier': verifier,
 };

@@ -3,6 +3,8 @@
 // process on SQLite; the workers of one primary relay through it: ClusterChannel). Messages carry key HMACs only, never keys. A listener that loses its connection marks the
 // cache untrusted (records then live at most one second), reconnects with backoff, and clears the cache once back,
 // since it may have missed messages meanwhile.
+// Besides hashes, a message may carry key references `k<key id>:<order id>` (issue 11): the verifiers' events stream
+// (events-stream.ts) hears of every change from any process through them. Receivers that do not know them skip them.
 import { sql, type Kysely } from 'kysely';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -18,12 +20,22 @@ export interface InvalidationChannel {
   readonly kind: 'local' | 'postgres' | 'redis' | 'cluster';
   /** Starts listening for other processes' changes; idempotent. */
   listen(): void;
-  /** Tells the other processes (fire and forget). */
+  /** Tells the other processes (fire and forget); `hashes` may include key references (refToken). */
   publish(hashes: readonly string[]): void;
+  /** Called for every key reference received, this process's own included (the events stream listens here). */
+  onKeyChanged: KeyChangeListener | null;
+  /** Called when listening (re)starts: messages sent meanwhile are lost (the events stream then says "resync"). */
+  onReset: (() => void) | null;
   close(): Promise<void>;
 }
 
 type ErrorLog = (error: unknown, what: string) => void;
+export type KeyChangeListener = (ref: { keyId: number; orderId: number }) => void;
+
+/** The message token naming a changed key, for the events stream. */
+export function refToken(keyId: number, orderId: number): string {
+  return `k${keyId}:${orderId}`;
+}
 
 function messagesOf(hashes: readonly string[]): string[] {
   const out: string[] = [];
@@ -31,17 +43,28 @@ function messagesOf(hashes: readonly string[]): string[] {
   return out;
 }
 
-function receive(cache: KeyCache, payload: string): void {
-  for (const hash of payload.split(',')) if (/^[0-9a-f]{64}$/.test(hash)) cache.invalidate(hash);
+function receive(cache: KeyCache, payload: string, listener: KeyChangeListener | null): void {
+  for (const token of payload.split(',')) {
+    if (/^[0-9a-f]{64}$/.test(token)) cache.invalidate(token);
+    else if (listener !== null) {
+      const ref = /^k(\d{1,10}):(\d{1,10})$/.exec(token);
+      if (ref !== null) listener({ keyId: Number(ref[1]), orderId: Number(ref[2]) });
+    }
+  }
 }
 
 export class LocalChannel implements InvalidationChannel {
   readonly kind = 'local';
-  constructor(cache: KeyCache) {
+  onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
+  constructor(private readonly cache: KeyCache) {
     cache.trusted = true;
   }
   listen(): void {}
-  publish(): void {}
+  /** One process: only the references matter (the hashes were dropped from the cache already). */
+  publish(hashes: readonly string[]): void {
+    if (this.onKeyChanged !== null) receive(this.cache, hashes.filter((token) => token.startsWith('k')).join(','), this.onKeyChanged);
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }
@@ -49,6 +72,8 @@ export class LocalChannel implements InvalidationChannel {
 
 export class PostgresChannel implements InvalidationChannel {
   readonly kind = 'postgres';
+  onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
   private client: pg.Client | null = null;
   private started = false;
   private closed = false;
@@ -88,7 +113,7 @@ export class PostgresChannel implements InvalidationChannel {
     client.on('error', onLost);
     client.on('end', () => onLost());
     client.on('notification', (message) => {
-      if (message.channel === CHANNEL && message.payload !== undefined) receive(this.cache, message.payload);
+      if (message.channel === CHANNEL && message.payload !== undefined) receive(this.cache, message.payload, this.onKeyChanged);
     });
     try {
       await client.connect();
@@ -101,6 +126,7 @@ export class PostgresChannel implements InvalidationChannel {
       this.cache.clear();
       this.cache.trusted = true;
       this.retryMs = 100;
+      this.onReset?.();
     } catch (error) {
       onLost(error);
     }
@@ -145,6 +171,8 @@ export class PostgresChannel implements InvalidationChannel {
 
 export class RedisChannel implements InvalidationChannel {
   readonly kind = 'redis';
+  onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
   private subscriber: Redis | null = null;
   private publisher: Redis | null = null;
   private readonly channel: string;
@@ -169,11 +197,12 @@ export class RedisChannel implements InvalidationChannel {
         .then(() => {
           this.cache.clear();
           this.cache.trusted = true;
+          this.onReset?.();
         })
         .catch((error: unknown) => this.log(error, 'Redis subscribe'));
     };
     subscriber.on('message', (channel: string, payload: string) => {
-      if (channel === this.channel) receive(this.cache, payload);
+      if (channel === this.channel) receive(this.cache, payload, this.onKeyChanged);
     });
     subscriber.on('close', () => {
       this.cache.trusted = false;
@@ -213,8 +242,10 @@ export class RedisChannel implements InvalidationChannel {
  */
 export class ClusterChannel implements InvalidationChannel {
   readonly kind = 'cluster';
+  onKeyChanged: KeyChangeListener | null = null;
+  onReset: (() => void) | null = null;
   private readonly onMessage = (message: unknown): void => {
-    if (isClusterMessage(message) && message.t === 'tollgate:invalidate') receive(this.cache, message.payload);
+    if (isClusterMessage(message) && message.t === 'tollgate:invalidate') receive(this.cache, message.payload, this.onKeyChanged);
   };
   private started = false;
 
@@ -229,6 +260,8 @@ export class ClusterChannel implements InvalidationChannel {
   }
 
   publish(hashes: readonly string[]): void {
+    // The primary relays to the other workers only: this worker's own events stream hears its changes here.
+    if (this.onKeyChanged !== null) receive(this.cache, hashes.filter((token) => token.startsWith('k')).join(','), this.onKeyChanged);
     if (process.send === undefined || !process.connected) return;
     for (const payload of messagesOf(hashes)) {
       const message: InvalidateMessage = { t: 'tollgate:invalidate', payload };

@@ -27,7 +27,9 @@ import type { OrderSnapshot } from '../product/product-type.ts';
 import type { EventBus } from '../../events.ts';
 import './events.ts';
 import { KeyCache, type KeyEntry } from './cache.ts';
-import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
+import { KeyEventHub } from './events-stream.ts';
+import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, type InvalidationChannel } from './invalidation.ts';
+import { reportUsage, type UsageItem } from './usage-report.ts';
 import { Metering, monthBounds, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 
@@ -114,6 +116,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
         : cluster.isWorker
           ? new ClusterChannel(cache)
           : new LocalChannel(cache);
+  // The verifiers' events stream hears of every key change, from this process or another, through the channel.
+  const keyEvents = new KeyEventHub();
+  channel.onKeyChanged = (ref) => keyEvents.publish(ref);
+  channel.onReset = () => keyEvents.resync();
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
@@ -254,15 +260,16 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** An unknown key: count it against the caller's API_KEY_CHECK_FAILED budget (429 once over). */
-  function unknown(ip: string, reply: FastifyReply): null | Promise<null> {
-    if (limiter.isExempt(ip)) return null;
+  function unknown(ip: string | null, reply: FastifyReply): null | Promise<null> {
+    // A verifier that names no end-user address: nothing to count against (never the app server itself, §11).
+    if (ip === null || limiter.isExempt(ip)) return null;
     const decision = limiter.hit('API_KEY_CHECK_FAILED', ip);
     return decision instanceof Promise ? decision.then((d) => onFailedDecision(ip, reply, d)) : onFailedDecision(ip, reply, decision);
   }
 
   /** The key's cached record (null when unknown), from the cache when warm. Throws 429 for a blocked address. */
-  function resolve(key: string, ip: string, reply: FastifyReply, now: number, clock: UsageClock): KeyEntry | null | Promise<KeyEntry | null> {
-    if (blocked.size > 0) {
+  function resolve(key: string, ip: string | null, reply: FastifyReply, now: number, clock: UsageClock): KeyEntry | null | Promise<KeyEntry | null> {
+    if (blocked.size > 0 && ip !== null) {
       const until = blocked.get(ip);
       if (until !== undefined) {
         if (until > now) throw errors.rateLimited(Math.max(1, Math.ceil((until - now) / 1000)));
@@ -273,11 +280,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     const hash = secrets.hash(key);
     const cached = cache.get(hash, now);
     if (cached !== undefined) return cached === null ? unknown(ip, reply) : cached;
+    listenForChanges();
+    return load(hash, clock).then((entry) => (entry === null ? unknown(ip, reply) : entry));
+  }
+
+  function listenForChanges(): void {
     if (!listening) {
       listening = true;
       channel.listen();
     }
-    return load(hash, clock).then((entry) => (entry === null ? unknown(ip, reply) : entry));
   }
 
   /** Judges the key and counts one use when valid. */
@@ -291,6 +302,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
       entry.used++;
+      // This use exhausted the quota: the key's quota state changed (the verifiers' events stream, §11).
+      if (entry.enforceLimit && entry.used === entry.limit) channel.publish([refToken(entry.id, entry.orderId)]);
     }
     return reason;
   }
@@ -313,19 +326,20 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   // ---- writes: consistency with the cache ----------------------------------------------------------------------
 
   /** These keys change in `trx`: bypass the cache for them until it has ended, then drop them here and everywhere. */
-  function changedInTransaction(trx: Kysely<Database>, hashes: string[]): void {
+  // `refs` (refToken) name the changed keys for the verifiers' events stream; published only on commit.
+  function changedInTransaction(trx: Kysely<Database>, hashes: string[], refs: string[] = []): void {
     const now = Date.now();
     for (const hash of hashes) cache.beginChange(hash, now);
-    afterTransaction(trx, () => {
+    afterTransaction(trx, (committed) => {
       for (const hash of hashes) cache.endChange(hash);
-      channel.publish(hashes);
+      channel.publish(committed ? [...hashes, ...refs] : hashes);
     });
   }
 
   /** Runs our own transaction changing these keys (more may be added inside with changedInTransaction). */
-  function change<T>(hashes: string[], work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  function change<T>(hashes: string[], refs: string[], work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     return inTransaction(db, (trx) => {
-      changedInTransaction(trx, hashes);
+      changedInTransaction(trx, hashes, refs);
       return work(trx);
     });
   }
@@ -412,8 +426,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   /** The client's account became inactive or active again: its keys' records change with it, here and everywhere. */
   async function clientStatusChanged({ clientId }: { clientId: number }, trx: Kysely<Database>): Promise<void> {
-    const keys = await trx.selectFrom('api_keys').select('key_hash').where('client_id', '=', clientId).execute();
-    if (keys.length > 0) changedInTransaction(trx, keys.map((key) => key.key_hash));
+    const keys = await trx.selectFrom('api_keys').select(['id', 'order_id', 'key_hash']).where('client_id', '=', clientId).execute();
+    if (keys.length > 0) changedInTransaction(trx, keys.map((key) => key.key_hash), keys.map((key) => refToken(key.id, key.order_id)));
   }
   deps.events.on('client.deactivated', clientStatusChanged);
   deps.events.on('client.reactivated', clientStatusChanged);
@@ -448,19 +462,61 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       return infoOf(found, use(found, now, clock), clock);
     },
 
+    // ---- verifiers (CONTRACT §11): failed lookups count against the end user's `ip`, never the app server ----
+
+    /** admin/serviceapikey/check. */
+    verifierCheck(key: string, ip: string | null, reply: FastifyReply): boolean | Promise<boolean> {
+      const now = Date.now();
+      const clock = metering.clock(now);
+      const found = resolve(key, ip, reply, now, clock);
+      if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
+      return use(found, now, clock) === 'VALID';
+    },
+
+    /** admin/serviceapikey/get_info: the guest answer plus `order_id` and `key_id` (null for an unknown key). */
+    async verifierInfo(key: string, ip: string | null, reply: FastifyReply): Promise<KeyInfo & { order_id: number | null; key_id: number | null }> {
+      const now = Date.now();
+      const clock = metering.clock(now);
+      const entry = await resolve(key, ip, reply, now, clock);
+      const info = infoOf(entry, use(entry, Date.now(), clock), clock);
+      return { ...info, order_id: entry?.orderId ?? null, key_id: entry?.id ?? null };
+    },
+
+    /** admin/serviceapikey/report_usage: uses answered from an SDK's cache; a batch id already seen adds nothing. */
+    async reportUsage(batchId: string, usage: readonly UsageItem[], staffId: number): Promise<true> {
+      const clock = metering.clock(Date.now());
+      const added = await reportUsage(db, { batchId, usage, staffId, day: clock.day });
+      for (const key of added) {
+        // Cached records learn the uses now; a key whose quota this exhausted changed state (events stream).
+        const entry = cache.get(key.key_hash, Date.now());
+        if (entry !== undefined && entry !== null && entry.usedMonth === clock.month) entry.used += key.count;
+        if (key.enforceLimit && key.limit !== null) {
+          const used = await currentUse(db, key.id);
+          if (used >= key.limit && used - key.count < key.limit) channel.publish([refToken(key.id, key.order_id)]);
+        }
+      }
+      return true;
+    },
+
+    /** The verifiers' events stream: every key change from any process (starts listening on first use). */
+    keyEvents(): KeyEventHub {
+      listenForChanges();
+      return keyEvents;
+    },
+
     // ---- product type hooks (inside the order's transaction) ----
 
     /** Issues the order's key on its first activation; later activations keep the key. */
     async issue(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
       const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
       if (existing !== undefined) {
-        changedInTransaction(trx, [existing.key_hash]);
+        changedInTransaction(trx, [existing.key_hash], [refToken(existing.id, order.id)]);
         return;
       }
       const config = readApiKeyConfig(order.config);
       const { hash, sealed } = await freshKey(trx, config);
       const now = nowIso();
-      await trx
+      const inserted = await trx
         .insertInto('api_keys')
         .values({
           order_id: order.id,
@@ -479,15 +535,16 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           created_at: now,
           updated_at: now,
         })
-        .execute();
-      changedInTransaction(trx, [hash]);
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      changedInTransaction(trx, [hash], [refToken(inserted.id, order.id)]);
     },
 
     /** The order changed (status, expiry): the key stays, its cached record goes. */
     async orderChanged(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
       const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
       if (existing === undefined) return;
-      changedInTransaction(trx, [existing.key_hash]);
+      changedInTransaction(trx, [existing.key_hash], [refToken(existing.id, order.id)]);
     },
 
     /**
@@ -514,7 +571,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       await trx.deleteFrom('api_key_usage').where('api_key_id', '=', existing.id).execute();
       await trx.deleteFrom('api_keys').where('id', '=', existing.id).execute();
       metering.forget(existing.id);
-      changedInTransaction(trx, [existing.key_hash]);
+      changedInTransaction(trx, [existing.key_hash], [refToken(existing.id, order.id)]);
     },
 
     /** `{api_key, config, valid, reason}` for order/service; nulls before the key is issued. */
@@ -535,7 +592,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       }
       const config = params.config === undefined ? undefined : normalizeCustom(customOfUpdate(params.config), flatCustomOf(params.config), 'config');
       if (params.valid === undefined && config === undefined) return;
-      await change([current.key_hash], async (trx) => {
+      await change([current.key_hash], [refToken(current.id, current.order_id)], async (trx) => {
         await trx
           .updateTable('api_keys')
           .set({
@@ -556,7 +613,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       if (by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.notFound('API key');
       const current = await requireKey(db, by, clientId);
       if (current.status !== 'active') throw errors.conflict(`The order is ${current.status}: only an active order's key can be reset`);
-      return change([current.key_hash], async (trx) => {
+      return change([current.key_hash], [refToken(current.id, current.order_id)], async (trx) => {
           const config = readApiKeyConfig(parseJson(current.options));
           const fresh = await freshKey(trx, config);
           const result = await trx
@@ -641,6 +698,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     /** Flushes the counts and closes the listener; the database must still be open. */
     async close(): Promise<void> {
       closed = true;
+      keyEvents.close();
       await metering.close();
       await channel.close();
     },

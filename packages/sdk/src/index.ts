@@ -1,0 +1,365 @@
+// @tollgate/sdk: verifies Tollgate API keys inside the operator's app (CONTRACT §11).
+//
+// - Answers from an in-process cache (valid keys for cacheTtlMs, refused keys for negativeTtlMs); concurrent
+//   verifies of one uncached key share one request.
+// - Listens to the events stream: a key.changed event drops the key at once, so a revoked key is refused as soon as
+//   the event arrives. While the stream is down, cached answers older than one second are not served (the server is
+//   asked again), and after reconnecting the server replays what was missed (or says "resync": the cache is cleared).
+// - Uses answered from the cache are counted here and reported with report_usage every second and on close(), in
+//   batches with an id; a batch that failed is retried with the same id, so the server never counts it twice.
+// - usage.remaining is counted down locally; at zero the server is asked again, so a hard limit holds.
+// - Timeouts, network errors and 5xx answers follow failOpen (valid: failOpen, reason: "UNAVAILABLE").
+import { randomUUID } from 'node:crypto';
+import { EventStream } from './events.ts';
+
+export type Reason =
+  | 'VALID'
+  | 'NOT_FOUND'
+  | 'DISABLED'
+  | 'CLIENT_INACTIVE'
+  | 'NOT_ACTIVE'
+  | 'EXPIRED'
+  | 'LIMIT_EXCEEDED'
+  | 'RATE_LIMITED'
+  /** Tollgate could not be asked (down, slow, 5xx, bad credentials); `valid` is then the `failOpen` option. */
+  | 'UNAVAILABLE';
+
+export interface Usage {
+  period_start: string;
+  period_end: string;
+  used: number;
+  limit: number | null;
+  remaining: number | null;
+}
+
+export interface VerifyResult {
+  valid: boolean;
+  reason: Reason;
+  orderId: number | null;
+  keyId: number | null;
+  /** The key's custom parameters when valid, else null. */
+  config: Record<string, unknown> | null;
+  usage: Usage | null;
+  /** Seconds to wait, for RATE_LIMITED (and LIMIT_EXCEEDED: until the usage period ends). */
+  retryAfter: number | null;
+}
+
+export interface TollgateOptions {
+  /** Where Tollgate answers, e.g. https://billing.example.com */
+  baseUrl: string;
+  /** The API token of a staff member whose group holds `serviceapikey.check` (a verifier). */
+  token: string;
+  cacheTtlMs?: number;
+  negativeTtlMs?: number;
+  timeoutMs?: number;
+  failOpen?: boolean;
+  /** How often cached uses are reported (default 1000 ms). */
+  reportIntervalMs?: number;
+  /** The stream counts as dropped after this long without a byte (the server sends a comment every 15 s). */
+  streamIdleTimeoutMs?: number;
+  /** Background failures (usage reports, the events stream); never receives a key. */
+  onError?: (error: unknown, what: string) => void;
+}
+
+interface Entry {
+  result: VerifyResult;
+  expiresAt: number;
+  fetchedAt: number;
+  /** The server answered VALID past the limit: its limit is not enforced, so no local countdown. */
+  pastLimitOk: boolean;
+}
+
+interface ServerInfo {
+  valid: 0 | 1;
+  reason: Exclude<Reason, 'UNAVAILABLE'>;
+  config: Record<string, unknown> | null;
+  usage: Usage | null;
+  order_id: number | null;
+  key_id: number | null;
+  retry_after?: number;
+}
+
+/** While the events stream is down, cached answers older than this are not served. */
+const UNTRUSTED_MAX_AGE_MS = 1000;
+const MAX_KEY_LENGTH = 256;
+const MAX_COUNT_PER_ITEM = 1_000_000_000;
+const MAX_ITEMS_PER_BATCH = 10_000;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly retryAfter: number | null,
+    /** The envelope's error message (never holds a key). */
+    readonly detail: string,
+  ) {
+    super(`Tollgate answered HTTP ${status}`);
+  }
+}
+
+export class Tollgate {
+  private readonly baseUrl: string;
+  private readonly authorization: string;
+  private readonly cacheTtlMs: number;
+  private readonly negativeTtlMs: number;
+  private readonly timeoutMs: number;
+  private readonly failOpen: boolean;
+  private readonly onError: (error: unknown, what: string) => void;
+  private readonly cache = new Map<string, Entry>();
+  /** key id → cached keys (a key.changed event names ids, never keys). */
+  private readonly byKeyId = new Map<number, Set<string>>();
+  private readonly inflight = new Map<string, Promise<VerifyResult>>();
+  /** Bumped by every event: an answer fetched across an event is not cached (it may predate the change). */
+  private epoch = 0;
+  /** Uses answered from the cache, not yet in a batch: key id → count. */
+  private pending = new Map<number, number>();
+  /** Batches sent but not acknowledged, oldest first; retried with the same id. */
+  private readonly unsent: Array<{ batch_id: string; usage: Array<{ key_id: number; count: number }> }> = [];
+  private reporting: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private readonly stream: EventStream;
+  private closed = false;
+
+  constructor(options: TollgateOptions) {
+    if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) throw new TypeError('baseUrl must be an http(s) URL');
+    if (typeof options.token !== 'string' || options.token === '') throw new TypeError('token is required');
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.authorization = `Basic ${Buffer.from(`admin:${options.token}`).toString('base64')}`;
+    this.cacheTtlMs = options.cacheTtlMs ?? 10_000;
+    this.negativeTtlMs = options.negativeTtlMs ?? 3000;
+    this.timeoutMs = options.timeoutMs ?? 2000;
+    this.failOpen = options.failOpen ?? false;
+    this.onError = options.onError ?? (() => undefined);
+    this.timer = setInterval(() => void this.flush(), options.reportIntervalMs ?? 1000);
+    this.timer.unref();
+    this.stream = new EventStream({
+      url: `${this.baseUrl}/api/admin/serviceapikey/events`,
+      authorization: this.authorization,
+      idleTimeoutMs: options.streamIdleTimeoutMs ?? 45_000,
+      onEvent: (data) => this.onEvent(data),
+      onError: (error) => this.onError(error, 'events stream'),
+    });
+    this.stream.start();
+  }
+
+  /** Whether the events stream is connected (cached answers are then trusted for their whole TTL). */
+  get connected(): boolean {
+    return this.stream.connected;
+  }
+
+  /** Verifies a key; `ip` is the end user's address (failed lookups count against it, not against this server). */
+  verify(key: string, options: { ip?: string } = {}): Promise<VerifyResult> {
+    if (typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH) return Promise.resolve(notFound());
+    const now = Date.now();
+    const entry = this.cache.get(key);
+    if (entry !== undefined && this.usable(entry, now)) {
+      const { result } = entry;
+      if (!result.valid) return Promise.resolve(result);
+      const usage = result.usage;
+      if (usage === null || usage.remaining === null || entry.pastLimitOk) {
+        this.count(result.keyId!, usage);
+        return Promise.resolve(result);
+      }
+      if (usage.remaining > 0) {
+        usage.remaining--;
+        this.count(result.keyId!, usage);
+        return Promise.resolve(result);
+      }
+      // The local countdown reached zero: report what was counted, then let the server judge.
+      this.forget(key);
+      return this.fetchCoalesced(key, options.ip, true);
+    }
+    if (entry !== undefined) this.forget(key);
+    return this.fetchCoalesced(key, options.ip, false);
+  }
+
+  /** Reports the counted uses now (also done every second). */
+  flush(): Promise<void> {
+    if (this.reporting !== null) return this.reporting;
+    this.reporting = this.report().finally(() => {
+      this.reporting = null;
+    });
+    return this.reporting;
+  }
+
+  /** Reports the remaining uses (retrying a few times) and closes the events stream. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    this.stream.stop();
+    for (let attempt = 0; attempt < 3 && (this.pending.size > 0 || this.unsent.length > 0); attempt++) {
+      await this.flush();
+    }
+    this.cache.clear();
+    this.byKeyId.clear();
+  }
+
+  // ---- cache ------------------------------------------------------------------------------------------------
+
+  private usable(entry: Entry, now: number): boolean {
+    if (entry.expiresAt <= now) return false;
+    return this.stream.connected || now - entry.fetchedAt <= UNTRUSTED_MAX_AGE_MS;
+  }
+
+  private count(keyId: number, usage: Usage | null): void {
+    this.pending.set(keyId, (this.pending.get(keyId) ?? 0) + 1);
+    if (usage !== null) usage.used++;
+  }
+
+  private store(key: string, result: VerifyResult, fetchedAt: number): void {
+    const ttl = result.valid ? this.cacheTtlMs : this.negativeTtlMs;
+    if (ttl <= 0) return;
+    const usage = result.usage;
+    // Valid with more uses than the limit: the plan does not enforce its limit, so nothing to count down.
+    const pastLimitOk = result.valid && usage !== null && usage.limit !== null && usage.used > usage.limit;
+    this.cache.set(key, { result, fetchedAt, expiresAt: fetchedAt + ttl, pastLimitOk });
+    if (result.keyId !== null) {
+      let keys = this.byKeyId.get(result.keyId);
+      if (keys === undefined) this.byKeyId.set(result.keyId, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private forget(key: string): void {
+    const entry = this.cache.get(key);
+    if (entry === undefined) return;
+    this.cache.delete(key);
+    const id = entry.result.keyId;
+    if (id !== null) {
+      const keys = this.byKeyId.get(id);
+      keys?.delete(key);
+      if (keys?.size === 0) this.byKeyId.delete(id);
+    }
+  }
+
+  private onEvent(data: unknown): void {
+    this.epoch++;
+    if (typeof data !== 'object' || data === null) return;
+    const event = data as { type?: unknown; key_id?: unknown };
+    if (event.type === 'resync' || event.type === 'connected') {
+      this.cache.clear();
+      this.byKeyId.clear();
+      return;
+    }
+    if (event.type === 'key.changed' && typeof event.key_id === 'number') {
+      for (const key of this.byKeyId.get(event.key_id) ?? []) this.cache.delete(key);
+      this.byKeyId.delete(event.key_id);
+    }
+  }
+
+  // ---- asking the server ------------------------------------------------------------------------------------
+
+  private fetchCoalesced(key: string, ip: string | undefined, flushFirst: boolean): Promise<VerifyResult> {
+    const pending = this.inflight.get(key);
+    // The server counted one use for the request; every caller that joined it is a use counted here.
+    if (pending !== undefined) return pending.then((result) => this.joined(key, result, ip));
+    const promise = (flushFirst ? this.flush() : Promise.resolve())
+      .then(() => this.fetch(key, ip))
+      .finally(() => this.inflight.delete(key));
+    this.inflight.set(key, promise);
+    return promise;
+  }
+
+  /** A caller that shared another's request: a valid answer is one more use (counted down like a cache hit). */
+  private joined(key: string, result: VerifyResult, ip: string | undefined): VerifyResult | Promise<VerifyResult> {
+    if (!result.valid || result.keyId === null) return result;
+    const usage = result.usage;
+    const entry = this.cache.get(key);
+    const limited = usage !== null && usage.remaining !== null && !(entry?.result === result && entry.pastLimitOk);
+    if (limited && usage.remaining! <= 0) return this.verify(key, ip === undefined ? {} : { ip });
+    if (limited) usage.remaining!--;
+    this.count(result.keyId, usage);
+    return result;
+  }
+
+  private async fetch(key: string, ip: string | undefined): Promise<VerifyResult> {
+    const epoch = this.epoch;
+    const startedAt = Date.now();
+    let info: ServerInfo;
+    try {
+      info = (await this.call('get_info', { key, ...(ip !== undefined && ip !== '' && { ip }) })) as ServerInfo;
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 429) {
+        // This end user's address is over its failed-lookup budget (or this verifier over its own limit).
+        return { ...notFound(), reason: 'RATE_LIMITED', retryAfter: error.retryAfter ?? 1 };
+      }
+      this.onError(error, 'verify');
+      return { valid: this.failOpen, reason: 'UNAVAILABLE', orderId: null, keyId: null, config: null, usage: null, retryAfter: null };
+    }
+    const result: VerifyResult = {
+      valid: info.valid === 1,
+      reason: info.reason,
+      orderId: info.order_id ?? null,
+      keyId: info.key_id ?? null,
+      config: info.config ?? null,
+      usage: info.usage ?? null,
+      retryAfter: info.reason === 'RATE_LIMITED' ? (info.retry_after ?? 1) : info.reason === 'LIMIT_EXCEEDED' ? untilPeriodEnd(info.usage) : null,
+    };
+    if (this.epoch === epoch && !this.closed && result.reason !== 'RATE_LIMITED') this.store(key, result, startedAt);
+    return result;
+  }
+
+  private async call(action: string, params: Record<string, unknown>): Promise<unknown> {
+    const response = await fetch(`${this.baseUrl}/api/admin/serviceapikey/${action}`, {
+      method: 'POST',
+      headers: { authorization: this.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify(params),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const text = await response.text();
+    if (response.status !== 200) {
+      const retryAfter = Number(response.headers.get('retry-after'));
+      let detail = '';
+      try {
+        const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
+        if (typeof message === 'string') detail = message;
+      } catch {
+        // not the envelope (a proxy's error page): no detail
+      }
+      throw new HttpError(response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null, detail);
+    }
+    const body = JSON.parse(text) as { result: unknown };
+    return body.result;
+  }
+
+  // ---- usage reports ----------------------------------------------------------------------------------------
+
+  private async report(): Promise<void> {
+    if (this.pending.size > 0) {
+      const usage = [...this.pending].map(([key_id, count]) => ({ key_id, count: Math.min(count, MAX_COUNT_PER_ITEM) }));
+      this.pending = new Map();
+      for (let i = 0; i < usage.length; i += MAX_ITEMS_PER_BATCH) {
+        this.unsent.push({ batch_id: randomUUID(), usage: usage.slice(i, i + MAX_ITEMS_PER_BATCH) });
+      }
+    }
+    while (this.unsent.length > 0) {
+      const batch = this.unsent[0]!;
+      try {
+        await this.call('report_usage', batch);
+        this.unsent.shift();
+      } catch (error) {
+        if (error instanceof HttpError && error.status === 422) {
+          // A key deleted since it was cached: the server refused the whole batch (and recorded nothing), so the
+          // same id can carry the batch without that key. Anything else refused is dropped, not retried forever.
+          const item = /usage\.(\d+)\.key_id/.exec(error.detail);
+          if (item !== null && batch.usage.length > 1) batch.usage.splice(Number(item[1]), 1);
+          else this.unsent.shift();
+          this.onError(error, 'usage report refused');
+          continue;
+        }
+        this.onError(error, 'usage report');
+        return; // kept, with its id, for the next attempt
+      }
+    }
+  }
+}
+
+function notFound(): VerifyResult {
+  return { valid: false, reason: 'NOT_FOUND', orderId: null, keyId: null, config: null, usage: null, retryAfter: null };
+}
+
+function untilPeriodEnd(usage: Usage | null): number | null {
+  if (usage === null) return null;
+  const end = Date.parse(`${usage.period_end}T23:59:59Z`);
+  return Number.isNaN(end) ? null : Math.max(1, Math.ceil((end - Date.now()) / 1000));
+}

@@ -1,0 +1,76 @@
+// GET /api/admin/serviceapikey/events (CONTRACT §11): Server-Sent Events for verifiers (permission
+// `serviceapikey.check`). Not a gateway action: the answer is a stream, not an envelope. Failures before the stream
+// starts (no credentials, no permission, rate limit) answer the usual envelope.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { authenticate } from '../../http/auth.ts';
+import { errors } from '../../http/errors.ts';
+import { setApiHeaders } from '../../http/headers.ts';
+import { hasPermission } from '../../http/identity.ts';
+import { enforce } from '../../http/rate-limit.ts';
+import type { Services } from '../../services.ts';
+import { VERSION } from '../../version.ts';
+import type { KeyEvent } from './events-stream.ts';
+
+export const EVENTS_PATH = '/api/admin/serviceapikey/events';
+export const VERIFIER_PERMISSION = 'serviceapikey.check';
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+function frame(event: KeyEvent): string {
+  return `id: ${event.id}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+export function registerKeyEventsRoute(app: FastifyInstance, services: Services, httpsPossible: boolean): void {
+  const open = new Set<ServerResponse>();
+  // Streams never end by themselves: end them before the server closes, or close() would wait for them forever.
+  app.addHook('preClose', (done) => {
+    for (const response of open) response.end();
+    open.clear();
+    done();
+  });
+
+  app.get(EVENTS_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
+    setApiHeaders(request, reply, httpsPossible);
+    const ip = request.ip;
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    const { identity } = await authenticate('admin', request, reply, services, ip, query);
+    if (identity.role !== 'admin') throw errors.authRequired();
+    if (!services.limiter.isExempt(ip)) enforce(reply, await services.limiter.hit('API_KEY_CHECK_VERIFIER', `admin:${identity.staff.id}`));
+    if (!hasPermission(identity.staff, VERIFIER_PERMISSION)) throw errors.forbidden(VERIFIER_PERMISSION);
+
+    const hub = services.apikeys.keyEvents();
+    const lastEventId = request.headers['last-event-id'];
+    const replay = typeof lastEventId === 'string' && lastEventId !== '' ? hub.since(lastEventId) : [];
+
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-tollgate-version': VERSION,
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
+    open.add(raw);
+    // The first line tells the client the stream is up; `retry` asks EventSource clients to come back within a second.
+    raw.write(': connected\nretry: 1000\n\n');
+    if (replay === null) raw.write(frame({ id: hub.lastId(), data: { type: 'resync' } }));
+    else for (const event of replay) raw.write(frame(event));
+
+    const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), services.config.eventsKeepAliveMs);
+    const unsubscribe = hub.subscribe(
+      (event) => {
+        // A client that stopped reading must not grow this process's memory: cut it; it reconnects with
+        // Last-Event-ID and is replayed what it missed (or told to resync).
+        if (raw.writableLength > MAX_BUFFERED_BYTES) raw.destroy();
+        else raw.write(frame(event));
+      },
+      () => raw.end(),
+    );
+    raw.on('close', () => {
+      clearInterval(keepAlive);
+      unsubscribe();
+      open.delete(raw);
+    });
+  });
+}
