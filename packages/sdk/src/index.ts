@@ -277,7 +277,9 @@ export class Tollgate {
     const startedAt = Date.now();
     let info: ServerInfo;
     try {
-      info = (await this.call('get_info', { key, ...(ip !== undefined && ip !== '' && { ip }) })) as ServerInfo;
+      // Tollgate takes plain IPv4/IPv6 text; anything else (a zone id, a host name) is left out rather than refused.
+      const address = ip !== undefined && /^[0-9A-Fa-f.:]{2,45}$/.test(ip) ? ip : undefined;
+      info = (await this.call('get_info', { key, ...(address !== undefined && { ip: address }) })) as ServerInfo;
     } catch (error) {
       if (error instanceof HttpError && error.status === 429) {
         // This end user's address is over its failed-lookup budget (or this verifier over its own limit).

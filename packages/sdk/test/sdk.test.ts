@@ -63,6 +63,9 @@ describe('Tollgate.verify', () => {
     const result = await tollgate.verify(key, { ip: '203.0.113.9' });
     expect(result).toMatchObject({ valid: true, reason: 'VALID', orderId, keyId: expect.any(Number), config: { tier: 'pro', monthlyLimit: 100 } });
     expect(result.usage).toMatchObject({ used: 1, limit: 100, remaining: 99 });
+    // An address Tollgate would refuse (a zone id) is left out, not turned into a failure.
+    const fresh = sdk();
+    expect(await fresh.verify(key, { ip: 'fe80::1%eth0' })).toMatchObject({ valid: true, reason: 'VALID' });
     expect(await tollgate.verify('FFFFFFFF-FFFFFFFF-FFFFFFFF-FFFFFFFF')).toMatchObject({ valid: false, reason: 'NOT_FOUND', keyId: null });
     const before = calls.get('get_info') ?? 0;
     expect(await tollgate.verify('')).toMatchObject({ valid: false, reason: 'NOT_FOUND' });
