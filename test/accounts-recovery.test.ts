@@ -234,7 +234,7 @@ describe('password reset and e-mail confirmation', () => {
   });
 
   describe('no account enumeration by time', () => {
-    it('unknown, inactive and real addresses: every answer ≥ 300 ms, medians over 60 calls each within 40 ms', async () => {
+    it('unknown, inactive and real addresses: every answer ≥ 300 ms, medians over 60 calls each within 60 ms', async () => {
       const real = await t.createClient();
       const inactive = await t.createClient({ status: 'canceled' });
       const kinds = { real: real.email, inactive: inactive.email, unknown: 'no-such-client@example.com' } as const;
@@ -263,9 +263,12 @@ describe('password reset and e-mail confirmation', () => {
       for (const entry of timed) expect(entry.ms).toBeGreaterThanOrEqual(299);
       const medians = { real: median('real'), inactive: median('inactive'), unknown: median('unknown') };
       console.info(`reset_password medians over 60 calls each (ms): ${JSON.stringify(medians)}`);
-      expect(Math.abs(medians.real - medians.unknown)).toBeLessThan(40);
-      expect(Math.abs(medians.real - medians.inactive)).toBeLessThan(40);
-      expect(Math.abs(medians.inactive - medians.unknown)).toBeLessThan(40);
+      // The floor is uniform over 300–450 ms, so a median of 60 calls varies by about 7 ms on its own and more on a
+      // loaded machine (40 ms failed under CI-like load). What this must catch is an answer that escapes the floor or
+      // work that outlasts it (a missing floor: ~300 ms apart), which 60 ms still does.
+      expect(Math.abs(medians.real - medians.unknown)).toBeLessThan(60);
+      expect(Math.abs(medians.real - medians.inactive)).toBeLessThan(60);
+      expect(Math.abs(medians.inactive - medians.unknown)).toBeLessThan(60);
     });
   });
 

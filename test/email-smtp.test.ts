@@ -162,14 +162,17 @@ describe('when SMTP fails', () => {
         expect(await emailRow(mail.id)).toMatchObject({ status: 'pending', attempts: 1, run_at: new Date(now.getTime() + schedule[0]!).toISOString() });
         for (let retry = 0; retry < schedule.length; retry++) {
           const due = new Date(now.getTime() + schedule[retry]!);
-          expect(await t.services.outbox.runDue(new Date(due.getTime() - 1))).toBe(0);
-          expect(await t.services.outbox.runDue(due)).toBe(1);
+          // Judged by this message's own attempts: other items of the shared outbox may fall due meanwhile.
+          await t.services.outbox.runDue(new Date(due.getTime() - 1));
+          expect((await emailRow(mail.id)).attempts).toBe(retry + 1);
+          await t.services.outbox.runDue(due);
           now = due;
           const row = await emailRow(mail.id);
           expect(row.attempts).toBe(retry + 2);
           expect(row.status).toBe(retry === schedule.length - 1 ? 'failed' : 'pending');
         }
-        expect(await t.services.outbox.runDue(new Date(now.getTime() + 86_400_000))).toBe(0);
+        await t.services.outbox.runDue(new Date(now.getTime() + 86_400_000));
+        expect((await emailRow(mail.id)).attempts).toBe(schedule.length + 1);
         const admin = await t.admin('email/email_get', { id: mail.id });
         expect(admin.result).toMatchObject({ status: 'failed', attempts: 6, next_attempt_at: null });
         expect(admin.result.last_error).toEqual(expect.any(String));
