@@ -52,6 +52,16 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open connections one address may hold (0 = no cap); RATE_LIMIT_WHITELIST addresses are exempt. */
   maxConnectionsPerIp: number;
+  /** Where customers reach Tollgate (links in mails, return URLs); no trailing slash. */
+  publicUrl: string;
+  /** E-mail (CONTRACT §10): SMTP through nodemailer when set; without it mails stay `not_sent` and are logged. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** Connection, greeting and socket timeout of each SMTP conversation. */
+  smtpTimeoutMs: number;
+  /** The outbox sender: how often it looks for due items, and how long a claim holds (a crashed sender's items wait this long). */
+  outboxPollMs: number;
+  outboxLeaseSeconds: number;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -123,11 +133,15 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = str(env, `RATE_LIMIT_${policy}`);
     if (raw !== null) policies[policy] = parseRule(`RATE_LIMIT_${policy}`, raw);
   }
+  const port = int(env, 'PORT', 8080);
+  const publicUrl = parsePublicUrl(str(env, 'PUBLIC_URL'), port);
+  const smtpUrl = parseSmtpUrl(str(env, 'SMTP_URL'));
+  const mailFrom = parseMailFrom(str(env, 'MAIL_FROM'), publicUrl);
   const currency = (str(env, 'CURRENCY') ?? 'USD').toUpperCase();
   if (!/^[A-Z]{3}$/.test(currency)) throw new ConfigError(`CURRENCY must be a three-letter code, got "${currency}"`);
 
   return {
-    port: int(env, 'PORT', 8080),
+    port,
     host: str(env, 'HOST') ?? '0.0.0.0',
     databaseUrl: str(env, 'DATABASE_URL') ?? 'sqlite:./data/tollgate.db',
     redisUrl: str(env, 'REDIS_URL'),
@@ -163,5 +177,35 @@ export function loadConfig(env: Env = process.env): Config {
     ...timeouts(env),
     // Behind a proxy every connection comes from the proxy's address, so there is no default cap then.
     maxConnectionsPerIp: int(env, 'MAX_CONNECTIONS_PER_IP', parseTrustProxy(str(env, 'TRUST_PROXY')) === false ? 128 : 0),
+    publicUrl,
+    smtpUrl,
+    mailFrom,
+    smtpTimeoutMs: int(env, 'SMTP_TIMEOUT_MS', 30_000, 100),
+    outboxPollMs: int(env, 'OUTBOX_POLL_MS', 5000, 10),
+    outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
   };
+}
+
+function parsePublicUrl(raw: string | null, port: number): string {
+  const text = raw ?? `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${text}"`);
+  return text.replace(/\/+$/, '');
+}
+
+function parseSmtpUrl(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (!/^smtps?:\/\/[^\s]+$/.test(raw)) throw new ConfigError('SMTP_URL must look like smtp://user:pass@host:587 or smtps://…');
+  return raw;
+}
+
+function parseMailFrom(raw: string | null, publicUrl: string): string {
+  // oxlint-disable-next-line no-control-regex -- a sender with a line break would start a header of its own
+  if (raw !== null && /[\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError('MAIL_FROM must be one line');
+  return raw ?? `Tollgate <noreply@${new URL(publicUrl).hostname}>`;
 }

@@ -22,6 +22,9 @@ import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
+import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
+import { createMailService, type MailService } from './modules/email/service.ts';
+import { registerNotices } from './modules/email/notices.ts';
 
 export interface Services {
   config: Config;
@@ -46,6 +49,10 @@ export interface Services {
   cron: CronService;
   /** The API key product: keys, the check hot path, usage metering. */
   apikeys: ApiKeyService;
+  /** Every side effect that leaves the process (e-mail, later webhooks and charges): one table family, one sender loop. */
+  outbox: OutboxService;
+  /** E-mail through the outbox: templates, the mail log. */
+  mail: MailService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -91,6 +98,25 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, money });
   const invoices = createInvoiceService({ db, events, orders, gateways, money });
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money });
+  const outbox = createOutboxService({
+    db,
+    dialect: database.dialect,
+    pollMs: config.outboxPollMs,
+    leaseMs: config.outboxLeaseSeconds * 1000,
+  });
+  const mail = createMailService({
+    db,
+    outbox,
+    secrets,
+    smtpUrl: config.smtpUrl,
+    mailFrom: config.mailFrom,
+    publicUrl: config.publicUrl,
+    smtpTimeoutMs: config.smtpTimeoutMs,
+  });
+  // The SMTP connection closes after the sender loop has stopped (closers run in reverse).
+  closers.push(async () => mail.close());
+  closers.push(() => outbox.stop());
+  const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
   const cron = createCronService({
     db,
     orders,
@@ -98,9 +124,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     carts,
     invoiceDaysBeforeExpiry: config.invoiceDaysBeforeExpiry,
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
+    reminders: notices,
     log: logSchedulerError,
   });
-  const startTasks: Array<() => void> = [];
+  const startTasks: Array<() => void> = [() => outbox.start()];
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
 
   return {
@@ -122,6 +149,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     carts,
     cron,
     apikeys,
+    outbox,
+    mail,
     startTasks,
     onClose(task) {
       closers.push(task);

@@ -3,6 +3,7 @@ import type { ModuleApi } from '../http/action.ts';
 import { cartApi } from './cart/api.ts';
 import { clientApi } from './client/api.ts';
 import { cronApi } from './cron/api.ts';
+import { emailApi } from './email/api.ts';
 import { invoiceApi } from './invoice/api.ts';
 import { orderApi } from './order/api.ts';
 import { productApi } from './product/api.ts';
@@ -22,4 +23,5 @@ export const modules: readonly ModuleApi[] = [
   invoiceApi,
   cronApi,
   serviceApiKeyApi,
+  emailApi,
 ];

@@ -20,6 +20,8 @@ export interface CronReport {
   suspended: number;
   canceled: number;
   carts_purged: number;
+  /** Payment reminders queued (invoice_reminder mails). */
+  invoice_reminders: number;
   /** Orders a job could not change (logged); the next run tries again. */
   failed: number;
 }
@@ -31,12 +33,14 @@ export interface CronServiceDeps {
   carts: Pick<CartService, 'purgeAbandoned'>;
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
+  /** Queues the day's payment reminders (the e-mail notices). */
+  reminders?: { queueInvoiceReminders(now: Date): Promise<number> };
   log?: (message: string, error: unknown) => void;
 }
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, invoices, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, log }: CronServiceDeps) {
+export function createCronService({ db, orders, invoices, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -155,12 +159,13 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
 
     /** Every job, in order. */
     async run(now: Date = new Date()): Promise<CronReport> {
-      const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, failed: 0 };
+      const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, failed: 0 };
       await this.renewFreeOrders(now, report);
       await this.issueRenewalInvoices(now, report);
       await this.suspendExpired(now, report);
       await this.cancelLongSuspended(now, report);
       await this.purgeGuestCarts(report);
+      if (reminders !== undefined) report.invoice_reminders += await reminders.queueInvoiceReminders(now);
       return report;
     },
   };

@@ -24,6 +24,7 @@ import { couldBeKey, generateKey } from '../../lib/keygen.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
+import './events.ts';
 import { KeyCache, type KeyEntry } from './cache.ts';
 import { LocalChannel, PostgresChannel, RedisChannel, type InvalidationChannel } from './invalidation.ts';
 import { Metering, monthBounds, type UsageClock } from './metering.ts';
@@ -72,8 +73,9 @@ export interface ApiKeyServiceDeps {
   secrets: SecretBox;
   limiter: RateLimiter;
   keyCacheSize: number;
-  /** For the client's account status: a suspended or canceled client's keys are invalid (CLIENT_INACTIVE). */
-  events: Pick<EventBus, 'on'>;
+  /** For the client's account status (CLIENT_INACTIVE) and to announce apikey.reset / apikey.disabled inside the
+   *  change's transaction (security notices, webhooks). */
+  events: Pick<EventBus, 'on' | 'emit'>;
   /** Where background failures (flush, pub/sub) are reported; never receives a key. */
   log?: (error: unknown, what: string) => void;
 }
@@ -510,6 +512,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           })
           .where('id', '=', current.id)
           .execute();
+        if (params.valid === false && current.valid === 1) {
+          await deps.events.emit('apikey.disabled', { orderId: current.order_id, clientId: current.client_id, keyId: current.id }, trx);
+        }
       });
     },
 
@@ -531,6 +536,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           const order = await trx.selectFrom('orders').select('status').where('id', '=', current.order_id).executeTakeFirst();
           if (order?.status !== 'active') throw errors.conflict('The order is no longer active');
           changedInTransaction(trx, [fresh.hash]);
+          await deps.events.emit('apikey.reset', { orderId: current.order_id, clientId: current.client_id, keyId: current.id }, trx);
           return fresh.key;
       });
     },

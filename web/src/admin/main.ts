@@ -13,6 +13,7 @@ import { ProductPage, ProductsPage } from './products.ts';
 import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
+import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 
 const pageError = createStore<unknown>(null);
 
@@ -30,6 +31,7 @@ const NAV = [
   ['/admin/orders', 'Orders'],
   ['/admin/invoices', 'Invoices'],
   ['/admin/keys', 'Keys'],
+  ['/admin/email', 'Mail'],
   ['/admin/staff', 'Staff'],
   ['/admin/profile', 'Profile'],
 ] as const;
@@ -105,6 +107,10 @@ function Routes() {
   if (path === '/admin/staff') return html`<${StaffPage} />`;
   if (path === '/admin/groups') return html`<${GroupsPage} />`;
   if (path === '/admin/profile') return html`<${AdminProfilePage} />`;
+  if (path === '/admin/email') return html`<${EmailsPage} />`;
+  if (path === '/admin/email/templates') return html`<${TemplatesPage} />`;
+  const template = match('/admin/email/templates/:code', path);
+  if (template !== null && /^[a-z_]+$/.test(template.code ?? '')) return html`<${TemplatePage} code=${template.code} />`;
   const routes = [
     ['/admin/clients/:id', ClientPage],
     ['/admin/products/:id', ProductPage],
@@ -112,6 +118,7 @@ function Routes() {
     ['/admin/invoices/:id', InvoicePage],
     ['/admin/keys/:id', KeyPage],
     ['/admin/staff/:id', StaffMemberPage],
+    ['/admin/email/:id', EmailPage],
   ] as const;
   for (const [pattern, Page] of routes) {
     const params = match(pattern, path);

@@ -12,6 +12,7 @@ import { CartPage, PlansPage } from './shop.ts';
 import { InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
 import { ProfilePage } from './profile.ts';
+import { MessagePage, MessagesPage } from './messages.ts';
 
 /** An error about the whole page (e.g. the session lost its CSRF token), shown above every page. */
 const pageError = createStore<unknown>(null);
@@ -51,7 +52,7 @@ function Header() {
           ${item('/', 'Plans')}
           ${item('/cart', cart.count > 0 ? `Cart (${cart.count})` : 'Cart')}
           ${user
-            ? html`${item('/keys', 'API keys')}${item('/orders', 'Orders')}${item('/invoices', 'Invoices')}${item('/profile', 'Profile')}
+            ? html`${item('/keys', 'API keys')}${item('/orders', 'Orders')}${item('/invoices', 'Invoices')}${item('/messages', 'Messages')}${item('/profile', 'Profile')}
                 <li><button type="button" onClick=${logout} disabled=${busy} aria-busy=${busy ? 'true' : 'false'}>${busy ? 'Working…' : 'Log out'}</button></li>`
             : html`${item('/login', 'Log in')}${item('/signup', 'Sign up')}`}
         </ul>
@@ -81,6 +82,9 @@ function Routes() {
   const invoice = match('/invoices/:id', path);
   if (invoice !== null) return html`<${Protected} what="this invoice"><${InvoicePage} id=${Number(invoice.id)} /><//>`;
   if (path === '/profile') return html`<${Protected} what="your profile"><${ProfilePage} /><//>`;
+  if (path === '/messages') return html`<${Protected} what="your messages"><${MessagesPage} /><//>`;
+  const message = match('/messages/:id', path);
+  if (message !== null && /^\d+$/.test(message.id ?? '')) return html`<${Protected} what="this message"><${MessagePage} id=${Number(message.id)} /><//>`;
   return html`<h1>Page not found</h1><p>There is no page at this address. <${Link} href="/">See the plans<//>.</p>`;
 }
 

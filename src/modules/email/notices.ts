@@ -1,0 +1,206 @@
+// Notices (CONTRACT §10): the mails that follow a change, each queued by listening to the event of the service that
+// owns the change, inside that change's transaction — never from an action. Reading the invoice, order and client
+// here goes through the event's transaction (`trx`): the row may not be committed yet, and on SQLite a second
+// handle would wait for the very transaction it is part of. Nothing here ever reads an API key or a token.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import type { EventBus } from '../../events.ts';
+import type { Money } from '../../lib/money.ts';
+import { isoSeconds } from '../../lib/time.ts';
+import { defaultOutboxLog, type OutboxLog } from '../outbox/service.ts';
+import { isPlainAddress, type MailService } from './service.ts';
+// The events these notices listen to are declared by their owners; importing the declarations makes them known here.
+import '../order/events.ts';
+import '../serviceapikey/events.ts';
+
+declare module '../../events.ts' {
+  interface TollgateEvents {
+    /** An automatic (off-session) payment of an invoice failed; the card payment module emits it. */
+    'invoice.payment_failed': { invoiceId: number; clientId: number; message: string };
+  }
+}
+
+export interface NoticesDeps {
+  db: Kysely<Database>;
+  events: EventBus;
+  mail: Pick<MailService, 'queue' | 'isQueued' | 'queuedKeys'>;
+  /** PUBLIC_URL without a trailing slash. */
+  publicUrl: string;
+  money: Pick<Money, 'format'>;
+  log?: OutboxLog;
+}
+
+const DAY_MS = 86_400_000;
+/** invoice_reminder: days before the due date, and days after it, on which an unpaid invoice is mentioned again. */
+export const REMINDER_DAYS_BEFORE = [3, 1] as const;
+export const REMINDER_DAYS_AFTER = [1, 3, 7] as const;
+
+async function recipient(trx: Kysely<Database>, clientId: number) {
+  const client = await trx.selectFrom('clients').select(['id', 'email', 'first_name', 'last_name']).where('id', '=', clientId).executeTakeFirst();
+  if (client === undefined) return null;
+  return { email: client.email, name: [client.first_name, client.last_name].filter(Boolean).join(' ') };
+}
+
+const day = (iso: string | null): string => (iso === null ? '' : iso.slice(0, 10));
+
+export function registerNotices({ db, events, mail, publicUrl, money, log = defaultOutboxLog }: NoticesDeps) {
+  const links = {
+    invoice: (id: number) => `${publicUrl}/invoices/${id}`,
+    orders: () => `${publicUrl}/orders`,
+    keys: () => `${publicUrl}/keys`,
+  };
+
+  async function invoiceVars(trx: Kysely<Database>, invoiceId: number) {
+    const invoice = await trx.selectFrom('invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
+    if (invoice === undefined) return null;
+    return {
+      invoice,
+      vars: {
+        invoice_number: invoice.id,
+        invoice_total: `${money.format(invoice.total)} ${invoice.currency}`,
+        invoice_due: day(invoice.due_at),
+        invoice_url: links.invoice(invoice.id),
+      },
+    };
+  }
+
+  async function toClient(
+    trx: Kysely<Database>,
+    clientId: number,
+    template: Parameters<MailService['queue']>[1]['template'],
+    vars: Record<string, string | number>,
+    extra: { attachInvoicePdf?: number; dedupeKey?: string } = {},
+  ): Promise<number> {
+    const to = await recipient(trx, clientId);
+    if (to === null) return 0;
+    // An address the sign-up form let through but that is not one plain address (a comma, quotes) would be refused
+    // by the mail service; the change that caused the notice must not fail for it.
+    if (!isPlainAddress(to.email)) {
+      log('warn', `mail not queued: client ${clientId}'s address is not one plain address`, { template });
+      return 0;
+    }
+    return mail.queue(trx, { template, to, clientId, vars, ...extra });
+  }
+
+  // A renewal invoice is announced as the order's renewal reminder (with the pay link); any other as a new invoice.
+  events.on('invoice.created', async ({ invoiceId, clientId }, trx) => {
+    const found = await invoiceVars(trx, invoiceId);
+    if (found === null) return;
+    const renewal = await trx
+      .selectFrom('invoice_items')
+      .innerJoin('orders', 'orders.id', 'invoice_items.order_id')
+      .select(['orders.title', 'orders.expires_at'])
+      .where('invoice_items.invoice_id', '=', invoiceId)
+      .where('invoice_items.task', '=', 'renew')
+      .orderBy('invoice_items.id')
+      .executeTakeFirst();
+    if (renewal !== undefined) {
+      await toClient(trx, clientId, 'order_renewal_reminder', {
+        ...found.vars,
+        order_title: renewal.title,
+        expires_at: day(renewal.expires_at),
+        order_url: links.orders(),
+      });
+    } else {
+      await toClient(trx, clientId, 'invoice_created', found.vars);
+    }
+  });
+
+  events.on('invoice.paid', async ({ invoiceId, clientId }, trx) => {
+    const found = await invoiceVars(trx, invoiceId);
+    if (found === null) return;
+    await toClient(trx, clientId, 'invoice_paid', found.vars, { attachInvoicePdf: invoiceId });
+  });
+
+  events.on('invoice.payment_failed', async ({ invoiceId, clientId, message }, trx) => {
+    const found = await invoiceVars(trx, invoiceId);
+    if (found === null) return;
+    await toClient(trx, clientId, 'invoice_payment_failed', { ...found.vars, message });
+  });
+
+  async function orderOf(trx: Kysely<Database>, orderId: number) {
+    return trx.selectFrom('orders').select(['id', 'title', 'type', 'client_id']).where('id', '=', orderId).executeTakeFirst();
+  }
+
+  // API-key plans: "your key is ready" with a link to the keys page — never the key.
+  events.on('order.activated', async ({ orderId, clientId }, trx) => {
+    const order = await orderOf(trx, orderId);
+    if (order === undefined) return;
+    await toClient(trx, clientId, 'order_activated', {
+      order_title: order.title,
+      order_url: links.orders(),
+      keys_url: order.type === 'apikey' ? links.keys() : '',
+    });
+  });
+
+  events.on('order.suspended', async ({ orderId, clientId, reason }, trx) => {
+    const order = await orderOf(trx, orderId);
+    if (order === undefined) return;
+    await toClient(trx, clientId, 'order_suspended', { order_title: order.title, reason: reason ?? '', order_url: links.orders() });
+  });
+
+  events.on('order.canceled', async ({ orderId, clientId, reason }, trx) => {
+    const order = await orderOf(trx, orderId);
+    if (order === undefined) return;
+    await toClient(trx, clientId, 'order_canceled', { order_title: order.title, reason: reason ?? '', order_url: links.orders() });
+  });
+
+  events.on('apikey.reset', async ({ orderId, clientId }, trx) => {
+    const order = await orderOf(trx, orderId);
+    await toClient(trx, clientId, 'apikey_reset', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() });
+  });
+
+  events.on('apikey.disabled', async ({ orderId, clientId }, trx) => {
+    const order = await orderOf(trx, orderId);
+    await toClient(trx, clientId, 'apikey_disabled', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() });
+  });
+
+  return {
+    /**
+     * invoice_reminder, run by the scheduled jobs: an unpaid invoice is mentioned 3 days and 1 day before its due
+     * date and 1, 3 and 7 days after it — each once (an outbox dedupe key), so at most one reminder per invoice and
+     * day however often the jobs run. Returns how many reminders were queued.
+     */
+    async queueInvoiceReminders(now: Date): Promise<number> {
+      const nowMs = now.getTime();
+      const from = isoSeconds(new Date(nowMs - (Math.max(...REMINDER_DAYS_AFTER) + 1) * DAY_MS));
+      const to = isoSeconds(new Date(nowMs + Math.max(...REMINDER_DAYS_BEFORE) * DAY_MS));
+      const rows = await db
+        .selectFrom('invoices')
+        .select(['id', 'client_id', 'due_at'])
+        .where('status', '=', 'unpaid')
+        .where('due_at', 'is not', null)
+        .where('due_at', '>=', from)
+        .where('due_at', '<=', to)
+        .orderBy('id')
+        .execute();
+      // The jobs run every minute: find the invoices in a reminder slot, then skip in one query those reminded already.
+      const due: Array<{ id: number; clientId: number; overdue: boolean; dedupeKey: string }> = [];
+      for (const row of rows) {
+        const dueMs = Date.parse(row.due_at!);
+        const before = Math.ceil((dueMs - nowMs) / DAY_MS);
+        const after = Math.floor((nowMs - dueMs) / DAY_MS);
+        const slot =
+          dueMs > nowMs ? ((REMINDER_DAYS_BEFORE as readonly number[]).includes(before) ? `before${before}` : null) : (REMINDER_DAYS_AFTER as readonly number[]).includes(after) ? `after${after}` : null;
+        if (slot !== null) due.push({ id: row.id, clientId: row.client_id, overdue: dueMs <= nowMs, dedupeKey: `invoice_reminder:${row.id}:${slot}` });
+      }
+      const done = await mail.queuedKeys(due.map((reminder) => reminder.dedupeKey));
+      let queued = 0;
+      for (const reminder of due) {
+        if (done.has(reminder.dedupeKey)) continue;
+        const id = await inTransaction(db, async (trx) => {
+          // Checked again inside the transaction: another process may have queued it meanwhile.
+          if (await mail.isQueued(trx, reminder.dedupeKey)) return 0;
+          const found = await invoiceVars(trx, reminder.id);
+          if (found?.invoice.status !== 'unpaid') return 0;
+          return toClient(trx, reminder.clientId, 'invoice_reminder', { ...found.vars, overdue: reminder.overdue ? 'yes' : '' }, { dedupeKey: reminder.dedupeKey });
+        });
+        if (id !== 0) queued += 1;
+      }
+      return queued;
+    },
+  };
+}
+
+export type Notices = ReturnType<typeof registerNotices>;

@@ -1,0 +1,15 @@
+// Events of the API key product, emitted inside the transaction of the change (security notices, webhooks).
+export interface ApiKeyEvent {
+  orderId: number;
+  clientId: number;
+  keyId: number;
+}
+
+declare module '../../events.ts' {
+  interface TollgateEvents {
+    /** A key was replaced by a new one (staff or the client); the old one stopped validating. */
+    'apikey.reset': ApiKeyEvent;
+    /** Staff switched a key off (its `valid` flag went from on to off). */
+    'apikey.disabled': ApiKeyEvent;
+  }
+}
