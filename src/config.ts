@@ -62,6 +62,10 @@ export interface Config {
   /** The outbox sender: how often it looks for due items, and how long a claim holds (a crashed sender's items wait this long). */
   outboxPollMs: number;
   outboxLeaseSeconds: number;
+  /** Webhooks (CONTRACT §11): allow private, loopback and link-local receivers (tests, an operator's own network). */
+  webhookAllowPrivate: boolean;
+  /** How long one webhook delivery may take, connection to last byte. */
+  webhookTimeoutMs: number;
 }
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
@@ -183,6 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTimeoutMs: int(env, 'SMTP_TIMEOUT_MS', 30_000, 100),
     outboxPollMs: int(env, 'OUTBOX_POLL_MS', 5000, 10),
     outboxLeaseSeconds: int(env, 'OUTBOX_LEASE_SECONDS', 300, 1),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
   };
 }
 

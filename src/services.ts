@@ -25,6 +25,7 @@ import { createStaffService, type StaffService } from './modules/staff/service.t
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
 import { createMailService, type MailService } from './modules/email/service.ts';
 import { registerNotices } from './modules/email/notices.ts';
+import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 
 export interface Services {
   config: Config;
@@ -53,6 +54,8 @@ export interface Services {
   outbox: OutboxService;
   /** E-mail through the outbox: templates, the mail log. */
   mail: MailService;
+  /** Webhook endpoints and their deliveries (through the outbox). */
+  webhooks: WebhookService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -116,6 +119,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   // The SMTP connection closes after the sender loop has stopped (closers run in reverse).
   closers.push(async () => mail.close());
   closers.push(() => outbox.stop());
+  const webhooks = createWebhookService({
+    db,
+    outbox,
+    secrets,
+    events,
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+  });
   const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
   const cron = createCronService({
     db,
@@ -151,6 +162,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     apikeys,
     outbox,
     mail,
+    webhooks,
     startTasks,
     onClose(task) {
       closers.push(task);

@@ -13,6 +13,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwor
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import './events.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
 
@@ -168,34 +169,40 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       const token = newApiToken();
       const now = nowIso();
       const profile = profileValues(input);
-      const row = await db
-        .insertInto('clients')
-        .values({
-          email: input.email.toLowerCase(),
-          password_hash: input.password === undefined ? null : await hashPassword(input.password),
-          first_name: input.first_name,
-          last_name: profile.last_name ?? null,
-          company: profile.company ?? null,
-          phone: profile.phone ?? null,
-          address_1: profile.address_1 ?? null,
-          address_2: profile.address_2 ?? null,
-          city: profile.city ?? null,
-          state: profile.state ?? null,
-          postcode: profile.postcode ?? null,
-          country: profile.country ?? null,
-          currency: profile.currency ?? defaultCurrency,
-          status: input.status ?? 'active',
-          api_token_hash: secrets.hash(token),
-          api_token_enc: secrets.encrypt(token),
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-        .catch((error: unknown) => {
-          if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
-          throw error;
-        });
+      // Hashed before the transaction: argon2 takes a while and must not hold the write lock.
+      const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+      const row = await inTransaction(db, async (trx) => {
+        const created = await trx
+          .insertInto('clients')
+          .values({
+            email: input.email.toLowerCase(),
+            password_hash: passwordHash,
+            first_name: input.first_name,
+            last_name: profile.last_name ?? null,
+            company: profile.company ?? null,
+            phone: profile.phone ?? null,
+            address_1: profile.address_1 ?? null,
+            address_2: profile.address_2 ?? null,
+            city: profile.city ?? null,
+            state: profile.state ?? null,
+            postcode: profile.postcode ?? null,
+            country: profile.country ?? null,
+            currency: profile.currency ?? defaultCurrency,
+            status: input.status ?? 'active',
+            api_token_hash: secrets.hash(token),
+            api_token_enc: secrets.encrypt(token),
+            created_at: now,
+            updated_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+          .catch((error: unknown) => {
+            if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
+            throw error;
+          });
+        await events.emit('client.created', { clientId: created.id }, trx);
+        return created;
+      });
       return row.id;
     },
 

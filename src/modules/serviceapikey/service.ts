@@ -444,7 +444,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const config = readApiKeyConfig(order.config);
       const { hash, sealed } = await freshKey(trx, config);
       const now = nowIso();
-      await trx
+      const inserted = await trx
         .insertInto('api_keys')
         .values({
           order_id: order.id,
@@ -463,8 +463,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           created_at: now,
           updated_at: now,
         })
-        .execute();
+        .returning('id')
+        .executeTakeFirstOrThrow();
       changedInTransaction(trx, [hash]);
+      await deps.events.emit('apikey.issued', { orderId: order.id, clientId: order.client_id, keyId: inserted.id }, trx);
     },
 
     /** The order changed (status, expiry): the key stays, its cached record goes. */
@@ -512,9 +514,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           })
           .where('id', '=', current.id)
           .execute();
-        if (params.valid === false && current.valid === 1) {
-          await deps.events.emit('apikey.disabled', { orderId: current.order_id, clientId: current.client_id, keyId: current.id }, trx);
-        }
+        const event = { orderId: current.order_id, clientId: current.client_id, keyId: current.id };
+        if (params.valid === false && current.valid === 1) await deps.events.emit('apikey.disabled', event, trx);
+        if (params.valid === true && current.valid === 0) await deps.events.emit('apikey.enabled', event, trx);
+        if (config !== undefined) await deps.events.emit('apikey.updated', event, trx);
       });
     },
 
