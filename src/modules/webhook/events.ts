@@ -7,31 +7,14 @@ import '../order/events.ts';
 import '../serviceapikey/events.ts';
 import '../email/notices.ts';
 import '../client/events.ts';
+import { TEST_EVENT, WEBHOOK_EVENT_TYPES } from './event-types.ts';
 
-/** Webhook event type → the service event it comes from (the same name today; kept apart so they may differ). */
-export const WEBHOOK_EVENTS = [
-  'client.created',
-  'order.created',
-  'order.activated',
-  'order.renewed',
-  'order.suspended',
-  'order.unsuspended',
-  'order.canceled',
-  'invoice.created',
-  'invoice.paid',
-  'invoice.payment_failed',
-  'invoice.refunded',
-  'apikey.issued',
-  'apikey.reset',
-  'apikey.disabled',
-  'apikey.enabled',
-  'apikey.updated',
-] as const satisfies readonly EventName[];
+/** Each subscribable type is the service event of the same name (checked here). */
+export const WEBHOOK_EVENTS = WEBHOOK_EVENT_TYPES satisfies readonly EventName[];
 
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
-/** The type of the deliveries `send_test` makes; not subscribable. */
-export const TEST_EVENT = 'webhook.test';
+export { TEST_EVENT };
 
 /** Field names that must never leave in a webhook, whatever an event grows to carry later. */
 const SECRET_FIELD = /key$|token|secret|password|hash/i;

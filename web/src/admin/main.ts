@@ -14,6 +14,7 @@ import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
+import { DevelopersPage } from './developers.ts';
 
 const pageError = createStore<unknown>(null);
 
@@ -32,6 +33,7 @@ const NAV = [
   ['/admin/invoices', 'Invoices'],
   ['/admin/keys', 'Keys'],
   ['/admin/email', 'Mail'],
+  ['/admin/developers', 'Developers'],
   ['/admin/staff', 'Staff'],
   ['/admin/profile', 'Profile'],
 ] as const;
@@ -109,6 +111,7 @@ function Routes() {
   if (path === '/admin/profile') return html`<${AdminProfilePage} />`;
   if (path === '/admin/email') return html`<${EmailsPage} />`;
   if (path === '/admin/email/templates') return html`<${TemplatesPage} />`;
+  if (path === '/admin/developers') return html`<${DevelopersPage} />`;
   const template = match('/admin/email/templates/:code', path);
   if (template !== null && /^[a-z_]+$/.test(template.code ?? '')) return html`<${TemplatePage} code=${template.code} />`;
   const routes = [
