@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { inTransaction } from '../src/db/transaction.ts';
 import { WEBHOOK_RETRY_DELAYS_MS } from '../src/modules/webhook/service.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { expectError, expectInvalid } from './helpers/assertions.ts';
@@ -227,6 +228,18 @@ describe('deliveries', () => {
     const log = await deliveries({ webhook_id: id });
     expect(log).toHaveLength(receiver.received.length);
     expect(log.every((d) => d.status === 'delivered' && d.attempts === 1 && d.last_status_code === 200 && d.next_attempt_at === null)).toBe(true);
+  });
+
+  it('invoice.payment_failed (emitted by the card payment module, on another branch) reaches its subscribers with the message', async () => {
+    const id = await createHook(['invoice.payment_failed']);
+    const client = await t.createClient();
+    // The card payment module emits it inside its transaction; here the test plays that module.
+    await inTransaction(t.services.db, (trx) => t.services.events.emit('invoice.payment_failed', { invoiceId: 7, clientId: client.id, message: 'Your card was declined.' }, trx));
+    await runDue();
+    expect(receiver.received.map((r) => r.verified)).toEqual([
+      { type: 'invoice.payment_failed', timestamp: expect.any(String), data: { invoice_id: 7, client_id: client.id, message: 'Your card was declined.' } },
+    ]);
+    expect(await deliveries({ webhook_id: id })).toHaveLength(1);
   });
 
   it('an endpoint gets only the events it subscribed to; a disabled one gets nothing', async () => {
