@@ -88,6 +88,8 @@ describe.runIf(existsSync(CHROMIUM))('the Developers page in the browser', () =>
     await staff.getByRole('button', { name: 'Refresh' }).click();
     await settled(staff);
     const deliveryRows = staff.getByRole('table', { name: 'Webhook deliveries' }).getByRole('row').filter({ hasText: 'webhook.test' });
+    // Waited for: `settled` can pass before the refresh has started.
+    await deliveryRows.getByText('Delivered', { exact: true }).waitFor();
     expect(await deliveryRows.getByText('Delivered', { exact: true }).count()).toBe(1);
 
     // Edit the events: only client.created.
