@@ -405,6 +405,19 @@ describe('deliveries', () => {
     expect(receiver.received.at(-1)!.id).toBe(after.message_id);
   });
 
+  it('a pending delivery of a deleted endpoint is dropped when it comes due, and cannot be retried', async () => {
+    const id = await createHook(['client.created']);
+    receiver.behaviour = { kind: 'status', status: 500 };
+    await t.createClient();
+    await runDue();
+    expect((await t.admin('webhook/delete', { id })).result).toBe(true);
+    await runDue(new Date(Date.now() + 5_000));
+    const [delivery] = await deliveries({ webhook_id: id });
+    expect(delivery).toMatchObject({ status: 'failed', attempts: 1, last_error: 'the endpoint was deleted' });
+    expect(receiver.received).toHaveLength(1);
+    expectError(await t.admin('webhook/delivery_retry', { id: delivery!.id }), 409);
+  });
+
   it('send_test queues a signed webhook.test delivery to that endpoint only', async () => {
     const id = await createHook(['order.created']);
     await createHook(['*'], other);
