@@ -82,6 +82,10 @@ export interface Config {
   workers: number;
   /** The verifiers' events stream (issue 11): a comment line this often keeps idle proxies from closing it. */
   eventsKeepAliveMs: number;
+  /** Webhooks (CONTRACT §11): allow private, loopback and link-local receivers (tests, an operator's own network). */
+  webhookAllowPrivate: boolean;
+  /** How long one webhook delivery may take, connection to last byte. */
+  webhookTimeoutMs: number;
 }
 
 export interface StripeConnection {
@@ -247,6 +251,8 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: str(env, 'METRICS_TOKEN'),
     workers: str(env, 'WORKERS')?.toLowerCase() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1),
     eventsKeepAliveMs: int(env, 'EVENTS_KEEPALIVE_MS', 15_000, 10),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
   };
 }
 

@@ -41,6 +41,7 @@ import { registerNotices } from './modules/email/notices.ts';
 import { createSystemService, type SystemService } from './modules/system/service.ts';
 import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
 import { createAccountService, type AccountService } from './modules/account/service.ts';
+import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 
 export interface Services {
   config: Config;
@@ -91,6 +92,8 @@ export interface Services {
   outbox: OutboxService;
   /** E-mail through the outbox: templates, the mail log. */
   mail: MailService;
+  /** Webhook endpoints and their deliveries (through the outbox). */
+  webhooks: WebhookService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -188,6 +191,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     requireEmailVerification: () => settings.peek('require_email_verification'),
   });
   closers.push(() => outbox.stop());
+  const webhooks = createWebhookService({
+    db,
+    outbox,
+    secrets,
+    events,
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+  });
   const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
   const cron = createCronService({
     db,
@@ -256,6 +267,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     charges,
     outbox,
     mail,
+    webhooks,
     startTasks,
     onClose(task) {
       closers.push(task);

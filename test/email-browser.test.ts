@@ -87,6 +87,9 @@ describe.runIf(existsSync(CHROMIUM))('mail pages in the browser', () => {
     await staff.getByRole('button', { name: 'Refresh' }).click();
     await settled(staff);
     const testRow = staff.getByRole('row').filter({ hasText: 'Test message from Tollgate' });
+    // Waited for, not counted at once: `settled` can pass before the refresh has started, while the table still shows
+    // the reload that Send test began during the delivery (pending, one attempt).
+    await testRow.getByText('Sent', { exact: true }).waitFor();
     expect(await testRow.getByText('Sent', { exact: true }).count()).toBe(1);
     await staff.screenshot({ path: join(SHOTS, 'admin-mail.png'), fullPage: true });
 

@@ -7,5 +7,6 @@ import type { OutboxTables } from './tables/outbox.ts';
 import type { SellingTables } from './tables/selling.ts';
 import type { PaymentTables } from './tables/payments.ts';
 import type { VerifierTables } from './tables/verifier.ts';
+import type { WebhookTables } from './tables/webhook.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables & WebhookTables;

@@ -14,6 +14,7 @@ import { profileApi } from './profile/api.ts';
 import { serviceApiKeyApi } from './serviceapikey/api.ts';
 import { staffApi } from './staff/api.ts';
 import { systemApi } from './system/api.ts';
+import { webhookApi } from './webhook/api.ts';
 
 export const modules: readonly ModuleApi[] = [
   systemApi,
@@ -32,4 +33,5 @@ export const modules: readonly ModuleApi[] = [
   recoveryClientApi,
   recoveryStaffApi,
   recoveryProfileApi,
+  webhookApi,
 ];

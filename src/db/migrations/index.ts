@@ -9,6 +9,7 @@ import * as outbox from './008_outbox.ts';
 import * as accounts from './009_accounts.ts';
 import * as search from './010_search.ts';
 import * as verifier from './011_verifier.ts';
+import * as webhooks from './012_webhooks.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '009_accounts': accounts,
   '010_search': search,
   '011_verifier': verifier,
+  '012_webhooks': webhooks,
 };

@@ -5,9 +5,15 @@ export interface ClientSignedUp {
   firstName: string;
 }
 
+export interface ClientCreatedEvent {
+  clientId: number;
+}
+
 declare module '../../events.ts' {
   interface TollgateEvents {
     /** A guest signed up (guest/client/create); staff-created accounts do not emit it. */
     'client.signed_up': ClientSignedUp;
+    /** A client account was created (sign-up or staff), inside the creating transaction. */
+    'client.created': ClientCreatedEvent;
   }
 }

@@ -226,6 +226,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           });
         // Listeners (the sign-up mail with its confirmation link) write in this transaction: both or neither.
         if (signup) await events.emit('client.signed_up', { clientId: inserted.id, email: input.email.toLowerCase(), firstName: input.first_name }, trx);
+        await events.emit('client.created', { clientId: inserted.id }, trx);
         return inserted;
       });
       forgetTotal('clients');

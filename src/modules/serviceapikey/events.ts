@@ -11,5 +11,11 @@ declare module '../../events.ts' {
     'apikey.reset': ApiKeyEvent;
     /** Staff switched a key off (its `valid` flag went from on to off). */
     'apikey.disabled': ApiKeyEvent;
+    /** An order's key was issued (its first activation). */
+    'apikey.issued': ApiKeyEvent;
+    /** Staff switched a key back on (its `valid` flag went from off to on). */
+    'apikey.enabled': ApiKeyEvent;
+    /** Staff changed a key's custom parameters. */
+    'apikey.updated': ApiKeyEvent;
   }
 }

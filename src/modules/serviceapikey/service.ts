@@ -78,7 +78,7 @@ export interface ApiKeyServiceDeps {
   keyCacheSize: number;
   /**
    * The client's account status (a suspended or canceled client's keys are invalid: CLIENT_INACTIVE), and
-   * apikey.reset / apikey.disabled announced inside the change's transaction (security notices).
+   * the apikey.* events announced inside the change's transaction (security notices, webhooks).
    */
   events: Pick<EventBus, 'on' | 'emit'>;
   /** Where background failures (flush, pub/sub) are reported; never receives a key. */
@@ -538,6 +538,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
         .returning('id')
         .executeTakeFirstOrThrow();
       changedInTransaction(trx, [hash], [refToken(inserted.id, order.id)]);
+      await deps.events.emit('apikey.issued', { orderId: order.id, clientId: order.client_id, keyId: inserted.id }, trx);
     },
 
     /** The order changed (status, expiry): the key stays, its cached record goes. */
@@ -602,9 +603,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           })
           .where('id', '=', current.id)
           .execute();
-        if (params.valid === false && current.valid === 1) {
-          await deps.events.emit('apikey.disabled', { orderId: current.order_id, clientId: current.client_id, keyId: current.id }, trx);
-        }
+        const event = { orderId: current.order_id, clientId: current.client_id, keyId: current.id };
+        if (params.valid === false && current.valid === 1) await deps.events.emit('apikey.disabled', event, trx);
+        if (params.valid === true && current.valid === 0) await deps.events.emit('apikey.enabled', event, trx);
+        if (config !== undefined) await deps.events.emit('apikey.updated', event, trx);
       });
     },
 

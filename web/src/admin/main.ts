@@ -17,6 +17,7 @@ import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
 import { TransactionsPage } from './transactions.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
+import { DevelopersPage } from './developers.ts';
 
 const pageError = createStore<unknown>(null);
 
@@ -39,6 +40,7 @@ const NAV = [
   ['/admin/coupons', 'Coupons'],
   ['/admin/taxes', 'Taxes'],
   ['/admin/settings', 'Settings'],
+  ['/admin/developers', 'Developers'],
   ['/admin/staff', 'Staff'],
   ['/admin/profile', 'Profile'],
 ] as const;
@@ -142,6 +144,7 @@ function Routes() {
   if (path === '/admin/profile') return html`<${AdminProfilePage} />`;
   if (path === '/admin/email') return html`<${EmailsPage} />`;
   if (path === '/admin/email/templates') return html`<${TemplatesPage} />`;
+  if (path === '/admin/developers') return html`<${DevelopersPage} />`;
   const template = match('/admin/email/templates/:code', path);
   if (template !== null && /^[a-z_]+$/.test(template.code ?? '')) return html`<${TemplatePage} code=${template.code} />`;
   const routes = [
