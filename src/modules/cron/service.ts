@@ -11,6 +11,7 @@ import type { CartService } from '../cart/service.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import type { OrderService } from '../order/service.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { periodicTask } from '../../lib/periodic.ts';
 
 export const NON_PAYMENT = 'Non-payment';
 export const CANCELED_AT_PERIOD_END = 'Canceled by the client at the end of the period';
@@ -210,24 +211,7 @@ export function cronStarter(
   log: (message: string, error: unknown) => void,
   intervalMs = 60_000,
 ): () => void {
-  return () => {
-    let running: Promise<unknown> | null = null;
-    const tick = (): void => {
-      if (running !== null) return;
-      running = cron
-        .run(new Date())
-        .catch((error: unknown) => log('scheduled jobs failed', error))
-        .finally(() => {
-          running = null;
-        });
-    };
-    const timer = setInterval(tick, intervalMs);
-    timer.unref();
-    onClose(async () => {
-      clearInterval(timer);
-      if (running !== null) await running;
-    });
-  };
+  return periodicTask({ run: () => cron.run(new Date()), onClose, onError: (error) => log('scheduled jobs failed', error), intervalMs });
 }
 
 /** Writes a scheduler failure to stderr as one JSON line (the server's log format). */

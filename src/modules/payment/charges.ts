@@ -21,6 +21,7 @@ import { toGatewayInvoice, type InvoicePayments } from '../invoice/gateway-payme
 import type { ChargeOutcome } from '../invoice/gateways.ts';
 import { OutboxGiveUp, type OutboxService } from '../outbox/service.ts';
 import type { PaymentService } from './service.ts';
+import { periodicTask } from '../../lib/periodic.ts';
 
 type AttemptRow = Selectable<PaymentAttemptTable>;
 
@@ -163,22 +164,11 @@ export function pendingEventsWorker(
   log: (message: string, error: unknown) => void,
   intervalMs = 60_000,
 ): () => void {
-  return () => {
-    let running: Promise<unknown> | null = null;
-    const tick = (): void => {
-      if (running !== null) return;
-      running = processPending()
-        .catch((error: unknown) => log('applying stored provider events failed', error))
-        .finally(() => {
-          running = null;
-        });
-    };
-    const timer = setInterval(tick, intervalMs);
-    timer.unref();
-    tick();
-    onClose(async () => {
-      clearInterval(timer);
-      if (running !== null) await running;
-    });
-  };
+  return periodicTask({
+    run: processPending,
+    onClose,
+    onError: (error) => log('applying stored provider events failed', error),
+    intervalMs,
+    runAtStart: true,
+  });
 }
