@@ -3,12 +3,12 @@
 // are then on the wire, claimed but not recorded as sent). A new process takes over once the claims' lease has run
 // out. Afterwards every message has arrived and is recorded as sent; a message that arrived twice arrived with the
 // same Message-ID both times. On SQLite (a database file both processes open) and, with TEST_DATABASE_URL, PostgreSQL.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../src/db/transaction.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
+import { SenderProcesses } from './helpers/sender-process.ts';
 import { TestSmtp } from './helpers/smtp.ts';
 
 const COUNT = 100;
@@ -17,40 +17,10 @@ const LEASE_SECONDS = 2;
 let t: TestApp;
 const smtp = new TestSmtp();
 const file = `/tmp/tollgate-crash-${process.pid}-${Date.now()}.db`;
-const children: ChildProcess[] = [];
+const senders = new SenderProcesses(LEASE_SECONDS);
 
 function startSender(): Promise<ChildProcess> {
-  const config = t.services.config;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: config.databaseUrl,
-    TOLLGATE_SECRET: config.secret ?? '',
-    REDIS_URL: config.redisUrl ?? '',
-    RATE_LIMIT_REDIS_PREFIX: config.rateLimit.redisPrefix,
-    SMTP_URL: smtp.url,
-    MAIL_FROM: config.mailFrom,
-    PUBLIC_URL: config.publicUrl,
-    OUTBOX_POLL_MS: '100',
-    OUTBOX_LEASE_SECONDS: String(LEASE_SECONDS),
-    SCHEDULER: 'off',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: '/tmp/tollgate-test',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/outbox-sender.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the sender did not start within 30 s')), 30_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line === 'sending') {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the sender exited early (${code ?? signal})`));
-    });
-  });
+  return senders.start(t, { SMTP_URL: smtp.url, MAIL_FROM: t.services.config.mailFrom });
 }
 
 beforeAll(async () => {
@@ -60,7 +30,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  senders.killAll();
   await t?.close();
   await smtp.stop();
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });

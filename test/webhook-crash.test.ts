@@ -4,11 +4,11 @@
 // every delivery has arrived (verified with standardwebhooks) and is recorded as delivered; one that arrived twice
 // arrived with the same webhook-id both times, so receivers drop the repeat. On SQLite (a database file both
 // processes open) and, with TEST_DATABASE_URL, PostgreSQL.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
+import { SenderProcesses } from './helpers/sender-process.ts';
 import { Receiver } from './helpers/webhook-receiver.ts';
 
 const COUNT = 100;
@@ -17,39 +17,10 @@ const LEASE_SECONDS = 2;
 let t: TestApp;
 const receiver = new Receiver();
 const file = `/tmp/tollgate-webhook-crash-${process.pid}-${Date.now()}.db`;
-const children: ChildProcess[] = [];
+const senders = new SenderProcesses(LEASE_SECONDS);
 
 function startSender(): Promise<ChildProcess> {
-  const config = t.services.config;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: config.databaseUrl,
-    TOLLGATE_SECRET: config.secret ?? '',
-    REDIS_URL: config.redisUrl ?? '',
-    RATE_LIMIT_REDIS_PREFIX: config.rateLimit.redisPrefix,
-    PUBLIC_URL: config.publicUrl,
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    OUTBOX_POLL_MS: '100',
-    OUTBOX_LEASE_SECONDS: String(LEASE_SECONDS),
-    SCHEDULER: 'off',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: '/tmp/tollgate-test',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/outbox-sender.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the sender did not start within 30 s')), 30_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line === 'sending') {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the sender exited early (${code ?? signal})`));
-    });
-  });
+  return senders.start(t, { WEBHOOK_ALLOW_PRIVATE: 'true' });
 }
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
@@ -66,7 +37,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  senders.killAll();
   await t?.close();
   await receiver.stop();
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
