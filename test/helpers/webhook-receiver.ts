@@ -7,9 +7,7 @@ import { Webhook } from 'standardwebhooks';
 export type Behaviour =
   | { kind: 'status'; status: number; location?: string }
   /** Answers 200 after `ms` (past the sender's timeout in the tests). */
-  | { kind: 'slow'; ms: number }
-  /** Answers 200 at once and never ends the body; `closed` counts connections the sender closed. */
-  | { kind: 'endless' };
+  | { kind: 'slow'; ms: number };
 
 export interface Received {
   id: string;
@@ -25,8 +23,6 @@ export class Receiver {
   behaviour: Behaviour = { kind: 'status', status: 200 };
   /** The signing secret the receiver verifies with (set after create / rotate). */
   secret = '';
-  /** Endless answers whose connection the other side has closed. */
-  closed = 0;
   private server: Server | null = null;
   private port = 0;
 
@@ -53,16 +49,6 @@ export class Receiver {
         }
         this.received.push({ id: String(request.headers['webhook-id']), headers: request.headers, body, verified, verifyError });
         const behaviour = this.behaviour;
-        if (behaviour.kind === 'endless') {
-          response.writeHead(200, { 'content-type': 'text/plain' });
-          response.write('still going');
-          const timer = setInterval(() => response.write('.'), 50);
-          response.on('close', () => {
-            clearInterval(timer);
-            this.closed += 1;
-          });
-          return;
-        }
         if (behaviour.kind === 'slow') {
           const timer = setTimeout(() => response.writeHead(200).end('late'), behaviour.ms);
           response.on('close', () => clearTimeout(timer));

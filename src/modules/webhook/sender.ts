@@ -60,6 +60,7 @@ export async function send(options: SendOptions): Promise<SendResult> {
     const finish = (result: Omit<SendResult, 'durationMs' | 'refused'> & { refused?: boolean }) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       resolve({ refused: false, ...result, durationMs: elapsed() });
     };
     const request = transport.request(
@@ -81,13 +82,9 @@ export async function send(options: SendOptions): Promise<SendResult> {
         finish({ statusCode: response.statusCode ?? null, error: null });
       },
     );
-    // The deadline also ends a connection whose answer's body never ends (the status was taken already): no receiver
-    // holds a socket open longer than the timeout.
     const timer = setTimeout(() => {
       request.destroy(new Error(`timed out after ${options.timeoutMs} ms`));
     }, options.timeoutMs);
-    timer.unref();
-    request.on('close', () => clearTimeout(timer));
     request.on('error', (error: Error) => {
       if (error instanceof AddressRefused) finish({ statusCode: null, error: `refused: ${error.message}`, refused: true });
       else finish({ statusCode: null, error: error.message.replace(/\s+/g, ' ').slice(0, 300) || error.name });
