@@ -6,31 +6,8 @@
 // otherwise ignored. Runs on SQLite, and on PostgreSQL (+ Redis) when TEST_* are set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type Reply, type TestApp } from './helpers/app.ts';
+import { ORDER_FIELDS } from './selling-fixtures.ts';
 
-const ORDER_FIELDS = [
-  'id',
-  'client_id',
-  'product_id',
-  'title',
-  'type',
-  'period',
-  'quantity',
-  'price',
-  'currency',
-  'status',
-  'reason',
-  'expires_at',
-  'activated_at',
-  'suspended_at',
-  'canceled_at',
-  'unpaid_invoice_id',
-  // Self-service (CONTRACT §8): cancel at period end and a plan change waiting for the renewal.
-  'cancel_at_period_end',
-  'next_product_id',
-  'next_period',
-  'created_at',
-  'updated_at',
-];
 /**
  * What an apikey order's service adds to the order record (CONTRACT §7, with §7.1's reason). The key's `reason`
  * takes the place of the order record's `reason` in this result (as before this issue; admin/order/get keeps the

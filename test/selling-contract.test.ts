@@ -7,31 +7,8 @@ import { addPeriod } from '../src/lib/periods.ts';
 import { isoSeconds } from '../src/lib/time.ts';
 import { Browser, createTestApp, type Reply, type TestApp } from './helpers/app.ts';
 import { expectInvalid } from './helpers/assertions.ts';
-import { asClient, asStaff, expectError, makeProduct, staffWith } from './selling-fixtures.ts';
+import { asClient, asStaff, expectError, makeProduct, ORDER_FIELDS, staffWith } from './selling-fixtures.ts';
 
-const ORDER_FIELDS = [
-  'id',
-  'client_id',
-  'product_id',
-  'title',
-  'type',
-  'period',
-  'quantity',
-  'price',
-  'currency',
-  'status',
-  'reason',
-  'expires_at',
-  'activated_at',
-  'suspended_at',
-  'canceled_at',
-  'unpaid_invoice_id',
-  'cancel_at_period_end',
-  'next_product_id',
-  'next_period',
-  'created_at',
-  'updated_at',
-];
 const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total'];

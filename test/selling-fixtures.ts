@@ -77,3 +77,28 @@ export async function staffWith(t: TestApp, permissions: string[]): Promise<stri
 export function asStaff(t: TestApp, token: string, path: string, params: Record<string, unknown> = {}) {
   return t.call(`/api/admin/${path}`, params, { basic: ['admin', token] });
 }
+
+/** Every field of an order record, as admin/order/get and client/order/get return it (CONTRACT §6, §8). */
+export const ORDER_FIELDS = [
+  'id',
+  'client_id',
+  'product_id',
+  'title',
+  'type',
+  'period',
+  'quantity',
+  'price',
+  'currency',
+  'status',
+  'reason',
+  'expires_at',
+  'activated_at',
+  'suspended_at',
+  'canceled_at',
+  'unpaid_invoice_id',
+  'cancel_at_period_end',
+  'next_product_id',
+  'next_period',
+  'created_at',
+  'updated_at',
+];
