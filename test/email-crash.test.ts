@@ -55,12 +55,11 @@ describe('a sender killed in the middle of sending', () => {
     });
     expect(ids).toHaveLength(COUNT);
 
-    // Each message takes the server 60 ms to accept: the kill finds some on the wire.
-    smtp.acceptDelayMs = 60;
+    // After 30 messages the server stops answering: the messages after them are on the wire when the kill comes.
+    smtp.holdAfter = 30;
     const first = await startSender();
-    await smtp.waitFor(30, 30_000);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await smtp.waitFor(31, 30_000);
+    await senders.stop(first, 'SIGKILL');
     const atKill = await t.services.db.selectFrom('outbox_messages').select(['status', 'claim_token']).execute();
     const inFlight = atKill.filter((row) => row.status === 'pending' && row.claim_token !== null).length;
     const sentBeforeKill = atKill.filter((row) => row.status === 'sent').length;
@@ -68,6 +67,7 @@ describe('a sender killed in the middle of sending', () => {
     // The interesting case happened: messages were claimed (being sent) when the process died.
     expect(inFlight).toBeGreaterThan(0);
 
+    smtp.release();
     const second = await startSender();
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -76,8 +76,7 @@ describe('a sender killed in the middle of sending', () => {
       if (Date.now() > deadline) throw new Error(`${left.length} messages were never sent`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    second.kill('SIGTERM');
-    await new Promise((resolve) => second.once('exit', resolve));
+    await senders.stop(second, 'SIGTERM');
 
     const rows = await t.services.db.selectFrom('emails').select(['id', 'to_email', 'message_id']).where('client_id', '=', clientId).execute();
     const byMessageId = new Map(rows.map((row) => [row.message_id, row]));

@@ -5,9 +5,13 @@ import { loadConfig } from '../src/config.ts';
 
 const services = await bootstrap(loadConfig());
 services.outbox.start();
+// The sender's own timer does not keep a process alive (the server's socket does): without this, a sender with
+// nothing left to send would exit by itself before the test stops it.
+const keepAlive = setInterval(() => undefined, 60_000);
 process.stdout.write('sending\n');
 
 async function shutdown(): Promise<void> {
+  clearInterval(keepAlive);
   await services.close();
   process.exit(0);
 }

@@ -51,18 +51,18 @@ describe('a webhook sender killed in the middle of sending', () => {
     const queued = await t.services.db.selectFrom('webhook_deliveries').select('message_id').execute();
     expect(queued).toHaveLength(COUNT);
 
-    // Each answer takes 60 ms: the kill finds some deliveries on the wire.
-    receiver.behaviour = { kind: 'slow', ms: 60 };
+    // After 30 answers the receiver stops answering: the deliveries after them are on the wire when the kill comes.
+    receiver.holdAfter = 30;
     const first = await startSender();
-    await waitFor(() => receiver.received.length >= 30, 30_000);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await waitFor(() => receiver.received.length > 30, 30_000);
+    await senders.stop(first, 'SIGKILL');
     const atKill = await t.services.db.selectFrom('outbox_messages').select(['status', 'claim_token']).where('kind', '=', 'webhook').execute();
     const inFlight = atKill.filter((row) => row.status === 'pending' && row.claim_token !== null).length;
     const sentBeforeKill = atKill.filter((row) => row.status === 'sent').length;
     expect(sentBeforeKill).toBeLessThan(COUNT);
     expect(inFlight).toBeGreaterThan(0);
 
+    receiver.holdAfter = null;
     const second = await startSender();
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -71,8 +71,7 @@ describe('a webhook sender killed in the middle of sending', () => {
       if (Date.now() > deadline) throw new Error(`${left.length} deliveries were never made`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    second.kill('SIGTERM');
-    await new Promise((resolve) => second.once('exit', resolve));
+    await senders.stop(second, 'SIGTERM');
 
     // Every delivery arrived, verified; nothing arrived that was not queued.
     expect(receiver.received.every((r) => r.verifyError === null)).toBe(true);

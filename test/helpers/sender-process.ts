@@ -44,6 +44,15 @@ export class SenderProcesses {
     });
   }
 
+  /** Sends `signal` and resolves once the sender has exited (at once when it already has). */
+  stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  }
+
   /** Kills every sender still running (afterAll). */
   killAll(): void {
     for (const child of this.children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -18,9 +18,13 @@ export class TestSmtp {
   mode: SmtpMode = 'accept';
   /** How long the `slow` mode waits before answering the message. */
   slowMs = 2000;
-  /** In the `accept` mode: how long to wait before accepting each message (a server that takes its time). */
-  acceptDelayMs = 0;
+  /**
+   * When set, every message after this many is recorded as received but not answered until release(): the sender
+   * has it on the wire, claimed and not recorded as sent (the crash tests kill it in exactly that state).
+   */
+  holdAfter: number | null = null;
   readonly received: ReceivedMail[] = [];
+  private held: Array<() => void> = [];
   /** Connections that delivered part of a message before `drop` cut them. */
   dropped = 0;
   port = 0;
@@ -63,13 +67,14 @@ export class TestSmtp {
               to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
             };
             void simpleParser(raw).then((parsed) => {
+              const hold = this.holdAfter !== null && this.received.length >= this.holdAfter;
               this.received.push({ parsed, raw, envelope });
               for (const wake of this.waiters.splice(0)) wake();
-              callback();
+              if (hold) this.held.push(() => callback());
+              else callback();
             }, callback);
           };
           if (mode === 'slow') setTimeout(finish, this.slowMs);
-          else if (this.acceptDelayMs > 0) setTimeout(finish, this.acceptDelayMs);
           else finish();
         });
       },
@@ -99,6 +104,12 @@ export class TestSmtp {
     this.server = null;
     for (const socket of this.sockets.values()) socket.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Stops holding and answers the messages held so far (their senders may be gone; that is harmless). */
+  release(): void {
+    this.holdAfter = null;
+    for (const answer of this.held.splice(0)) answer();
   }
 
   get url(): string {

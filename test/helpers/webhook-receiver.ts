@@ -21,6 +21,8 @@ export interface Received {
 export class Receiver {
   readonly received: Received[] = [];
   behaviour: Behaviour = { kind: 'status', status: 200 };
+  /** When set, requests after this many are recorded but not answered: the crash test kills the sender then. */
+  holdAfter: number | null = null;
   /** The signing secret the receiver verifies with (set after create / rotate). */
   secret = '';
   private server: Server | null = null;
@@ -49,6 +51,8 @@ export class Receiver {
         }
         this.received.push({ id: String(request.headers['webhook-id']), headers: request.headers, body, verified, verifyError });
         const behaviour = this.behaviour;
+        // Past `holdAfter` requests: recorded, never answered (until the connection closes) — on the wire.
+        if (this.holdAfter !== null && this.received.length > this.holdAfter) return;
         if (behaviour.kind === 'slow') {
           const timer = setTimeout(() => response.writeHead(200).end('late'), behaviour.ms);
           response.on('close', () => clearTimeout(timer));
