@@ -1,6 +1,6 @@
 // What a module declares: its actions per role, each with an input schema, an optional staff permission and rate
 // limit policy, and a handler that calls the module's service. The gateway turns these into routes.
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitPolicy } from '../config.ts';
 import type { Services } from '../services.ts';
@@ -33,6 +33,12 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
    */
   accountRateLimit?: RateLimitPolicy;
   summary?: string;
+  /**
+   * The schema of `result` in a successful answer (CONTRACT §11): the OpenAPI document types responses with it and
+   * the test suite validates every answer it sees against it, so the document cannot drift from the code. An action
+   * answering a file (FileResult) declares none.
+   */
+  result?: TSchema;
   /**
    * The action carries credentials (a password, a reset hash, a TOTP code): it answers POST only, so they never land
    * in URLs, access logs or browser history (CONTRACT §10 "POST only"). GET gets the 405 envelope.

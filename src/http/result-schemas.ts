@@ -1,0 +1,28 @@
+// Building blocks for the actions' result schemas (ActionDef.result, CONTRACT §11): the shapes many actions share,
+// so each module writes only what is its own.
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** A value or null (TypeBox has no shorthand; OpenAPI 3.1 reads it as `anyOf [T, null]`). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** One page of a list (CONTRACT §5): {list, page, per_page, pages, total}. */
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({
+    list: Type.Array(item),
+    page: Type.Integer(),
+    per_page: Type.Integer(),
+    pages: Type.Integer(),
+    total: Type.Integer(),
+  });
+
+/** Actions that answer `true` once done (update, delete, mark…). */
+export const Done = Type.Literal(true);
+
+/** A moment as the API writes it: ISO 8601 in UTC, `2026-11-22T10:00:00Z` (CONTRACT §1). */
+export const Timestamp = Type.String({ format: 'date-time' });
+
+/** A calendar date, `YYYY-MM-DD`. */
+export const CalendarDate = Type.String({ format: 'date' });
+
+/** A money amount: a decimal string with the currency's precision (`"10.00"`), never a float. */
+export const Money = Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$' });
