@@ -84,7 +84,8 @@ describe('backup', () => {
     } finally {
       await restored.close();
     }
-  });
+    // Two CLI processes start under tsx: on a busy CI machine that alone can take tens of seconds.
+  }, 120_000);
 
   it('refuses to overwrite a file, and needs a file name', async () => {
     const existing = join(root, 'existing.db');
@@ -96,7 +97,7 @@ describe('backup', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('needs a file name');
     expect(existsSync(`${existing}.partial`)).toBe(false);
-  });
+  }, 120_000);
 
   it('explains why it cannot copy an in-memory or PostgreSQL database', async () => {
     await expect(backupSqlite('sqlite::memory:', join(root, 'x.db'))).rejects.toThrow('in-memory');
