@@ -138,13 +138,12 @@ describe('README walkthroughs', () => {
   });
 
   it('has the main walkthroughs as runnable blocks', () => {
-    const sections = new Set(blocks.map((block) => block.section));
     for (const walkthrough of ['The API in five calls', 'Selling your first plan', 'Selling API access']) {
-      const inside = README.slice(README.indexOf(`## ${walkthrough}`));
-      const next = inside.indexOf('\n## ', 3);
-      const own = shellBlocks(next === -1 ? inside : inside.slice(0, next));
-      expect(own.length, walkthrough).toBeGreaterThan(0);
-      for (const block of own) expect(sections.has(block.section)).toBe(true);
+      const start = README.indexOf(`\n## ${walkthrough}\n`);
+      expect(start, walkthrough).toBeGreaterThan(-1);
+      const next = README.indexOf('\n## ', start + 1);
+      const own = shellBlocks(README.slice(start, next === -1 ? undefined : next));
+      expect(own.length, walkthrough).toBeGreaterThanOrEqual(3);
     }
   });
 
