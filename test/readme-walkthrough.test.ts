@@ -38,6 +38,37 @@ function freePort(): Promise<number> {
   });
 }
 
+interface BashRun {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a script with bash, asynchronously: the server's output keeps being read meanwhile (a blocked event loop
+ * would let its pipe fill and stall it). Killed after 45 s.
+ */
+function runBash(script: string, cwd: string, env: Record<string, string>): Promise<BashRun> {
+  return new Promise((resolve, reject) => {
+    const bash = spawn('bash', ['-c', script], {
+      cwd,
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    bash.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    bash.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => bash.kill('SIGKILL'), 45_000);
+    bash.once('error', reject);
+    bash.once('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
+  });
+}
+
 function describeBlock(block: ShellBlock): string {
   return `README.md line ${block.line} (section "${block.section}")`;
 }
@@ -147,7 +178,7 @@ describe('README walkthroughs', () => {
     }
   });
 
-  it('runs every sh block in order against a fresh server, with the outputs the README shows', () => {
+  it('runs every sh block in order against a fresh server, with the outputs the README shows', async () => {
     const work = join(dir, 'reader');
     mkdirSync(work);
     const instrumented = blocks.map((block) => instrument(block.text));
@@ -158,13 +189,7 @@ describe('README walkthroughs', () => {
       const mark = `printf '\\035%d\\035' ${index}`;
       driver.push(mark, `source ${JSON.stringify(file)}`, mark);
     }
-    const run = spawnSync('bash', ['-c', driver.join('\n')], {
-      cwd: work,
-      env: { PATH: process.env.PATH, HOME: dir, TOLLGATE: base, ADMIN_TOKEN: adminToken },
-      encoding: 'utf8',
-      timeout: 45_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const run = await runBash(driver.join('\n'), work, { TOLLGATE: base, ADMIN_TOKEN: adminToken, HOME: dir });
     // The driver prints the mark, the index and the mark before and after each block: pieces 2, 6, 10… are outputs.
     const pieces = run.stdout.split(BLOCK_MARK);
     const outputs: string[] = [];
