@@ -1,7 +1,8 @@
 // The compiled server: src/main.ts and everything it imports, dependencies included (one file loads in a fraction
 // of the time node takes to resolve and read hundreds of modules, or tsx to compile the TypeScript), into
 // dist/server/main.mjs. Native and build-time packages stay outside. A stamp records the newest modification time of
-// the inputs (src/, package.json, package-lock.json) the file was built from, so `npm start` can tell it is stale.
+// the inputs (src/, package.json, package-lock.json, this script) the file was built from, so `npm start` can tell
+// it is stale.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +11,9 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_DIR = join(ROOT, 'dist', 'server');
 export const SERVER_ENTRY = join(SERVER_DIR, 'main.mjs');
 const STAMP = join(SERVER_DIR, '.build-stamp');
-// Native addons, and packages only the build or a stale UI needs.
-const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild'];
+// Native addons, packages only the build or a stale UI needs, and pdfkit, which loads its fonts at run time through
+// its package's own `#standard-fonts/*` imports (bundled, every invoice PDF failed with "Cannot find module").
+const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild', 'pdfkit'];
 
 function newestIn(dir) {
   let newest = 0;
@@ -26,7 +28,8 @@ function newestIn(dir) {
 /** Newest modification time of what the compiled server is made of. */
 export function newestInput() {
   let newest = newestIn(join(ROOT, 'src'));
-  for (const file of ['package.json', 'package-lock.json']) {
+  // This file too: a change to how the server is bundled (EXTERNAL) must rebuild it.
+  for (const file of ['package.json', 'package-lock.json', 'scripts/server-build.mjs']) {
     const path = join(ROOT, file);
     if (existsSync(path)) newest = Math.max(newest, statSync(path).mtimeMs);
   }
