@@ -11,24 +11,12 @@ import { serviceApiKeyApi } from '../src/modules/serviceapikey/api.ts';
 import { staffApi } from '../src/modules/staff/api.ts';
 import { systemApi } from '../src/modules/system/api.ts';
 import { webhookApi } from '../src/modules/webhook/api.ts';
-import { accountProfileApi } from '../src/modules/account/api.ts';
-import { recoveryClientApi, recoveryProfileApi, recoveryStaffApi } from '../src/modules/account/recovery-api.ts';
-import { cartApi } from '../src/modules/cart/api.ts';
-import { clientApi } from '../src/modules/client/api.ts';
-import { cronApi } from '../src/modules/cron/api.ts';
-import { emailApi } from '../src/modules/email/api.ts';
-import { invoiceApi } from '../src/modules/invoice/api.ts';
-import { orderApi } from '../src/modules/order/api.ts';
 
 /**
  * Modules whose result schemas are being written on another branch. Delete this list (and its use below) once they
  * have merged: the test then requires a result and a summary of every action.
  */
-const NOT_YET_DESCRIBED: readonly ModuleApi[] = [
-  paymentMethodApi, productApi, profileApi, serviceApiKeyApi, staffApi, systemApi, webhookApi,
-  // Being described on branch i11-openapi (removed from here module by module).
-  accountProfileApi, recoveryClientApi, recoveryProfileApi, recoveryStaffApi, cartApi, clientApi, cronApi, emailApi, invoiceApi, orderApi,
-];
+const NOT_YET_DESCRIBED: readonly ModuleApi[] = [paymentMethodApi, productApi, profileApi, serviceApiKeyApi, staffApi, systemApi, webhookApi];
 
 function lacking(from: readonly ModuleApi[]): string[] {
   return listActions(from).flatMap(({ role, module, action, def }) => {
