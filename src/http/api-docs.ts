@@ -14,6 +14,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Tollgate API reference</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="docs/swagger-ui.css">
 </head>
 <body>

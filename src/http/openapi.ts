@@ -41,10 +41,10 @@ function queryParameters(params: TObject, registry: SchemaRegistry): Json[] {
   }));
 }
 
-/** The POST body: JSON, form or multipart fields, one schema (in `components`) for the three. */
-function requestBody(id: string, params: TObject, registry: SchemaRegistry): Json | undefined {
+/** The POST body: JSON, form or multipart fields, one schema for the three. */
+function requestBody(params: TObject, registry: SchemaRegistry): Json | undefined {
   if (Object.keys(params.properties).length === 0) return undefined;
-  const schema = registry.convert({ ...params, $id: `${id}_params` });
+  const schema = registry.convert(params);
   // Form fields with nested values use bracketed names (`config[length]=32`), CONTRACT §1.
   const nested = Object.entries(params.properties).filter(([, property]) => isObjectSchema(property as SchemaNode));
   const encoding = nested.length === 0 ? undefined : Object.fromEntries(nested.map(([name]) => [name, { style: 'deepObject', explode: true }]));
@@ -91,7 +91,7 @@ function operation(entry: RegisteredAction, method: 'get' | 'post', registry: Sc
     description: describe(entry),
     security: role === 'guest' ? [] : [{ basic: [] }, { session: [], csrf: [] }],
     ...(def.permission !== undefined && { 'x-permission': def.permission }),
-    ...(method === 'post' ? optional('requestBody', requestBody(id, def.params, registry)) : { parameters: queryParameters(def.params, registry) }),
+    ...(method === 'post' ? optional('requestBody', requestBody(def.params, registry)) : { parameters: queryParameters(def.params, registry) }),
     responses,
   };
 }
