@@ -143,9 +143,11 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   });
 
   const modules = options.modules ?? defaultModules;
-  const openApi = buildOpenApi(modules, { publicUrl: config.publicUrl, moduleDescriptions: MODULE_DESCRIPTIONS });
+  // Built on first request: a few hundred milliseconds that most processes (and every cluster worker) never need.
+  let openApi: Record<string, unknown> | undefined;
   app.get('/api/openapi.json', async (request, reply) => {
     setApiHeaders(request, reply, httpsPossible);
+    openApi ??= buildOpenApi(modules, { publicUrl: config.publicUrl, moduleDescriptions: MODULE_DESCRIPTIONS });
     return openApi;
   });
   registerApiDocs(app);
