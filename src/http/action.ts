@@ -36,7 +36,7 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
   /**
    * The schema of `result` in a successful answer (CONTRACT §11): the OpenAPI document types responses with it and
    * the test suite validates every answer it sees against it, so the document cannot drift from the code. An action
-   * answering a file (FileResult) declares none.
+   * answering a file (FileResult) declares `FileDownload(contentType)` (src/http/result-schemas.ts).
    */
   result?: TSchema;
   /**
