@@ -177,7 +177,7 @@ function suite(redis: boolean) {
     await t.admin('order/delete', { id: orderId });
     expect(await within(() => there(key), false)).toBeLessThan(1000);
     const info = await peer.call('guest/serviceapikey/get_info', { key });
-    expect(info.result).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null });
+    expect(info.result).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null, retry_after: null, rotating_until: null });
   });
 }
 
