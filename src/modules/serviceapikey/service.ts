@@ -268,7 +268,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       .executeTakeFirst()
       .then((row) => {
         if (usage.usedMonth !== clock.month) return;
-        usage.used = Number(row?.used ?? 0) + unflushedOf(usage.keyIds, clock);
+        usage.used = (row?.used ?? 0) + unflushedOf(usage.keyIds, clock);
         usage.usedAt = Date.now();
       })
       .catch((error: unknown) => log(error, 'usage refresh'))
@@ -445,7 +445,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     const clock = metering.clock(Date.now());
     const ids = (await trx.selectFrom('api_keys').select('id').where('order_id', '=', orderId).execute()).map((key) => key.id);
     const row = await monthTotal(trx, ids, clock).executeTakeFirst();
-    return Number(row?.used ?? 0) + unflushedOf(ids, clock);
+    return (row?.used ?? 0) + unflushedOf(ids, clock);
   }
 
   function rotatingUntil(row: { grace_until: string | null }): string | null {
@@ -871,7 +871,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
         const { client_id: _client, ...record } = await recordOf(db, row, used);
         list.push(record);
       }
-      return toPage(request, Number(total.n), list);
+      return toPage(request, total.n, list);
     },
 
     /**
