@@ -101,6 +101,36 @@ function suite(redis: boolean) {
     key = fresh;
   });
 
+  it('a deleted key stops on the other process within a second; a replaced key stops there at its grace end', async () => {
+    const team = (await t.admin('product/prepare', { title: 'Team', type: 'apikey' })).result as number;
+    await t.admin('product/update', { id: team, status: 'enabled', config: { max_keys: 2 } });
+    const teamOrder = (await t.admin('order/create', { client_id: clientId, product_id: team, activate: true })).result as number;
+    const first = (await t.admin('serviceapikey/get', { order_id: teamOrder })).result as { id: number; api_key: string };
+    const second = (await t.admin('serviceapikey/create', { order_id: teamOrder, name: 'second' })).result as { id: number; api_key: string };
+    expect(await there(second.api_key)).toBe(true);
+    expect(await here(second.api_key)).toBe(true);
+    // Deleted through the other process: refused here within a second.
+    expect((await peer.call('admin/serviceapikey/delete', { id: second.id }, t.adminToken)).result).toBe(true);
+    expect(await within(() => here(second.api_key), false)).toBeLessThan(1000);
+    expect(await there(second.api_key)).toBe(false);
+
+    // Rotated here with a grace of 2 s: the old key keeps working on both processes, then stops on both.
+    expect(await there(first.api_key)).toBe(true);
+    const rotated = (await t.admin('serviceapikey/reset', { id: first.id, grace_seconds: 2 })).result as string;
+    // The other process hears of the reset within a second; from then on it shows the grace's end.
+    const rotatingUntil = async () => ((await peer.call('guest/serviceapikey/get_info', { key: first.api_key })).result as { valid: number; rotating_until: string | null }).rotating_until;
+    expect(await within(async () => (await rotatingUntil()) !== null, true)).toBeLessThan(1000);
+    const end = Date.parse((await rotatingUntil())!);
+    expect(end).toBeGreaterThan(Date.now());
+    expect(await there(rotated)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, end - Date.now() - 300)));
+    expect(await there(first.api_key)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, end - Date.now()) + 20));
+    expect(await there(first.api_key)).toBe(false);
+    expect(await here(first.api_key)).toBe(false);
+    expect(await there(rotated)).toBe(true);
+  });
+
   it('stays consistent after the listener loses its connection', async () => {
     expect(await there(key)).toBe(true);
     if (redis) {
