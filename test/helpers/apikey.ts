@@ -28,3 +28,14 @@ export async function staffToken(t: TestApp, permissions: string[]): Promise<str
   const profile = await t.call('/api/admin/profile/get', {}, { browser, csrf: true });
   return profile.result.api_token as string;
 }
+
+/**
+ * Bounds on the calls a per-key rate limit may accept during a run of `runMs` under a load above the limit.
+ * Windows start with the first call after the previous one ended, so under constant load at most ceil(runMs /
+ * windowMs) windows start during the run, and at least floor(runMs / windowMs) of them are complete. The figures
+ * per second are for the reader (cutting by wall-clock second splits windows, so they are not asserted one by one).
+ */
+export function rateLimitRun(accepted: readonly number[], started: number, runMs: number, windowMs = 1000) {
+  const perSecond = Array.from({ length: Math.ceil(runMs / 1000) }, (_, i) => accepted.filter((at) => at >= started + i * 1000 && at < started + (i + 1) * 1000).length);
+  return { total: accepted.length, perSecond, mostWindows: Math.ceil(runMs / windowMs), leastWindows: Math.floor(runMs / windowMs) };
+}
