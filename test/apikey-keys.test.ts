@@ -283,6 +283,18 @@ describe('rotation with a grace period', () => {
     expect(await check(fourth)).toBe(true);
   });
 
+  it('a suspended client account stops the old key in its grace too', async () => {
+    const carol = await t.createClient();
+    const { orderId, key } = await buy(t, plan, carol);
+    const fresh = (await as(carol, 'serviceapikey/reset', { order_id: orderId, grace_seconds: 600 })).result as string;
+    expect(await check(key)).toBe(true);
+    expect((await t.admin('client/update', { id: carol.id, status: 'suspended' })).result).toBe(true);
+    expect(await check(key)).toBe(false);
+    expect(await check(fresh)).toBe(false);
+    expect((await t.admin('client/update', { id: carol.id, status: 'active' })).result).toBe(true);
+    expect(await check(key)).toBe(true);
+  });
+
   it('a suspended order stops the old key in its grace too; bad grace_seconds are 422', async () => {
     const { orderId, key } = await buy(t, plan, alice);
     const fresh = (await as(alice, 'serviceapikey/reset', { order_id: orderId, grace_seconds: 600 })).result as string;

@@ -31,7 +31,9 @@ import { KeyRateLimiter, type LocalCounterStore } from './key-rate.ts';
 import { KeyEventHub } from './events-stream.ts';
 import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, type InvalidationChannel } from './invalidation.ts';
 import { reportUsage, type UsageItem } from './usage-report.ts';
-import { Metering, monthBounds, type UsageClock } from './metering.ts';
+import { createSeveralKeys } from './several-keys.ts';
+import { usageReport, type UsageReport } from './usage-range.ts';
+import { Metering, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
@@ -72,10 +74,7 @@ export interface KeyRecord {
   updated_at: string;
 }
 
-export interface UsageReport {
-  total: number;
-  days: Array<{ date: string; count: number }>;
-}
+export type { UsageReport } from './usage-range.ts';
 
 export interface ApiKeyServiceDeps {
   db: Kysely<Database>;
@@ -102,8 +101,6 @@ type KeyRow = Selectable<Database['api_keys']>;
 /** How old the cached monthly count of a key with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
 const MAX_BLOCKED_ADDRESSES = 100_000;
-const MAX_USAGE_DAYS = 366;
-const DAY_MS = 86_400_000;
 /** The longest grace period a reset may keep the old key working for (7 days). */
 export const MAX_GRACE_SECONDS = 604_800;
 
@@ -533,23 +530,16 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     });
   }
 
-  /** Locks the order's row until `trx` ends (PostgreSQL), so creates and deletes of its keys run one at a time. */
-  async function lockOrder(trx: Kysely<Database>, orderId: number): Promise<void> {
-    // SQLite has one writer: the first write of a concurrent transaction fails instead of interleaving.
-    if (deps.dialect === 'postgres') await trx.selectFrom('orders').select('id').where('id', '=', orderId).forUpdate().execute();
-  }
-
-  function isoDay(ms: number): string {
-    return new Date(ms).toISOString().slice(0, 10);
-  }
-
   /** The client's account became inactive or active again: its keys' records change with it, here and everywhere. */
   async function clientStatusChanged({ clientId }: { clientId: number }, trx: Kysely<Database>): Promise<void> {
-    const keys = await trx.selectFrom('api_keys').select(['id', 'order_id', 'key_hash']).where('client_id', '=', clientId).execute();
-    if (keys.length > 0) changedInTransaction(trx, keys.map((key) => key.key_hash), keys.map((key) => refToken(key.id, key.order_id)));
+    const keys = await trx.selectFrom('api_keys').select(['id', 'order_id', 'key_hash', 'grace_hash']).where('client_id', '=', clientId).execute();
+    // Replaced keys still in their grace period are cached under their own hash: they go too.
+    const hashes = keys.flatMap((key) => (key.grace_hash === null ? [key.key_hash] : [key.key_hash, key.grace_hash]));
+    if (keys.length > 0) changedInTransaction(trx, hashes, keys.map((key) => refToken(key.id, key.order_id)));
   }
   deps.events.on('client.deactivated', clientStatusChanged);
   deps.events.on('client.reactivated', clientStatusChanged);
+  const severalKeys = createSeveralKeys({ db, dialect: deps.dialect, events: deps.events, freshKey, orderKeys, orderChangedIn });
 
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
@@ -768,79 +758,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       });
     },
 
-    /**
-     * client and admin create: another key for an active order, up to its `max_keys` (409 past it). The order's
-     * row is locked (PostgreSQL) or the write serialised (SQLite), so concurrent creates end at exactly max_keys.
-     */
-    async createKey(params: { order_id: number; name?: string | undefined }, clientId?: number): Promise<{ id: number; api_key: string; name: string | null }> {
-      const name = params.name?.trim() === '' ? null : (params.name?.trim() ?? null);
-      return inTransaction(db, async (trx) => {
-        await lockOrder(trx, params.order_id);
-        let existingQuery = keysWithOrders(trx).where('api_keys.order_id', '=', params.order_id);
-        if (clientId !== undefined) existingQuery = existingQuery.where('api_keys.client_id', '=', clientId);
-        const existing = await existingQuery.orderBy('api_keys.id').execute();
-        const first = existing[0];
-        if (first === undefined) throw errors.notFound('Order with API keys');
-        if (first.status !== 'active') throw errors.conflict(`The order is ${first.status}: keys can be added to an active order only`);
-        const options = parseJson(first.options);
-        const { max_keys: maxKeys } = readKeyLimits(options);
-        if (existing.length >= maxKeys) throw errors.conflict(`This plan allows ${maxKeys} key${maxKeys === 1 ? '' : 's'} per order; delete one first`);
-        const config = readApiKeyConfig(options);
-        const fresh = await freshKey(trx, config);
-        const now = nowIso();
-        const inserted = await trx
-          .insertInto('api_keys')
-          .values({
-            order_id: first.order_id,
-            client_id: first.client_id,
-            key_hash: fresh.hash,
-            key_enc: fresh.sealed,
-            valid: first.valid,
-            options: first.options,
-            config: first.config,
-            name,
-            created_at: now,
-            updated_at: now,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        // The siblings' records carry the order's key list (shared quota): they reload with the new one.
-        orderChangedIn(trx, first.order_id, [...existing, { id: inserted.id, key_hash: fresh.hash, grace_hash: null }]);
-        await deps.events.emit('apikey.issued', { orderId: first.order_id, clientId: first.client_id, keyId: inserted.id }, trx);
-        return { id: inserted.id, api_key: fresh.key, name };
-      });
-    },
-
-    /**
-     * client and admin delete: the key stops validating at once, everywhere; its uses stay counted for the order.
-     * An order's last key cannot be deleted (409): reset it instead.
-     */
-    async deleteKey(id: number, clientId?: number): Promise<void> {
-      const key = await requireKey(db, { id }, clientId);
-      await inTransaction(db, async (trx) => {
-        await lockOrder(trx, key.order_id);
-        const live = await trx.selectFrom('api_keys').select('id').where('order_id', '=', key.order_id).where('deleted_at', 'is', null).execute();
-        if (!live.some((row) => row.id === id)) throw errors.notFound('API key');
-        if (live.length <= 1) throw errors.conflict("An order's last key cannot be deleted; reset it to replace it");
-        orderChangedIn(trx, key.order_id, await orderKeys(trx, key.order_id));
-        const now = nowIso();
-        const result = await trx
-          .updateTable('api_keys')
-          .set({ deleted_at: now, updated_at: now, grace_hash: null, grace_until: null })
-          .where('id', '=', id)
-          .where('deleted_at', 'is', null)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== 1) throw errors.notFound('API key');
-        await deps.events.emit('apikey.disabled', { orderId: key.order_id, clientId: key.client_id, keyId: id }, trx);
-      });
-    },
-
-    /** client and admin rename: a key's name (empty or null clears it). */
-    async renameKey(id: number, name: string | null, clientId?: number): Promise<void> {
-      const key = await requireKey(db, { id }, clientId);
-      const clean = name === null || name.trim() === '' ? null : name.trim();
-      await db.updateTable('api_keys').set({ name: clean, updated_at: nowIso() }).where('id', '=', key.id).where('deleted_at', 'is', null).execute();
-    },
+    /** client and admin create, delete, rename (several-keys.ts). */
+    createKey: (params: { order_id: number; name?: string | undefined }, clientId?: number) => severalKeys.createKey(params, clientId),
+    deleteKey: (id: number, clientId?: number) => severalKeys.deleteKey(id, clientId),
+    renameKey: (id: number, name: string | null, clientId?: number) => severalKeys.renameKey(id, name, clientId),
 
     /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
     async get(orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> {
@@ -874,48 +795,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       return toPage(request, total.n, list);
     },
 
-    /**
-     * Usage per day over [from, to] (default: the current month), unflushed counts included: of the whole order
-     * (all its keys, deleted ones too), or of one key with `key_id`.
-     */
-    async usage(params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
-      let owned = db.selectFrom('api_keys').select(['id', 'deleted_at']).where('order_id', '=', params.order_id);
-      if (clientId !== undefined) owned = owned.where('client_id', '=', clientId);
-      const keys = await owned.execute();
-      if (!keys.some((key) => key.deleted_at === null)) throw errors.notFound('API key');
-      let ids = keys.map((key) => key.id);
-      if (params.key_id !== undefined) {
-        if (!ids.includes(params.key_id)) throw errors.notFound('API key');
-        ids = [params.key_id];
-      }
-      const clock = metering.clock(Date.now());
-      const from = params.from ?? clock.monthStart;
-      const to = params.to ?? (params.from === undefined ? clock.monthEnd : monthBounds(params.from.slice(0, 7)).end);
-      const fromMs = Date.parse(`${from}T00:00:00Z`);
-      const toMs = Date.parse(`${to}T00:00:00Z`);
-      if (Number.isNaN(fromMs) || isoDay(fromMs) !== from) throw errors.invalid('from', 'must be a calendar date YYYY-MM-DD');
-      if (Number.isNaN(toMs) || isoDay(toMs) !== to) throw errors.invalid('to', 'must be a calendar date YYYY-MM-DD');
-      if (toMs < fromMs) throw errors.invalid('to', 'must not be before from');
-      if ((toMs - fromMs) / DAY_MS + 1 > MAX_USAGE_DAYS) throw errors.invalid('to', `must be at most ${MAX_USAGE_DAYS} days after from`);
-      const rows = await db
-        .selectFrom('api_key_usage')
-        .select(['day', 'count'])
-        .where('api_key_id', 'in', ids)
-        .where('day', '>=', from)
-        .where('day', '<=', to)
-        .execute();
-      const counts = new Map<string, number>();
-      for (const id of ids) for (const [day, count] of metering.unflushed(id, from, to)) counts.set(day, (counts.get(day) ?? 0) + count);
-      for (const row of rows) counts.set(row.day, (counts.get(row.day) ?? 0) + row.count);
-      const days: UsageReport['days'] = [];
-      let total = 0;
-      for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
-        const date = isoDay(ms);
-        const count = counts.get(date) ?? 0;
-        total += count;
-        days.push({ date, count });
-      }
-      return { total, days };
+    /** client and admin usage: per day over a range, of the order's keys or of one (usage-range.ts). */
+    usage(params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
+      return usageReport(db, metering, params, clientId);
     },
 
     /** Writes the usage counts now (tests, shutdown). */
