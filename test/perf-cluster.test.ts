@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rateLimitRun } from './helpers/apikey.ts';
+import { documentedMaxPerWindow, rateLimitRun } from './helpers/apikey.ts';
 
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const PG = process.env.TEST_DATABASE_URL ?? '';
@@ -171,7 +171,7 @@ describe('WORKERS=2', () => {
     expect((await call(port, 'guest/serviceapikey/check', { key })).result).toBe(true);
   });
 
-  it('shares a per-key rate limit between the workers within the documented overshoot (25%)', async () => {
+  it('shares a per-key rate limit between the workers within the documented overshoot', async () => {
     // Low, so that even a busy machine sends several times the limit.
     const limit = 10;
     const product = await admin(port, 'product/prepare', { title: 'Rate-limited plan', type: 'apikey' });
@@ -195,10 +195,11 @@ describe('WORKERS=2', () => {
     );
     const run = rateLimitRun(accepted, started, until - started);
     process.stdout.write(`per-key rate limit, WORKERS=2, 10 connections, limit ${limit}/1 s: accepted ${run.total} (per second ${JSON.stringify(run.perSecond)}), refused ${refused}\n`);
-    // The load was above the limit; every complete window reached it; no more than 25% over per window on average.
+    // The load was above the limit; every complete window reached it; no more over it than documented (10 connections
+    // spread over the 2 workers: 5 each).
     expect(refused).toBeGreaterThan(accepted.length / 2);
     expect(run.total).toBeGreaterThanOrEqual(run.leastWindows * limit * 0.9);
-    expect(run.total).toBeLessThanOrEqual(run.mostWindows * limit * 1.25);
+    expect(run.total).toBeLessThanOrEqual(run.mostWindows * documentedMaxPerWindow(limit, 2, 5));
   });
 
   it('a worker killed under load is replaced; the other keeps serving; usage loses at most its last second', async () => {

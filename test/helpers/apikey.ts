@@ -39,3 +39,12 @@ export function rateLimitRun(accepted: readonly number[], started: number, runMs
   const perSecond = Array.from({ length: Math.ceil(runMs / 1000) }, (_, i) => accepted.filter((at) => at >= started + i * 1000 && at < started + (i + 1) * 1000).length);
   return { total: accepted.length, perSecond, mostWindows: Math.ceil(runMs / windowMs), leastWindows: Math.floor(runMs / windowMs) };
 }
+
+/**
+ * The most a per-key rate limit may accept per window across processes, as README "Per-key rate limits" documents
+ * it: the limit, plus for each other process a tenth of the limit (it syncs at each tenth) and the calls it answers
+ * during one round trip to the shared store (at most one per connection it serves).
+ */
+export function documentedMaxPerWindow(limit: number, processes: number, connectionsPerProcess: number): number {
+  return limit + (processes - 1) * (Math.ceil(limit / 10) + connectionsPerProcess);
+}
