@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { VERIFIER_PERMISSION } from './events-route.ts';
-import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKeys, UsageResult, VerifierInfoResult } from './results.ts';
+import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKeys, UsageResult, VerifierInfoResult } from './key-results.ts';
 import { MAX_GRACE_SECONDS } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
