@@ -37,7 +37,7 @@ function suite(redis: boolean) {
     clientId = client.id;
     orderId = (await t.admin('order/create', { client_id: client.id, product_id: product, activate: true })).result as number;
     key = (await t.admin('serviceapikey/get', { order_id: orderId })).result.api_key as string;
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await peer?.stop();
     await t?.close();

@@ -56,7 +56,7 @@ describe.skipIf(PG === '' || REDIS === '')('per-key rate limit: 2 processes × 1
   beforeAll(async () => {
     t = await createTestApp();
     peers.push(await startPeer(t, true), await startPeer(t, true));
-  }, 60_000);
+  }, 200_000);
   afterAll(async () => {
     for (const peer of peers) await peer.stop();
     await t?.close();

@@ -415,7 +415,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     for (let attempt = 0; attempt < 10; attempt++) {
       const key = generateKey(keyOptionsOf(config));
       const hash = secrets.hash(key);
-      const taken = await trx.selectFrom('api_keys').select('id').where('key_hash', '=', hash).executeTakeFirst();
+      // Unique among current keys and replaced keys in their grace period (both are looked up by hash).
+      const taken = await trx
+        .selectFrom('api_keys')
+        .select('id')
+        .where((eb) => eb.or([eb('key_hash', '=', hash), eb('grace_hash', '=', hash)]))
+        .executeTakeFirst();
       if (taken === undefined) return { key, hash, sealed: secrets.encrypt(key) };
     }
     throw errors.conflict('Could not generate a unique key with these options; use a longer key length');
