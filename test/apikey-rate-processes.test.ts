@@ -77,9 +77,9 @@ describe.skipIf(PG === '' || REDIS === '')('per-key rate limit: 2 processes × 1
     const run = rateLimitRun(accepted, started, RUN_MS);
     process.stdout.write(`per-key rate limit, 2 processes × ${CONNECTIONS} connections, limit ${LIMIT}/1 s: accepted ${run.total} in ${RUN_MS / 1000} s (per second ${JSON.stringify(run.perSecond)}), refused ${refused}\n`);
 
-    // The load was above the limit (else this measures nothing), every complete window reached the limit, and the
+    // The load was above the limit (some calls were refused, and every complete window reached the limit), and the
     // windows together accepted no more than the documented overshoot allows.
-    expect(refused).toBeGreaterThan(accepted.length / 2);
+    expect(refused).toBeGreaterThan(0);
     expect(run.total).toBeGreaterThanOrEqual(run.leastWindows * LIMIT * 0.9);
     expect(run.total).toBeLessThanOrEqual(run.mostWindows * documentedMaxPerWindow(LIMIT, 2, CONNECTIONS));
 
