@@ -156,9 +156,9 @@ export async function adminCall(server: Running, path: string, params: Record<st
 }
 
 /** An active API key on `server`, made through its admin API (product, client, order, key). */
-export async function issueKey(server: Running): Promise<string> {
+export async function issueKey(server: Running, extraConfig: Record<string, unknown> = {}): Promise<string> {
   const product = await adminCall(server, 'product/prepare', { title: 'Bench API', type: 'apikey' });
-  await adminCall(server, 'product/update', { id: product, status: 'enabled', config: { custom: { monthlyLimit: 1_000_000_000, tier: 'pro' } } });
+  await adminCall(server, 'product/update', { id: product, status: 'enabled', config: { custom: { monthlyLimit: 1_000_000_000, tier: 'pro' }, ...extraConfig } });
   const client = await adminCall(server, 'client/create', { email: `bench-${randomBytes(4).toString('hex')}@example.com`, first_name: 'Bench' });
   const order = await adminCall(server, 'order/create', { client_id: client, product_id: product, activate: true });
   const key = (await adminCall(server, 'serviceapikey/get', { order_id: order })) as { api_key: string };

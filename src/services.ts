@@ -126,6 +126,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
         ? new BatchedCounterStore(new ClusterCounterBackend())
         : counterStore;
   if (hotStore !== counterStore) closers.push(() => hotStore.close());
+  // The per-key rate limits (CONTRACT §12) count in the same local stores as the check's policies, whether or not the
+  // §4 policies are switched on; where those are in Redis without batching (never today) they get a memory store.
+  const keyRateStore = hotStore instanceof BatchedCounterStore || hotStore instanceof MemoryCounterStore ? hotStore : new MemoryCounterStore();
+  if (keyRateStore !== hotStore) closers.push(() => keyRateStore.close());
   const limiter = new RateLimiter(config.rateLimit, counterStore, hotStore);
 
   const settings = createSystemService({ db, secrets, defaults: config.settings });
@@ -143,6 +147,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     redisPrefix: config.rateLimit.redisPrefix,
     secrets,
     limiter,
+    keyRateStore,
     keyCacheSize: config.keyCacheSize,
     events,
   });

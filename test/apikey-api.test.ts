@@ -105,7 +105,7 @@ describe('serviceapikey over HTTP', () => {
     // The client's own list.
     const list = await t.call('/api/client/serviceapikey/get_list', {}, { basic });
     expect(list.result).toMatchObject({ total: 1, list: [{ order_id: orderId, api_key: key, valid: 1, config: { tier: 'pro' } }] });
-    expect(Object.keys(list.result.list[0]).toSorted()).toEqual(['api_key', 'config', 'created_at', 'order_id', 'reason', 'updated_at', 'valid']);
+    expect(Object.keys(list.result.list[0]).toSorted()).toEqual(['api_key', 'config', 'created_at', 'id', 'name', 'order_id', 'reason', 'rotating_until', 'updated_at', 'valid']);
 
     // Later product edits do not change existing keys' parameters.
     await t.admin('product/update', { id: productId, config: { custom: { monthlyLimit: 5, tier: 'basic' } } });
@@ -198,7 +198,7 @@ describe('serviceapikey over HTTP', () => {
     await t.admin('order/cancel', { id: orderId });
     expect((await t.admin('order/delete', { id: orderId })).result).toBe(true);
     expect(await checkTrue(key)).toBe(false);
-    expect(await info(key)).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null });
+    expect(await info(key)).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null, retry_after: null, rotating_until: null });
     expect((await t.admin('serviceapikey/get', { order_id: orderId })).status).toBe(404);
     const rows = await t.services.db.selectFrom('api_keys').select('id').where('order_id', '=', orderId).execute();
     expect(rows).toEqual([]);
@@ -285,7 +285,7 @@ describe('serviceapikey over HTTP', () => {
       const reply = await check(odd);
       expect(reply.status).toBe(200);
       expect(reply.result).toBe(false);
-      expect(await info(odd)).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null });
+      expect(await info(odd)).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null, retry_after: null, rotating_until: null });
     }
     // NUL bytes: refused by the gateway for every parameter (422 naming it), or answered false — never a 500.
     for (const nul of ['ABCDEF12\u0000-ABCDEF12', '\u0000']) {

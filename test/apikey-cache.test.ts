@@ -20,10 +20,9 @@ function record(id: number, loadedAt = T0, enabled = true): KeyEntry {
     config: {},
     limit: null,
     enforceLimit: false,
-    used: 0,
-    usedMonth: '2026-11',
-    usedAt: loadedAt,
-    refreshing: false,
+    usage: { keyIds: [id], used: 0, usedMonth: '2026-11', usedAt: loadedAt, refreshing: false },
+    rateLimit: null,
+    rotatingUntilMs: null,
     loadedAt,
     tick: 0,
   };

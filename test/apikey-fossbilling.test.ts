@@ -78,7 +78,7 @@ describe("FOSSBilling's flat product config through purchase, get_info and updat
 
     const info = async () => (await t.call('/api/guest/serviceapikey/get_info', { key })).result;
     const first = await info();
-    expect(keysOf(first)).toEqual(['config', 'reason', 'usage', 'valid']);
+    expect(keysOf(first)).toEqual(['config', 'reason', 'retry_after', 'rotating_until', 'usage', 'valid']);
     expect(first).toMatchObject({ valid: 1, config: custom, reason: 'VALID' });
 
     // FOSSBilling's order form: every key option again (different values), the custom parameters changed, one added.

@@ -83,7 +83,7 @@ describe('apikey product options', () => {
   };
 
   it('fills defaults and accepts FOSSBilling spellings', () => {
-    expect(normalizeApiKeyConfig({})).toEqual({ length: 32, split: true, split_interval: 8, capitalization: 'uppercase', enforce_limit: false, custom: {} });
+    expect(normalizeApiKeyConfig({})).toEqual({ length: 32, split: true, split_interval: 8, capitalization: 'uppercase', enforce_limit: false, custom: {}, rate_limit: null, max_keys: 1 });
     expect(normalizeApiKeyConfig({ length: '16', split: '0', case: 'lower', enforce_limit: '1', custom_monthlyLimit: '100', custom_tier: 'pro' })).toEqual({
       length: 16,
       split: false,
@@ -91,6 +91,8 @@ describe('apikey product options', () => {
       capitalization: 'lowercase',
       enforce_limit: true,
       custom: { monthlyLimit: 100, tier: 'pro' },
+      rate_limit: null,
+      max_keys: 1,
     });
     // `case` (only ever sent, never stored) wins over a stored capitalization.
     expect(normalizeApiKeyConfig({ capitalization: 'uppercase', case: 'mixed' }).capitalization).toBe('mixed');

@@ -2,67 +2,14 @@
 // talked to over a real socket) share one PostgreSQL database, and in the second suite one Redis too. A change made
 // through either must make `check` answer false on the other within one second. Runs only where TEST_DATABASE_URL
 // (and TEST_REDIS_URL) are set, as in CI's PostgreSQL pass.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
+import { startPeer, type Peer } from './helpers/peer.ts';
 
 const PG = process.env.TEST_DATABASE_URL ?? '';
 const REDIS = process.env.TEST_REDIS_URL ?? '';
-
-interface Peer {
-  url: string;
-  child: ChildProcess;
-  call(path: string, params: Record<string, unknown>, adminToken?: string): Promise<{ status: number; result: unknown }>;
-  stop(): Promise<void>;
-}
-
-async function startPeer(t: TestApp, redis: boolean): Promise<Peer> {
-  const config = t.services.config;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: config.databaseUrl,
-    TOLLGATE_SECRET: config.secret ?? '',
-    REDIS_URL: redis ? (config.redisUrl ?? '') : '',
-    RATE_LIMIT_REDIS_PREFIX: config.rateLimit.redisPrefix,
-    RATE_LIMIT_ENABLED: 'false',
-    SCHEDULER: 'off',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: '/tmp/tollgate-test',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/apikey-peer.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout });
-    const timer = setTimeout(() => reject(new Error('the second process did not start within 30 s')), 30_000);
-    lines.on('line', (line) => {
-      const match = /^listening (\S+)$/.exec(line);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the second process exited with ${code}`)));
-  });
-  return {
-    url,
-    child,
-    async call(path, params, adminToken) {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (adminToken !== undefined) headers.authorization = `Basic ${Buffer.from(`admin:${adminToken}`).toString('base64')}`;
-      const response = await fetch(`${url}/api/${path}`, { method: 'POST', headers, body: JSON.stringify(params) });
-      const body = (await response.json()) as { result: unknown };
-      return { status: response.status, result: body.result };
-    },
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 /** Polls `probe` until it returns `expected`; returns the milliseconds that took (fails after 3 s). */
 async function within(probe: () => Promise<unknown>, expected: unknown): Promise<number> {
@@ -90,7 +37,7 @@ function suite(redis: boolean) {
     clientId = client.id;
     orderId = (await t.admin('order/create', { client_id: client.id, product_id: product, activate: true })).result as number;
     key = (await t.admin('serviceapikey/get', { order_id: orderId })).result.api_key as string;
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await peer?.stop();
     await t?.close();
@@ -154,6 +101,36 @@ function suite(redis: boolean) {
     key = fresh;
   });
 
+  it('a deleted key stops on the other process within a second; a replaced key stops there at its grace end', async () => {
+    const team = (await t.admin('product/prepare', { title: 'Team', type: 'apikey' })).result as number;
+    await t.admin('product/update', { id: team, status: 'enabled', config: { max_keys: 2 } });
+    const teamOrder = (await t.admin('order/create', { client_id: clientId, product_id: team, activate: true })).result as number;
+    const first = (await t.admin('serviceapikey/get', { order_id: teamOrder })).result as { id: number; api_key: string };
+    const second = (await t.admin('serviceapikey/create', { order_id: teamOrder, name: 'second' })).result as { id: number; api_key: string };
+    expect(await there(second.api_key)).toBe(true);
+    expect(await here(second.api_key)).toBe(true);
+    // Deleted through the other process: refused here within a second.
+    expect((await peer.call('admin/serviceapikey/delete', { id: second.id }, t.adminToken)).result).toBe(true);
+    expect(await within(() => here(second.api_key), false)).toBeLessThan(1000);
+    expect(await there(second.api_key)).toBe(false);
+
+    // Rotated here with a grace of 2 s: the old key keeps working on both processes, then stops on both.
+    expect(await there(first.api_key)).toBe(true);
+    const rotated = (await t.admin('serviceapikey/reset', { id: first.id, grace_seconds: 2 })).result as string;
+    // The other process hears of the reset within a second; from then on it shows the grace's end.
+    const rotatingUntil = async () => ((await peer.call('guest/serviceapikey/get_info', { key: first.api_key })).result as { valid: number; rotating_until: string | null }).rotating_until;
+    expect(await within(async () => (await rotatingUntil()) !== null, true)).toBeLessThan(1000);
+    const end = Date.parse((await rotatingUntil())!);
+    expect(end).toBeGreaterThan(Date.now());
+    expect(await there(rotated)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, end - Date.now() - 300)));
+    expect(await there(first.api_key)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, end - Date.now()) + 20));
+    expect(await there(first.api_key)).toBe(false);
+    expect(await here(first.api_key)).toBe(false);
+    expect(await there(rotated)).toBe(true);
+  });
+
   it('stays consistent after the listener loses its connection', async () => {
     expect(await there(key)).toBe(true);
     if (redis) {
@@ -177,7 +154,7 @@ function suite(redis: boolean) {
     await t.admin('order/delete', { id: orderId });
     expect(await within(() => there(key), false)).toBeLessThan(1000);
     const info = await peer.call('guest/serviceapikey/get_info', { key });
-    expect(info.result).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null });
+    expect(info.result).toEqual({ valid: 0, config: null, reason: 'NOT_FOUND', usage: null, retry_after: null, rotating_until: null });
   });
 }
 

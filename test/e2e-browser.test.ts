@@ -391,6 +391,80 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     expect(problems.filter((problem) => !/status of 4\d\d/.test(problem))).toEqual([]);
   });
 
+  it('lets the customer hold several named keys on one order: add, rename, rotate with a grace period, delete', async () => {
+    // A plan allowing two keys, bought for the customer through the API (the purchase flow is tested above).
+    const team = (await t.admin('product/prepare', { title: 'Team API', type: 'apikey' })).result as number;
+    expect((await t.admin('product/update', { id: team, status: 'enabled', config: { max_keys: 2, custom: { tier: 'team' } } })).body.error).toBeNull();
+    const customer = (await t.admin('client/get_list', { search: CUSTOMER.email })).result.list[0] as { id: number };
+    const teamOrder = (await t.admin('order/create', { client_id: customer.id, product_id: team, activate: true })).result as number;
+
+    await client.goto(`${base}/keys`);
+    const card = client.getByTestId(`key-${teamOrder}`);
+    await card.getByRole('heading', { name: /Team API/ }).waitFor();
+    await settled(client);
+    // One badge, not "Valid Valid"; no uses yet: a sentence instead of an empty table.
+    expect((await card.getByTestId('key-validity').textContent())?.trim()).toBe('Valid');
+    await card.getByText('Daily figures').click();
+    await card.getByTestId('no-daily-figures').waitFor();
+    expect(await card.getByRole('table').count()).toBe(0);
+
+    // "Check with the server" counts a use, and the usage shown follows at once.
+    await card.getByRole('button', { name: 'Check with the server' }).click();
+    await card.getByTestId('server-check').filter({ hasText: 'valid' }).waitFor();
+    await card.getByRole('figure').filter({ hasText: '1 use this period' }).waitFor();
+
+    // Add a named key, up to the plan's two; a third is refused with the server's reason.
+    await card.getByLabel('Name of a new key').fill('staging');
+    await card.getByRole('button', { name: 'Add a key' }).click();
+    await card.getByText('Added staging.').waitFor();
+    await card.getByRole('heading', { name: 'Keys (2)' }).waitFor();
+    await card.getByRole('button', { name: 'Add a key' }).click();
+    await card.getByRole('alert').filter({ hasText: 'allows 2 keys' }).waitFor();
+    const keys = (await t.admin('serviceapikey/get', { order_id: teamOrder })).result.keys as Array<{ id: number; name: string | null; api_key: string }>;
+    const staging = keys.find((key) => key.name === 'staging')!;
+    const main = keys.find((key) => key.name === null)!;
+    expect(await check(staging.api_key)).toBe(true);
+
+    // Rename the first key.
+    const mainRow = card.getByTestId(`key-row-${main.id}`);
+    await mainRow.getByRole('button', { name: 'Rename…' }).click();
+    await mainRow.getByLabel('Name', { exact: true }).fill('production');
+    await mainRow.getByRole('button', { name: 'Save name' }).click();
+    await card.getByRole('heading', { name: 'production' }).waitFor();
+
+    // Rotate it, keeping the old key working for a day.
+    await mainRow.getByRole('button', { name: 'Reset key…' }).click();
+    await mainRow.getByLabel('Keep the old key working for').selectOption('86400');
+    await mainRow.getByRole('button', { name: 'Reset the key' }).click();
+    await mainRow.getByText('The old key keeps working for 1 day').waitFor();
+    await mainRow.getByTestId('rotating-until').waitFor();
+    expect(await check(main.api_key)).toBe(true);
+    const rotated = (await mainRow.getByTestId('api-key').textContent())!.trim();
+    expect(rotated).not.toBe(main.api_key);
+    expect(await check(rotated)).toBe(true);
+    expect((await t.call('/api/guest/serviceapikey/get_info', { key: main.api_key })).result.rotating_until).toEqual(expect.any(String));
+
+    // Delete the staging key: it stops at once; the last key cannot be deleted (no button).
+    const stagingRow = card.getByTestId(`key-row-${staging.id}`);
+    await stagingRow.getByRole('button', { name: 'Delete key…' }).click();
+    await stagingRow.getByRole('button', { name: 'Delete the key' }).click();
+    await card.getByRole('heading', { name: 'Key', exact: true }).waitFor();
+    expect(await check(staging.api_key)).toBe(false);
+    expect(await card.getByRole('button', { name: 'Delete key…' }).count()).toBe(0);
+    await settled(client);
+    await shot(client, 'client-keys-several.png');
+
+    // Staff see the order's keys with their names.
+    await staff.goto(`${base}/admin/keys/${teamOrder}`);
+    await staff.getByRole('heading', { name: 'Keys of this order (1)' }).waitFor();
+    await staff.getByTestId('admin-api-key').filter({ hasText: rotated }).waitFor();
+    await staff.getByRole('cell', { name: 'production' }).waitFor();
+    await staff.getByRole('button', { name: 'Add a key' }).click();
+    await staff.getByRole('heading', { name: 'Keys of this order (2)' }).waitFor();
+    await settled(staff);
+    await shot(staff, 'admin-keys-several.png');
+  });
+
   it('shows the admin dashboard with the figures and the key checks chart', async () => {
     await staff.getByRole('link', { name: 'Dashboard' }).click();
     await staff.getByRole('heading', { name: 'Key checks per day' }).waitFor();
@@ -398,7 +472,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     const stats = await staff.locator('.stats').textContent();
     expect(stats).toContain('Clients');
     expect(stats).toContain('20.52 USD');
-    expect(await staff.getByRole('figure').textContent()).toMatch(/\d+ uses this period/);
+    expect(await staff.getByRole('figure').textContent()).toMatch(/\d+ uses? this period/);
     await shot(staff, 'admin-dashboard.png');
 
     await staff.getByRole('link', { name: 'Clients', exact: true }).click();

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentedMaxPerWindow, rateLimitRun } from './helpers/apikey.ts';
 
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const PG = process.env.TEST_DATABASE_URL ?? '';
@@ -170,6 +171,37 @@ describe('WORKERS=2', () => {
     expect((await call(port, 'guest/serviceapikey/check', { key })).result).toBe(true);
   });
 
+  it('shares a per-key rate limit between the workers within the documented overshoot', async () => {
+    // Low, so that even a busy machine sends several times the limit.
+    const limit = 10;
+    const product = await admin(port, 'product/prepare', { title: 'Rate-limited plan', type: 'apikey' });
+    await admin(port, 'product/update', { id: product, status: 'enabled', config: { rate_limit: { limit, window_seconds: 1 } } });
+    const client = await admin(port, 'client/create', { email: 'rate@example.com', first_name: 'R' });
+    const order = (await admin(port, 'order/create', { client_id: client, product_id: product, activate: true })) as number;
+    const limitedKey = ((await admin(port, 'serviceapikey/get', { order_id: order })) as { api_key: string }).api_key;
+    for (let i = 0; i < 4; i++) await call(port, 'guest/serviceapikey/check', { key: limitedKey });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const started = Date.now();
+    const until = started + 3000;
+    const accepted: number[] = [];
+    let refused = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (Date.now() < until) {
+          if ((await call(port, 'guest/serviceapikey/check', { key: limitedKey })).result === true) accepted.push(Date.now());
+          else refused++;
+        }
+      }),
+    );
+    const run = rateLimitRun(accepted, started, until - started);
+    process.stdout.write(`per-key rate limit, WORKERS=2, 10 connections, limit ${limit}/1 s: accepted ${run.total} (per second ${JSON.stringify(run.perSecond)}), refused ${refused}\n`);
+    // The load was above the limit; every complete window reached it; no more over it than documented (10 connections
+    // spread over the 2 workers: 5 each).
+    expect(refused).toBeGreaterThan(0);
+    expect(run.total).toBeGreaterThanOrEqual(run.leastWindows * limit * 0.9);
+    expect(run.total).toBeLessThanOrEqual(run.mostWindows * documentedMaxPerWindow(limit, 2, 5));
+  });
+
   it('a worker killed under load is replaced; the other keeps serving; usage loses at most its last second', async () => {
     const before = ((await admin(port, 'serviceapikey/usage', { order_id: orderId })) as { total: number }).total;
     const victim = workers[0]!;
@@ -205,7 +237,7 @@ describe('WORKERS=2', () => {
     expect((await call(port, 'guest/serviceapikey/check', { key })).result).toBe(true);
     successes.push(Date.now());
 
-    // Stop the cluster (every live worker flushes its counts) and read what reached the database.
+    // Stop the cluster (every live worker flushes its counts) and read what reached the database for this order.
     const exited = new Promise((resolve) => child.once('exit', resolve));
     process.kill(primaryPid, 'SIGTERM');
     await exited;
@@ -213,11 +245,11 @@ describe('WORKERS=2', () => {
     if (PG !== '') {
       const db = new pg.Client({ connectionString: databaseUrl });
       await db.connect();
-      stored = Number((await db.query<{ n: string }>('select coalesce(sum(count), 0) as n from api_key_usage')).rows[0]!.n);
+      stored = Number((await db.query<{ n: string }>(`select coalesce(sum(count), 0) as n from api_key_usage where api_key_id in (select id from api_keys where order_id = $1)`, [orderId])).rows[0]!.n);
       await db.end();
     } else {
       const db = new SqliteDatabase(join(dir, 'tollgate.db'), { readonly: true });
-      stored = (db.prepare('select coalesce(sum(count), 0) as n from api_key_usage').get() as { n: number }).n;
+      stored = (db.prepare('select coalesce(sum(count), 0) as n from api_key_usage where api_key_id in (select id from api_keys where order_id = ?)').get(orderId) as { n: number }).n;
       db.close();
     }
     const counted = stored - before;

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { expectError, expectInvalid } from './helpers/assertions.ts';
+import { staffToken } from './helpers/apikey.ts';
 
 async function createPlan(t: TestApp, config: Record<string, unknown>): Promise<number> {
   const id = (await t.admin('product/prepare', { title: 'API plan', type: 'apikey' })).result as number;
@@ -17,16 +18,6 @@ async function issueKey(t: TestApp, productId: number, clientId: number): Promis
   return { orderId, key: (await t.admin('serviceapikey/get', { order_id: orderId })).result.api_key as string };
 }
 
-/** A staff member in a group holding `permissions`, and their API token. */
-export async function staffToken(t: TestApp, permissions: string[]): Promise<string> {
-  const group = await t.admin('staff/group_create', { name: `G ${permissions.join(' ')} ${Math.random()}`, permissions });
-  const email = `v-${Math.random().toString(36).slice(2)}@example.com`;
-  const password = 'Verifier-Passw0rd';
-  expect((await t.admin('staff/create', { email, password, name: 'Verifier', admin_group_id: group.result })).status).toBe(200);
-  const browser = await t.login('staff', email, password);
-  const profile = await t.call('/api/admin/profile/get', {}, { browser, csrf: true });
-  return profile.result.api_token as string;
-}
 
 describe('verifier actions', () => {
   let t: TestApp;

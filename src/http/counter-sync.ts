@@ -45,6 +45,9 @@ export class BatchedCounterStore implements CounterStore {
   private readonly dirty = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   private syncing: Promise<void> | null = null;
+  /** A sync was asked for (syncSoon) while one was in flight: start another as soon as it ends. */
+  private again = false;
+  private closed = false;
   private failing = false;
   /** Batches sent and failed, for tests and /metrics. */
   syncs = 0;
@@ -84,6 +87,12 @@ export class BatchedCounterStore implements CounterStore {
     const slot = this.slots.get(key);
     if (slot === undefined || slot.resetAt <= now) return null;
     return { count: slot.base + slot.sending + slot.delta, resetMs: slot.resetAt - now };
+  }
+
+  /** Sends the counts now, in the background (a counter near its limit wants the others' counts sooner). */
+  syncSoon(): void {
+    if (this.syncing !== null) this.again = true;
+    else void this.sync();
   }
 
   /** Sends the hits counted since the last sync; one batch at a time. */
@@ -135,6 +144,10 @@ export class BatchedCounterStore implements CounterStore {
       })
       .finally(() => {
         this.syncing = null;
+        if (this.again && !this.closed) {
+          this.again = false;
+          void this.sync();
+        }
       });
     return this.syncing;
   }
@@ -144,6 +157,7 @@ export class BatchedCounterStore implements CounterStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     // The batch in flight, then what was counted meanwhile (once: a backend that is down keeps failing).
     await this.syncing;

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Tollgate, type TollgateOptions } from '../src/index.ts';
+import { refusalOf } from '../src/guard.ts';
 import { sellKey, startTollgate, type TollgateProcess } from './server.ts';
 
 let server: TollgateProcess;
@@ -151,6 +152,22 @@ describe('Tollgate.verify', () => {
     expect(results.at(-1)).toMatchObject({ valid: false, reason: 'LIMIT_EXCEEDED', retryAfter: expect.any(Number) });
     await tollgate.close();
     expect(await usageTotal(orderId)).toBe(7);
+  });
+
+  it('passes on a per-key RATE_LIMITED with its retryAfter, does not cache it as invalid, and the adapters answer 429', async () => {
+    const { key } = await sellKey(server, { rate_limit: { limit: 1, window_seconds: 1 } });
+    // Valid answers not cached, so every verify asks the server (whose rate limit decides); refusals would be cached
+    // for negativeTtlMs (3 s) if RATE_LIMITED were treated as an invalid key.
+    const tollgate = sdk({ cacheTtlMs: 0 });
+    expect(await tollgate.verify(key)).toMatchObject({ valid: true, reason: 'VALID' });
+    const limited = await tollgate.verify(key);
+    expect(limited).toMatchObject({ valid: false, reason: 'RATE_LIMITED' });
+    expect(limited.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(refusalOf(limited)).toEqual({ status: 429, body: { error: { code: 'RATE_LIMITED', message: expect.any(String) } }, retryAfter: limited.retryAfter });
+    const asked = calls.get('get_info') ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await tollgate.verify(key)).toMatchObject({ valid: true, reason: 'VALID' });
+    expect(calls.get('get_info')).toBe(asked + 1);
   });
 
   it('refuses a key revoked through the admin API within 1 s (pushed over the events stream)', async () => {

@@ -8,6 +8,19 @@
 // - an epoch bumped by every invalidation: a fill whose read started before an invalidation is not stored.
 // Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
 // against the current time.
+import type { KeyRateLimit } from './key-limits.ts';
+
+/** An order's uses in the current period, shared by the cached records of all its keys (they share its quota). */
+export interface OrderUsage {
+  /** The order's keys (deleted ones included: their uses stay counted). */
+  keyIds: number[];
+  /** Uses in `usedMonth` ('YYYY-MM'): database total at load + this process's counts since. */
+  used: number;
+  usedMonth: string;
+  /** When `used` was last read from the database (epoch ms); 0 asks for a refresh. */
+  usedAt: number;
+  refreshing: boolean;
+}
 
 export interface KeyEntry {
   id: number;
@@ -24,12 +37,12 @@ export interface KeyEntry {
   config: Record<string, unknown>;
   limit: number | null;
   enforceLimit: boolean;
-  /** Uses in `usedMonth` ('YYYY-MM'): database total at load + this process's counts since. */
-  used: number;
-  usedMonth: string;
-  /** When `used` was last read from the database (epoch ms); 0 asks for a refresh. */
-  usedAt: number;
-  refreshing: boolean;
+  /** The order's uses, shared with its other keys' records. */
+  usage: OrderUsage;
+  /** The order's per-key rate limit (CONTRACT §12), or null. */
+  rateLimit: KeyRateLimit | null;
+  /** Set when this hash is a replaced key in its grace period: it stops validating at this time (epoch ms). */
+  rotatingUntilMs: number | null;
   /** When the record was read from the database (epoch ms). */
   loadedAt: number;
   /** LRU clock value at the last promotion. */

@@ -2,10 +2,11 @@
 // normalised when a product is saved. FOSSBilling's spellings (`case` with upper/lower/mixed, flat `custom_<name>`
 // keys) are accepted and stored in Tollgate's form.
 import { errors } from '../../http/errors.ts';
+import { normalizeKeyLimits, readKeyLimits, type KeyLimits } from './key-limits.ts';
 import { DEFAULT_KEY_OPTIONS, KEY_LENGTH_MAX, KEY_LENGTH_MIN, type Capitalization, type KeyOptions } from '../../lib/keygen.ts';
 
 /** What is stored in a product's (and an order's snapshot) config. */
-export interface ApiKeyConfig {
+export interface ApiKeyConfig extends KeyLimits {
   length: number;
   split: boolean;
   split_interval: number;
@@ -17,7 +18,7 @@ export interface ApiKeyConfig {
 export type CustomParams = Record<string, unknown>;
 
 /** The names of the key options in a config, in Tollgate's and FOSSBilling's spellings: never custom parameters. */
-export const KEY_OPTION_NAMES: ReadonlySet<string> = new Set(['length', 'split', 'split_interval', 'case', 'capitalization', 'enforce_limit']);
+export const KEY_OPTION_NAMES: ReadonlySet<string> = new Set(['length', 'split', 'split_interval', 'case', 'capitalization', 'enforce_limit', 'rate_limit', 'max_keys']);
 
 const MAX_CUSTOM_PARAMS = 100;
 const MAX_CUSTOM_JSON = 16 * 1024;
@@ -108,7 +109,7 @@ export function normalizeApiKeyConfig(config: Record<string, unknown>): ApiKeyCo
   if (capitalization === undefined) throw errors.invalid(caseParam, 'must be uppercase, lowercase or mixed');
   const enforce = config.enforce_limit === undefined || config.enforce_limit === null ? false : toBoolean(config.enforce_limit, 'config.enforce_limit');
   const custom = normalizeCustom(config.custom, flatCustomOf(config), 'config.custom');
-  return { length, split, split_interval: interval, capitalization, enforce_limit: enforce, custom };
+  return { length, split, split_interval: interval, capitalization, enforce_limit: enforce, custom, ...normalizeKeyLimits(config) };
 }
 
 /** Reads a stored config leniently (it was normalised when saved); falls back to the defaults. */
@@ -118,7 +119,7 @@ export function readApiKeyConfig(config: Record<string, unknown>): ApiKeyConfig 
   } catch {
     const { length, split, splitInterval, capitalization } = DEFAULT_KEY_OPTIONS;
     const custom = isPlainObject(config.custom) ? config.custom : {};
-    return { length, split, split_interval: splitInterval, capitalization, enforce_limit: config.enforce_limit === true, custom };
+    return { length, split, split_interval: splitInterval, capitalization, enforce_limit: config.enforce_limit === true, custom, ...readKeyLimits(config) };
   }
 }
 

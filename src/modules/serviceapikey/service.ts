@@ -15,7 +15,6 @@ import type { FastifyReply } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
-import type { ApiKeyTable } from '../../db/tables/apikey.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import { enforce, type Decision, type RateLimiter } from '../../http/rate-limit.ts';
@@ -26,14 +25,18 @@ import { nowIso } from '../../lib/time.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
 import type { EventBus } from '../../events.ts';
 import './events.ts';
-import { KeyCache, type KeyEntry } from './cache.ts';
+import { KeyCache, type KeyEntry, type OrderUsage } from './cache.ts';
+import { readKeyLimits } from './key-limits.ts';
+import { KeyRateLimiter, type LocalCounterStore } from './key-rate.ts';
 import { KeyEventHub } from './events-stream.ts';
 import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, type InvalidationChannel } from './invalidation.ts';
 import { reportUsage, type UsageItem } from './usage-report.ts';
-import { Metering, monthBounds, type UsageClock } from './metering.ts';
+import { createSeveralKeys } from './several-keys.ts';
+import { usageReport, type UsageReport } from './usage-range.ts';
+import { Metering, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 
-export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED';
+export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
 export interface UsageSummary {
   period_start: string;
@@ -48,9 +51,16 @@ export interface KeyInfo {
   config: CustomParams | null;
   reason: Reason;
   usage: UsageSummary | null;
+  /** Seconds until the per-key rate limit lets calls through again (RATE_LIMITED only). */
+  retry_after: number | null;
+  /** The end of this key's grace period when it is a replaced key still validating (a reset with grace_seconds). */
+  rotating_until: string | null;
 }
 
 export interface KeyRecord {
+  /** The key's own id (an order may hold several keys, CONTRACT §12). */
+  id: number;
+  name: string | null;
   order_id: number;
   client_id: number;
   api_key: string;
@@ -58,14 +68,13 @@ export interface KeyRecord {
   config: CustomParams;
   /** Whether check would accept the key right now, and why not. */
   reason: Reason;
+  /** When the key this one replaced stops validating (a reset with grace_seconds), while in the future; else null. */
+  rotating_until: string | null;
   created_at: string;
   updated_at: string;
 }
 
-export interface UsageReport {
-  total: number;
-  days: Array<{ date: string; count: number }>;
-}
+export type { UsageReport } from './usage-range.ts';
 
 export interface ApiKeyServiceDeps {
   db: Kysely<Database>;
@@ -75,6 +84,8 @@ export interface ApiKeyServiceDeps {
   redisPrefix: string;
   secrets: SecretBox;
   limiter: RateLimiter;
+  /** The per-key rate limits' counters (CONTRACT §12): local, shared in the background (src/http/counter-sync.ts). */
+  keyRateStore: LocalCounterStore;
   keyCacheSize: number;
   /**
    * The client's account status (a suspended or canceled client's keys are invalid: CLIENT_INACTIVE), and
@@ -85,13 +96,13 @@ export interface ApiKeyServiceDeps {
   log?: (error: unknown, what: string) => void;
 }
 
-type KeyRow = Selectable<ApiKeyTable>;
+type KeyRow = Selectable<Database['api_keys']>;
 
 /** How old the cached monthly count of a key with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
 const MAX_BLOCKED_ADDRESSES = 100_000;
-const MAX_USAGE_DAYS = 366;
-const DAY_MS = 86_400_000;
+/** The longest grace period a reset may keep the old key working for (7 days). */
+export const MAX_GRACE_SECONDS = 604_800;
 
 function parseJson(text: string): Record<string, unknown> {
   try {
@@ -106,6 +117,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, secrets, limiter } = deps;
   const log = deps.log ?? ((error: unknown, what: string) => process.emitWarning(`serviceapikey: ${what} failed: ${String(error)}`));
   const cache = new KeyCache({ maxEntries: deps.keyCacheSize });
+  const keyRates = new KeyRateLimiter(deps.keyRateStore);
+  /** Order id → its uses this period, shared by the cached records of its keys. */
+  const orderUsage = new Map<number, OrderUsage>();
+  /** Set by `use` when it answers RATE_LIMITED, read right after by the caller (one event loop: nothing runs between). */
+  let retryAfter = 0;
   const metering = new Metering(db, (error) => log(error, 'usage flush'));
   metering.start();
   const channel: InvalidationChannel =
@@ -126,9 +142,29 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   let listening = false;
   let closed = false;
   /** Checks and get_info calls answered, by reason (read by /metrics). */
-  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0 };
+  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0, RATE_LIMITED: 0 };
 
   // ---- hot path ----------------------------------------------------------------------------------------------
+
+  /** The order's shared usage record, refreshed in place with a total just read (its keys' records keep sharing it). */
+  function orderUsageOf(orderId: number, keyIds: number[], used: number, clock: UsageClock, now: number): OrderUsage {
+    let usage = orderUsage.get(orderId);
+    if (usage === undefined) {
+      // Bounded like the cache: records still holding a dropped object keep working; they refresh on their own.
+      if (orderUsage.size >= deps.keyCacheSize * 2) orderUsage.clear();
+      usage = { keyIds, used, usedMonth: clock.month, usedAt: now, refreshing: false };
+      orderUsage.set(orderId, usage);
+    } else {
+      Object.assign(usage, { keyIds, used, usedMonth: clock.month, usedAt: now });
+    }
+    return usage;
+  }
+
+  function unflushedOf(keyIds: readonly number[], clock: UsageClock): number {
+    let total = 0;
+    for (const id of keyIds) total += metering.unflushedTotal(id, clock.monthStart, clock.monthEnd);
+    return total;
+  }
 
   function entryOf(
     row: {
@@ -143,6 +179,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       client_status: string;
       used: number | string | bigint | null;
     },
+    keyIds: number[],
+    rotatingUntilMs: number | null,
     clock: UsageClock,
     now: number,
   ): KeyEntry {
@@ -159,20 +197,20 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       config,
       limit: monthlyLimitOf(config),
       enforceLimit: options.enforce_limit === true,
-      used: Number(row.used ?? 0) + metering.unflushedTotal(row.id, clock.monthStart, clock.monthEnd),
-      usedMonth: clock.month,
-      usedAt: now,
-      refreshing: false,
+      usage: orderUsageOf(row.order_id, keyIds, Number(row.used ?? 0) + unflushedOf(keyIds, clock), clock, now),
+      rateLimit: readKeyLimits(options).rate_limit,
+      rotatingUntilMs,
       loadedAt: now,
       tick: 0,
     };
   }
 
-  function monthTotal(keyId: number, clock: UsageClock) {
-    return db
+  /** The month's uses of an order's keys (deleted keys included: their uses stay counted). */
+  function monthTotal(trx: Kysely<Database>, keyIds: readonly number[], clock: UsageClock) {
+    return trx
       .selectFrom('api_key_usage')
       .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
-      .where('api_key_id', '=', keyId)
+      .where('api_key_id', 'in', keyIds.length === 0 ? [0] : keyIds)
       .where('day', '>=', clock.monthStart)
       .where('day', '<=', clock.monthEnd);
   }
@@ -182,19 +220,25 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       .selectFrom('api_keys as k')
       .innerJoin('orders as o', 'o.id', 'k.order_id')
       .innerJoin('clients as c', 'c.id', 'k.client_id')
-      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'o.status', 'o.expires_at', 'c.status as client_status'])
+      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'k.key_hash', 'k.grace_until', 'o.status', 'o.expires_at', 'c.status as client_status'])
       .select((eb) =>
         eb
           .selectFrom('api_key_usage as u')
+          .innerJoin('api_keys as sibling', 'sibling.id', 'u.api_key_id')
           .select((inner) => inner.fn.coalesce(inner.fn.sum<number>('u.count'), inner.lit(0)).as('total'))
-          .whereRef('u.api_key_id', '=', 'k.id')
+          .whereRef('sibling.order_id', '=', 'k.order_id')
           .where('u.day', '>=', clock.monthStart)
           .where('u.day', '<=', clock.monthEnd)
           .as('used'),
       )
-      .where('k.key_hash', '=', hash)
+      .where((eb) => eb.or([eb('k.key_hash', '=', hash), eb('k.grace_hash', '=', hash)]))
+      .where('k.deleted_at', 'is', null)
       .executeTakeFirst();
-    return row === undefined ? null : entryOf(row, clock, Date.now());
+    if (row === undefined) return null;
+    // Found by its grace hash: a replaced key, validating until the grace ends (then as unknown as any other).
+    const rotatingUntilMs = row.key_hash === hash ? null : row.grace_until === null ? 0 : Date.parse(row.grace_until);
+    const siblings = await db.selectFrom('api_keys').select('id').where('order_id', '=', row.order_id).execute();
+    return entryOf(row, siblings.map((sibling) => sibling.id), rotatingUntilMs, clock, Date.now());
   }
 
   function load(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
@@ -214,18 +258,19 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   function refreshUsage(entry: KeyEntry, clock: UsageClock): void {
-    if (entry.refreshing || closed) return;
-    entry.refreshing = true;
-    monthTotal(entry.id, clock)
+    const usage = entry.usage;
+    if (usage.refreshing || closed) return;
+    usage.refreshing = true;
+    monthTotal(db, usage.keyIds, clock)
       .executeTakeFirst()
       .then((row) => {
-        if (entry.usedMonth !== clock.month) return;
-        entry.used = (row?.used ?? 0) + metering.unflushedTotal(entry.id, clock.monthStart, clock.monthEnd);
-        entry.usedAt = Date.now();
+        if (usage.usedMonth !== clock.month) return;
+        usage.used = (row?.used ?? 0) + unflushedOf(usage.keyIds, clock);
+        usage.usedAt = Date.now();
       })
       .catch((error: unknown) => log(error, 'usage refresh'))
       .finally(() => {
-        entry.refreshing = false;
+        usage.refreshing = false;
       });
   }
 
@@ -235,14 +280,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (!entry.clientActive) return 'CLIENT_INACTIVE';
     if (entry.orderStatus !== 'active') return 'NOT_ACTIVE';
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return 'EXPIRED';
-    if (entry.usedMonth !== clock.month) {
-      entry.usedMonth = clock.month;
-      entry.used = metering.unflushedTotal(entry.id, clock.monthStart, clock.monthEnd);
-      entry.usedAt = 0;
+    const usage = entry.usage;
+    if (usage.usedMonth !== clock.month) {
+      usage.usedMonth = clock.month;
+      usage.used = unflushedOf(usage.keyIds, clock);
+      usage.usedAt = 0;
     }
     if (entry.limit !== null) {
-      if (now - entry.usedAt > USAGE_REFRESH_MS) refreshUsage(entry, clock);
-      if (entry.enforceLimit && entry.used >= entry.limit) return 'LIMIT_EXCEEDED';
+      if (now - usage.usedAt > USAGE_REFRESH_MS) refreshUsage(entry, clock);
+      if (entry.enforceLimit && usage.used >= entry.limit) return 'LIMIT_EXCEEDED';
     }
     return 'VALID';
   }
@@ -279,9 +325,14 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (!couldBeKey(key)) return unknown(ip, reply);
     const hash = secrets.hash(key);
     const cached = cache.get(hash, now);
-    if (cached !== undefined) return cached === null ? unknown(ip, reply) : cached;
+    if (cached !== undefined) return cached === null || graceOver(cached, now) ? unknown(ip, reply) : cached;
     listenForChanges();
-    return load(hash, clock).then((entry) => (entry === null ? unknown(ip, reply) : entry));
+    return load(hash, clock).then((entry) => (entry === null || graceOver(entry, Date.now()) ? unknown(ip, reply) : entry));
+  }
+
+  /** A replaced key whose grace period has ended is as unknown as any other key, on every process at the same time. */
+  function graceOver(entry: KeyEntry, now: number): boolean {
+    return entry.rotatingUntilMs !== null && entry.rotatingUntilMs <= now;
   }
 
   function listenForChanges(): void {
@@ -297,13 +348,21 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       reasons.NOT_FOUND++;
       return 'NOT_FOUND';
     }
-    const reason = judge(entry, now, clock);
+    let reason = judge(entry, now, clock);
+    if (reason === 'VALID' && entry.rateLimit !== null) {
+      // Over the order's per-key rate limit: refused, and not counted as a use (CONTRACT §12).
+      const wait = keyRates.hit(entry.orderId, entry.rateLimit);
+      if (wait !== null) {
+        retryAfter = wait;
+        reason = 'RATE_LIMITED';
+      }
+    }
     reasons[reason]++;
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
-      entry.used++;
+      entry.usage.used++;
       // This use exhausted the quota: the key's quota state changed (the verifiers' events stream, §11).
-      if (entry.enforceLimit && entry.used === entry.limit) channel.publish([refToken(entry.id, entry.orderId)]);
+      if (entry.enforceLimit && entry.usage.used === entry.limit) channel.publish([refToken(entry.id, entry.orderId)]);
     }
     return reason;
   }
@@ -312,15 +371,22 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     return {
       period_start: clock.monthStart,
       period_end: clock.monthEnd,
-      used: entry.used,
+      used: entry.usage.used,
       limit: entry.limit,
-      remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.used),
+      remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.usage.used),
     };
   }
 
   function infoOf(entry: KeyEntry | null, reason: Reason, clock: UsageClock): KeyInfo {
-    if (entry === null) return { valid: 0, config: null, reason, usage: null };
-    return { valid: reason === 'VALID' ? 1 : 0, config: reason === 'VALID' ? entry.config : null, reason, usage: usageOf(entry, clock) };
+    if (entry === null) return { valid: 0, config: null, reason, usage: null, retry_after: null, rotating_until: null };
+    return {
+      valid: reason === 'VALID' ? 1 : 0,
+      config: reason === 'VALID' ? entry.config : null,
+      reason,
+      usage: usageOf(entry, clock),
+      retry_after: reason === 'RATE_LIMITED' ? retryAfter : null,
+      rotating_until: entry.rotatingUntilMs === null ? null : new Date(entry.rotatingUntilMs).toISOString().replace('.000Z', 'Z'),
+    };
   }
 
   // ---- writes: consistency with the cache ----------------------------------------------------------------------
@@ -349,7 +415,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     for (let attempt = 0; attempt < 10; attempt++) {
       const key = generateKey(keyOptionsOf(config));
       const hash = secrets.hash(key);
-      const taken = await trx.selectFrom('api_keys').select('id').where('key_hash', '=', hash).executeTakeFirst();
+      // Unique among current keys and replaced keys in their grace period (both are looked up by hash).
+      const taken = await trx
+        .selectFrom('api_keys')
+        .select('id')
+        .where((eb) => eb.or([eb('key_hash', '=', hash), eb('grace_hash', '=', hash)]))
+        .executeTakeFirst();
       if (taken === undefined) return { key, hash, sealed: secrets.encrypt(key) };
     }
     throw errors.conflict('Could not generate a unique key with these options; use a longer key length');
@@ -371,66 +442,109 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     return 'VALID';
   }
 
-  async function currentUse(trx: Kysely<Database>, keyId: number): Promise<number> {
+  /** The month's uses of the order (all its keys), unflushed counts of this process included. */
+  async function currentUse(trx: Kysely<Database>, orderId: number): Promise<number> {
     const clock = metering.clock(Date.now());
-    const row = await trx
-      .selectFrom('api_key_usage')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
-      .where('api_key_id', '=', keyId)
-      .where('day', '>=', clock.monthStart)
-      .where('day', '<=', clock.monthEnd)
-      .executeTakeFirst();
-    return (row?.used ?? 0) + metering.unflushedTotal(keyId, clock.monthStart, clock.monthEnd);
+    const ids = (await trx.selectFrom('api_keys').select('id').where('order_id', '=', orderId).execute()).map((key) => key.id);
+    const row = await monthTotal(trx, ids, clock).executeTakeFirst();
+    return (row?.used ?? 0) + unflushedOf(ids, clock);
+  }
+
+  function rotatingUntil(row: { grace_until: string | null }): string | null {
+    return row.grace_until !== null && Date.parse(row.grace_until) > Date.now() ? row.grace_until : null;
   }
 
   async function recordOf(
     trx: Kysely<Database>,
     row: KeyRow & { status: string; expires_at: string | null; client_status: string },
+    used?: number,
   ): Promise<KeyRecord> {
     return {
+      id: row.id,
+      name: row.name,
       order_id: row.order_id,
       client_id: row.client_id,
       api_key: secrets.decrypt(row.key_enc),
       valid: row.valid === 1 ? 1 : 0,
       config: parseJson(row.config),
-      reason: reasonOf(row, row, await currentUse(trx, row.id)),
+      reason: reasonOf(row, row, used ?? (await currentUse(trx, row.order_id))),
+      rotating_until: rotatingUntil(row),
       created_at: row.created_at,
       updated_at: row.updated_at,
     };
   }
 
+  /** The live (not deleted) keys with their order's and client's facts. */
   function keysWithOrders(trx: Kysely<Database>) {
     return trx
       .selectFrom('api_keys')
       .innerJoin('orders', 'orders.id', 'api_keys.order_id')
       .innerJoin('clients', 'clients.id', 'api_keys.client_id')
       .selectAll('api_keys')
-      .select(['orders.status', 'orders.expires_at', 'clients.status as client_status']);
+      .select(['orders.status', 'orders.expires_at', 'clients.status as client_status'])
+      .where('api_keys.deleted_at', 'is', null);
   }
 
-  /** The key of an order (or of a key string), the caller's own when `clientId` is given; 404 otherwise. */
-  async function requireKey(trx: Kysely<Database>, by: { order_id?: number | undefined; key?: string | undefined }, clientId?: number) {
+  /**
+   * One key, the caller's own when `clientId` is given (404 otherwise): by its `id`, by the key itself, or by
+   * `order_id` when the order holds one key (an order with several needs `id` or `key`: 422).
+   */
+  async function requireKey(
+    trx: Kysely<Database>,
+    by: { id?: number | undefined; order_id?: number | undefined; key?: string | undefined },
+    clientId?: number,
+  ) {
     let query = keysWithOrders(trx);
-    if (by.order_id !== undefined) query = query.where('api_keys.order_id', '=', by.order_id);
+    if (by.id !== undefined) query = query.where('api_keys.id', '=', by.id);
+    else if (by.order_id !== undefined) query = query.where('api_keys.order_id', '=', by.order_id);
     else if (by.key !== undefined) query = query.where('api_keys.key_hash', '=', secrets.hash(by.key));
-    else throw errors.invalid('order_id', 'is required (or key)');
+    else throw errors.invalid('order_id', 'is required (or id, or key)');
     if (clientId !== undefined) query = query.where('api_keys.client_id', '=', clientId);
-    const row = await query.executeTakeFirst();
-    if (row === undefined) throw errors.notFound('API key');
-    return row;
+    const rows = await query.orderBy('api_keys.id').limit(2).execute();
+    if (rows.length === 0) throw errors.notFound('API key');
+    if (rows.length > 1) throw errors.invalid('id', 'is required: this order holds several keys; name one with id or key');
+    return rows[0]!;
   }
 
-  function isoDay(ms: number): string {
-    return new Date(ms).toISOString().slice(0, 10);
+  /** Every key of an order, deleted ones included (the cache and the other processes must forget them all). */
+  function orderKeys(trx: Kysely<Database>, orderId: number) {
+    return trx.selectFrom('api_keys').select(['id', 'key_hash', 'grace_hash', 'options', 'deleted_at']).where('order_id', '=', orderId).orderBy('id').execute();
+  }
+
+  /** Marks every key of the order as changing in `trx` (its records, grace hashes included, drop everywhere on commit). */
+  function orderChangedIn(trx: Kysely<Database>, orderId: number, keys: Array<{ id: number; key_hash: string; grace_hash: string | null }>): void {
+    if (keys.length === 0) return;
+    const hashes: string[] = [];
+    for (const key of keys) {
+      hashes.push(key.key_hash);
+      if (key.grace_hash !== null) hashes.push(key.grace_hash);
+    }
+    changedInTransaction(trx, hashes, keys.map((key) => refToken(key.id, orderId)));
+  }
+
+  /** The options stored with each key: the key options and the §12 limits, from a product config. */
+  function storedOptions(config: ReturnType<typeof readApiKeyConfig>): string {
+    return JSON.stringify({
+      length: config.length,
+      split: config.split,
+      split_interval: config.split_interval,
+      capitalization: config.capitalization,
+      enforce_limit: config.enforce_limit,
+      rate_limit: config.rate_limit,
+      max_keys: config.max_keys,
+    });
   }
 
   /** The client's account became inactive or active again: its keys' records change with it, here and everywhere. */
   async function clientStatusChanged({ clientId }: { clientId: number }, trx: Kysely<Database>): Promise<void> {
-    const keys = await trx.selectFrom('api_keys').select(['id', 'order_id', 'key_hash']).where('client_id', '=', clientId).execute();
-    if (keys.length > 0) changedInTransaction(trx, keys.map((key) => key.key_hash), keys.map((key) => refToken(key.id, key.order_id)));
+    const keys = await trx.selectFrom('api_keys').select(['id', 'order_id', 'key_hash', 'grace_hash']).where('client_id', '=', clientId).execute();
+    // Replaced keys still in their grace period are cached under their own hash: they go too.
+    const hashes = keys.flatMap((key) => (key.grace_hash === null ? [key.key_hash] : [key.key_hash, key.grace_hash]));
+    if (keys.length > 0) changedInTransaction(trx, hashes, keys.map((key) => refToken(key.id, key.order_id)));
   }
   deps.events.on('client.deactivated', clientStatusChanged);
   deps.events.on('client.reactivated', clientStatusChanged);
+  const severalKeys = createSeveralKeys({ db, dialect: deps.dialect, events: deps.events, freshKey, orderKeys, orderChangedIn });
 
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
@@ -458,7 +572,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now, clock);
       if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock), clock));
-      if (found !== null && found.limit === null && now - found.usedAt > USAGE_REFRESH_MS) refreshUsage(found, clock);
+      if (found !== null && found.limit === null && now - found.usage.usedAt > USAGE_REFRESH_MS) refreshUsage(found, clock);
       return infoOf(found, use(found, now, clock), clock);
     },
 
@@ -489,9 +603,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       for (const key of added) {
         // Cached records learn the uses now; a key whose quota this exhausted changed state (events stream).
         const entry = cache.get(key.key_hash, Date.now());
-        if (entry !== undefined && entry !== null && entry.usedMonth === clock.month) entry.used += key.count;
+        if (entry !== undefined && entry !== null && entry.usage.usedMonth === clock.month) entry.usage.used += key.count;
         if (key.enforceLimit && key.limit !== null) {
-          const used = await currentUse(db, key.id);
+          const used = await currentUse(db, key.order_id);
           if (used >= key.limit && used - key.count < key.limit) channel.publish([refToken(key.id, key.order_id)]);
         }
       }
@@ -506,11 +620,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
     // ---- product type hooks (inside the order's transaction) ----
 
-    /** Issues the order's key on its first activation; later activations keep the key. */
+    /** Issues the order's first key on its first activation; later activations keep its keys. */
     async issue(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
-      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
-      if (existing !== undefined) {
-        changedInTransaction(trx, [existing.key_hash], [refToken(existing.id, order.id)]);
+      const existing = await orderKeys(trx, order.id);
+      if (existing.length > 0) {
+        orderChangedIn(trx, order.id, existing);
         return;
       }
       const config = readApiKeyConfig(order.config);
@@ -524,13 +638,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           key_hash: hash,
           key_enc: sealed,
           valid: 1,
-          options: JSON.stringify({
-            length: config.length,
-            split: config.split,
-            split_interval: config.split_interval,
-            capitalization: config.capitalization,
-            enforce_limit: config.enforce_limit,
-          }),
+          options: storedOptions(config),
           config: JSON.stringify(config.custom),
           created_at: now,
           updated_at: now,
@@ -541,43 +649,45 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       await deps.events.emit('apikey.issued', { orderId: order.id, clientId: order.client_id, keyId: inserted.id }, trx);
     },
 
-    /** The order changed (status, expiry): the key stays, its cached record goes. */
+    /** The order changed (status, expiry): the keys stay, their cached records go. */
     async orderChanged(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
-      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
-      if (existing === undefined) return;
-      changedInTransaction(trx, [existing.key_hash], [refToken(existing.id, order.id)]);
+      orderChangedIn(trx, order.id, await orderKeys(trx, order.id));
     },
 
     /**
-     * The order moved to another plan: the key keeps its material and takes the new plan's custom parameters and
-     * limit enforcement. Inside the order's transaction; caches drop the key once it commits.
+     * The order moved to another plan: the keys keep their material and take the new plan's custom parameters,
+     * limit enforcement, rate limit and key allowance. Inside the order's transaction; caches drop them on commit.
      */
     async planChanged(trx: Kysely<Database>, orderId: number, productConfig: Record<string, unknown>): Promise<void> {
-      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash', 'options']).where('order_id', '=', orderId).executeTakeFirst();
-      if (existing === undefined) return;
+      const existing = await orderKeys(trx, orderId);
+      if (existing.length === 0) return;
       const config = readApiKeyConfig(productConfig);
-      const options = { ...(JSON.parse(existing.options) as Record<string, unknown>), enforce_limit: config.enforce_limit };
-      await trx
-        .updateTable('api_keys')
-        .set({ config: JSON.stringify(config.custom), options: JSON.stringify(options), updated_at: nowIso() })
-        .where('id', '=', existing.id)
-        .execute();
-      changedInTransaction(trx, [existing.key_hash]);
+      const plan = { enforce_limit: config.enforce_limit, rate_limit: config.rate_limit, max_keys: config.max_keys };
+      for (const key of existing) {
+        const options = { ...parseJson(key.options), ...plan };
+        await trx
+          .updateTable('api_keys')
+          .set({ config: JSON.stringify(config.custom), options: JSON.stringify(options), updated_at: nowIso() })
+          .where('id', '=', key.id)
+          .execute();
+      }
+      orderChangedIn(trx, orderId, existing);
     },
 
-    /** The order is being deleted: so is its key, with its usage. */
+    /** The order is being deleted: so are its keys, with their usage. */
     async orderDeleted(trx: Kysely<Database>, order: OrderSnapshot): Promise<void> {
-      const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash']).where('order_id', '=', order.id).executeTakeFirst();
-      if (existing === undefined) return;
-      await trx.deleteFrom('api_key_usage').where('api_key_id', '=', existing.id).execute();
-      await trx.deleteFrom('api_keys').where('id', '=', existing.id).execute();
-      metering.forget(existing.id);
-      changedInTransaction(trx, [existing.key_hash], [refToken(existing.id, order.id)]);
+      const existing = await orderKeys(trx, order.id);
+      if (existing.length === 0) return;
+      const ids = existing.map((key) => key.id);
+      await trx.deleteFrom('api_key_usage').where('api_key_id', 'in', ids).execute();
+      await trx.deleteFrom('api_keys').where('id', 'in', ids).execute();
+      for (const id of ids) metering.forget(id);
+      orderChangedIn(trx, order.id, existing);
     },
 
-    /** `{api_key, config, valid, reason}` for order/service; nulls before the key is issued. */
+    /** `{api_key, config, valid, reason}` of the order's first key for order/service; nulls before it is issued. */
     async serviceFields(trx: Kysely<Database>, order: OrderSnapshot): Promise<Record<string, unknown>> {
-      const row = await keysWithOrders(trx).where('api_keys.order_id', '=', order.id).executeTakeFirst();
+      const row = await keysWithOrders(trx).where('api_keys.order_id', '=', order.id).orderBy('api_keys.id').executeTakeFirst();
       if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE' };
       const record = await recordOf(trx, row);
       return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason };
@@ -585,15 +695,18 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
     // ---- staff and clients ----
 
-    /** admin/serviceapikey/update: the validity switch and the custom parameters; never the key. */
+    /** admin/serviceapikey/update: the validity switch and the custom parameters of all the order's keys; never a key. */
     async update(params: { order_id: number; valid?: boolean | undefined; config?: Record<string, unknown> | undefined; api_key?: string | undefined }): Promise<void> {
-      const current = await requireKey(db, { order_id: params.order_id });
-      if (params.api_key !== undefined && !safeEqual(params.api_key, secrets.decrypt(current.key_enc))) {
+      const keys = await keysWithOrders(db).where('api_keys.order_id', '=', params.order_id).orderBy('api_keys.id').execute();
+      const current = keys[0];
+      if (current === undefined) throw errors.notFound('API key');
+      if (params.api_key !== undefined && !keys.some((key) => safeEqual(params.api_key!, secrets.decrypt(key.key_enc)))) {
         throw errors.invalid('api_key', 'cannot be changed by update; use reset to issue a new key');
       }
       const config = params.config === undefined ? undefined : normalizeCustom(customOfUpdate(params.config), flatCustomOf(params.config), 'config');
       if (params.valid === undefined && config === undefined) return;
-      await change([current.key_hash], [refToken(current.id, current.order_id)], async (trx) => {
+      await inTransaction(db, async (trx) => {
+        orderChangedIn(trx, params.order_id, await orderKeys(trx, params.order_id));
         await trx
           .updateTable('api_keys')
           .set({
@@ -601,7 +714,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
             ...(params.valid !== undefined && { valid: params.valid ? 1 : 0 }),
             ...(config !== undefined && { config: JSON.stringify(config) }),
           })
-          .where('id', '=', current.id)
+          .where('order_id', '=', params.order_id)
           .execute();
         const event = { orderId: current.order_id, clientId: current.client_id, keyId: current.id };
         if (params.valid === false && current.valid === 1) await deps.events.emit('apikey.disabled', event, trx);
@@ -610,86 +723,86 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       });
     },
 
-    /** admin and client reset: a new key for an active order; the old one stops validating at once. */
-    async reset(by: { order_id?: number | undefined; key?: string | undefined }, clientId?: number): Promise<string> {
-      if (by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.notFound('API key');
+    /**
+     * admin and client reset: a new key for an active order. With `grace_seconds` the replaced key keeps validating
+     * that long (`rotating_until`); a key holds one grace at a time, so resetting again during a grace ends the
+     * earlier grace at once (the key replaced first stops, the one replaced now takes the grace).
+     */
+    async reset(
+      by: { id?: number | undefined; order_id?: number | undefined; key?: string | undefined; grace_seconds?: number | undefined },
+      clientId?: number,
+    ): Promise<string> {
+      if (by.id === undefined && by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.notFound('API key');
       const current = await requireKey(db, by, clientId);
       if (current.status !== 'active') throw errors.conflict(`The order is ${current.status}: only an active order's key can be reset`);
-      return change([current.key_hash], [refToken(current.id, current.order_id)], async (trx) => {
-          const config = readApiKeyConfig(parseJson(current.options));
-          const fresh = await freshKey(trx, config);
-          const result = await trx
-            .updateTable('api_keys')
-            .set({ key_hash: fresh.hash, key_enc: fresh.sealed, updated_at: nowIso() })
-            .where('id', '=', current.id)
-            .where('key_hash', '=', current.key_hash)
-            .executeTakeFirst();
-          if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The key was changed by another request; try again');
-          const order = await trx.selectFrom('orders').select('status').where('id', '=', current.order_id).executeTakeFirst();
-          if (order?.status !== 'active') throw errors.conflict('The order is no longer active');
-          changedInTransaction(trx, [fresh.hash]);
-          await deps.events.emit('apikey.reset', { orderId: current.order_id, clientId: current.client_id, keyId: current.id }, trx);
-          return fresh.key;
+      const grace = by.grace_seconds ?? 0;
+      const hashes = current.grace_hash === null ? [current.key_hash] : [current.key_hash, current.grace_hash];
+      return change(hashes, [refToken(current.id, current.order_id)], async (trx) => {
+        const config = readApiKeyConfig(parseJson(current.options));
+        const fresh = await freshKey(trx, config);
+        const now = Date.now();
+        const result = await trx
+          .updateTable('api_keys')
+          .set({
+            key_hash: fresh.hash,
+            key_enc: fresh.sealed,
+            grace_hash: grace > 0 ? current.key_hash : null,
+            grace_until: grace > 0 ? new Date(now + grace * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
+            updated_at: nowIso(),
+          })
+          .where('id', '=', current.id)
+          .where('key_hash', '=', current.key_hash)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The key was changed by another request; try again');
+        const order = await trx.selectFrom('orders').select('status').where('id', '=', current.order_id).executeTakeFirst();
+        if (order?.status !== 'active') throw errors.conflict('The order is no longer active');
+        changedInTransaction(trx, [fresh.hash]);
+        await deps.events.emit('apikey.reset', { orderId: current.order_id, clientId: current.client_id, keyId: current.id }, trx);
+        return fresh.key;
       });
     },
 
-    /** admin/serviceapikey/get. */
-    async get(orderId: number): Promise<KeyRecord> {
-      return recordOf(db, await requireKey(db, { order_id: orderId }));
+    /** client and admin create, delete, rename (several-keys.ts). */
+    createKey: (params: { order_id: number; name?: string | undefined }, clientId?: number) => severalKeys.createKey(params, clientId),
+    deleteKey: (id: number, clientId?: number) => severalKeys.deleteKey(id, clientId),
+    renameKey: (id: number, name: string | null, clientId?: number) => severalKeys.renameKey(id, name, clientId),
+
+    /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
+    async get(orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> {
+      const rows = await keysWithOrders(db).where('api_keys.order_id', '=', orderId).orderBy('api_keys.id').execute();
+      if (rows.length === 0) throw errors.notFound('API key');
+      const used = await currentUse(db, orderId);
+      const keys: KeyRecord[] = [];
+      for (const row of rows) keys.push(await recordOf(db, row, used));
+      return { ...keys[0]!, keys };
     },
 
-    /** client/serviceapikey/get_list: the caller's keys, newest first. */
-    async list(clientId: number, params: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<Omit<KeyRecord, 'client_id'>>> {
+    /** client/serviceapikey/get_list: the caller's keys (each with its id and name), newest first. */
+    async list(clientId: number, params: { page?: number | undefined; per_page?: number | undefined; order_id?: number | undefined }): Promise<Page<Omit<KeyRecord, 'client_id'>>> {
       const request = pageRequest(params);
-      const total = await db
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('client_id', '=', clientId)
-        .executeTakeFirstOrThrow();
-      const rows = await keysWithOrders(db)
-        .where('api_keys.client_id', '=', clientId)
-        .orderBy('api_keys.id', 'desc')
-        .limit(request.perPage)
-        .offset(request.offset)
-        .execute();
+      let count = db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('client_id', '=', clientId).where('deleted_at', 'is', null);
+      let rowsQuery = keysWithOrders(db).where('api_keys.client_id', '=', clientId);
+      if (params.order_id !== undefined) {
+        count = count.where('order_id', '=', params.order_id);
+        rowsQuery = rowsQuery.where('api_keys.order_id', '=', params.order_id);
+      }
+      const total = await count.executeTakeFirstOrThrow();
+      const rows = await rowsQuery.orderBy('api_keys.id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const list: Array<Omit<KeyRecord, 'client_id'>> = [];
+      const usedByOrder = new Map<number, number>();
       for (const row of rows) {
-        const { client_id: _client, ...record } = await recordOf(db, row);
+        let used = usedByOrder.get(row.order_id);
+        if (used === undefined) usedByOrder.set(row.order_id, (used = await currentUse(db, row.order_id)));
+        const { client_id: _client, ...record } = await recordOf(db, row, used);
         list.push(record);
       }
       return toPage(request, total.n, list);
     },
 
-    /** Usage per day of an order's key over [from, to] (default: the current month), unflushed counts included. */
-    async usage(params: { order_id: number; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
-      const key = await requireKey(db, { order_id: params.order_id }, clientId);
-      const clock = metering.clock(Date.now());
-      const from = params.from ?? clock.monthStart;
-      const to = params.to ?? (params.from === undefined ? clock.monthEnd : monthBounds(params.from.slice(0, 7)).end);
-      const fromMs = Date.parse(`${from}T00:00:00Z`);
-      const toMs = Date.parse(`${to}T00:00:00Z`);
-      if (Number.isNaN(fromMs) || isoDay(fromMs) !== from) throw errors.invalid('from', 'must be a calendar date YYYY-MM-DD');
-      if (Number.isNaN(toMs) || isoDay(toMs) !== to) throw errors.invalid('to', 'must be a calendar date YYYY-MM-DD');
-      if (toMs < fromMs) throw errors.invalid('to', 'must not be before from');
-      if ((toMs - fromMs) / DAY_MS + 1 > MAX_USAGE_DAYS) throw errors.invalid('to', `must be at most ${MAX_USAGE_DAYS} days after from`);
-      const rows = await db
-        .selectFrom('api_key_usage')
-        .select(['day', 'count'])
-        .where('api_key_id', '=', key.id)
-        .where('day', '>=', from)
-        .where('day', '<=', to)
-        .execute();
-      const counts = metering.unflushed(key.id, from, to);
-      for (const row of rows) counts.set(row.day, (counts.get(row.day) ?? 0) + row.count);
-      const days: UsageReport['days'] = [];
-      let total = 0;
-      for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
-        const date = isoDay(ms);
-        const count = counts.get(date) ?? 0;
-        total += count;
-        days.push({ date, count });
-      }
-      return { total, days };
+    /** client and admin usage: per day over a range, of the order's keys or of one (usage-range.ts). */
+    usage(params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
+      return usageReport(db, metering, params, clientId);
     },
 
     /** Writes the usage counts now (tests, shutdown). */

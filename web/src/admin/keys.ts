@@ -1,4 +1,5 @@
-// API keys: the apikey orders with each key's switch, and one key: switch validity, reset, custom parameters, usage.
+// API keys: the apikey orders with their switch and number of keys, and one order's keys: switch validity, each key
+// with its name (reset with an optional grace period, delete, add one), custom parameters, usage (CONTRACT §12).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
@@ -14,11 +15,67 @@ function monthlyLimit(config: Record<string, unknown> | null | undefined): numbe
   return typeof number === 'number' && Number.isFinite(number) ? number : null;
 }
 
+type OrderKeys = ApiKey & { keys: ApiKey[] };
+
 function KeySwitch({ orderId }: { orderId: number }) {
-  const key = useLoad(() => call<ApiKey>('admin/serviceapikey/get', { order_id: orderId }), [orderId]);
+  const key = useLoad(() => call<OrderKeys>('admin/serviceapikey/get', { order_id: orderId }), [orderId]);
   if (key.error) return html`<${ErrorMessage} error=${key.error} />`;
   if (key.data === undefined) return html`<span aria-busy="true">…</span>`;
-  return html`<${Badge} status=${truthy(key.data.valid) ? 'enabled' : 'disabled'} />`;
+  const count = key.data.keys.length;
+  return html`<${Badge} status=${truthy(key.data.valid) ? 'enabled' : 'disabled'} /> <span data-testid="key-count">${count} key${count === 1 ? '' : 's'}</span>`;
+}
+
+/** "Keep the old key working for …" choices of a reset, in seconds. */
+const GRACE_CHOICES: ReadonlyArray<readonly [string, string]> = [
+  ['0', 'No: stop it at once'],
+  ['3600', '1 hour'],
+  ['86400', '1 day'],
+  ['604800', '7 days'],
+];
+
+function OrderKeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: boolean; onChanged: (message: string) => void }) {
+  const [mode, setMode] = useState<'idle' | 'reset' | 'delete'>('idle');
+  const [grace, setGrace] = useState('0');
+  const action = useAction();
+  const cancel = (): void => {
+    setMode('idle');
+    action.clear();
+  };
+  const doReset = (): void => {
+    void action.run(async () => {
+      await call<string>('admin/serviceapikey/reset', { id: apiKey.id, grace_seconds: Number(grace) });
+      setMode('idle');
+      onChanged(grace === '0' ? 'A new key was issued; the old one stopped working.' : 'A new key was issued; the old one keeps working for the time chosen.');
+    });
+  };
+  const doDelete = (): void => {
+    void action.run(async () => {
+      await call('admin/serviceapikey/delete', { id: apiKey.id });
+      onChanged('The key was deleted; it stopped working.');
+    });
+  };
+  return html`<tr data-testid=${`admin-key-row-${apiKey.id}`}>
+    <td>${apiKey.name ?? html`<span class="hint">Key #${apiKey.id}</span>`}</td>
+    <td><code data-testid="admin-api-key">${apiKey.api_key}</code></td>
+    <td>${formatDateTime(apiKey.created_at)}</td>
+    <td>${apiKey.rotating_until === null ? '—' : html`The key it replaced works until ${formatDateTime(apiKey.rotating_until)}`}</td>
+    <td>
+      ${mode === 'idle'
+        ? html`<div class="actions">
+            <button type="button" class="danger" onClick=${() => setMode('reset')}>Reset…</button>
+            ${canDelete ? html`<button type="button" class="danger" onClick=${() => setMode('delete')}>Delete…</button>` : null}
+          </div>`
+        : null}
+      ${mode === 'reset'
+        ? html`<${Field} label="Keep the old key working for" name="grace_seconds" value=${grace} onInput=${setGrace} options=${GRACE_CHOICES} />
+            <${Confirm} question="Issue a new key? The client sees it in the client area." confirmLabel="Reset the key" busy=${action.busy} onCancel=${cancel} onConfirm=${doReset} />`
+        : null}
+      ${mode === 'delete'
+        ? html`<${Confirm} question="Delete this key? It stops working at once; its uses stay counted." confirmLabel="Delete the key" busy=${action.busy} onCancel=${cancel} onConfirm=${doDelete} />`
+        : null}
+      <${ErrorMessage} error=${action.error} />
+    </td>
+  </tr>`;
 }
 
 export function KeysPage() {
@@ -59,7 +116,7 @@ export function KeysPage() {
             ['Plan', (order: Order) => order.title],
             ['Client', (order: Order) => html`<${Link} href=${`/admin/clients/${order.client_id}`}>#${order.client_id}<//>`],
             ['Order status', (order: Order) => html`<${Badge} status=${order.status} />`],
-            ['Switch', (order: Order) => (order.status === 'pending_setup' ? '—' : html`<${KeySwitch} orderId=${order.id} />`)],
+            ['Switch and keys', (order: Order) => (order.status === 'pending_setup' ? '—' : html`<${KeySwitch} orderId=${order.id} />`)],
           ]}
         />`
       : orders.loading
@@ -105,13 +162,12 @@ function CustomParams({ apiKey, onSaved }: { apiKey: ApiKey; onSaved: () => void
 }
 
 export function KeyPage({ id }: { id: number }) {
-  const apiKey = useLoad(() => call<ApiKey>('admin/serviceapikey/get', { order_id: id }), [id]);
+  const apiKey = useLoad(() => call<OrderKeys>('admin/serviceapikey/get', { order_id: id }), [id]);
   const order = useLoad(() => call<Order>('admin/order/get', { id }), [id]);
   const usage = useLoad(() => call<Usage>('admin/serviceapikey/usage', { order_id: id }), [id]);
-  const [confirming, setConfirming] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
   const toggle = useAction();
-  const reset = useAction();
+  const add = useAction();
   const data = apiKey.data;
   const valid = data !== undefined && truthy(data.valid);
   const period = currentPeriod();
@@ -124,23 +180,26 @@ export function KeyPage({ id }: { id: number }) {
       apiKey.reload();
     });
   };
-  const doReset = (): void => {
+  const keysChanged = (text: string): void => {
+    setMessage(text);
+    announce(text);
+    apiKey.reload();
+    usage.reload();
+  };
+  const addKey = (): void => {
     setMessage(null);
-    void reset.run(async () => {
-      await call<string>('admin/serviceapikey/reset', { order_id: id });
-      setConfirming(false);
-      setMessage('A new key was issued; the old one stopped working.');
-      apiKey.reload();
+    void add.run(async () => {
+      await call('admin/serviceapikey/create', { order_id: id });
+      keysChanged('A key was added to the order.');
     });
   };
-  return html`<h1>API key of order #${id}</h1>
+  return html`<h1>API keys of order #${id}</h1>
     <p><${Link} href="/admin/keys">All keys<//> · <${Link} href=${`/admin/orders/${id}`}>The order<//></p>
     <${ErrorMessage} error=${apiKey.error} />
     ${data === undefined && apiKey.loading ? html`<${Loading} />` : null}
     ${data !== undefined
       ? html`<section class="card" aria-labelledby="key-summary">
             <h2 id="key-summary">${order.data?.title ?? 'Key'}</h2>
-            <div class="key"><span class="sr-only">Key:</span><code data-testid="admin-api-key">${data.api_key}</code></div>
             <${DefinitionList}
               items=${[
                 ['Switch', html`<span data-testid="admin-key-switch"><${Badge} status=${valid ? 'enabled' : 'disabled'} /> ${valid ? 'On' : 'Off'}</span>`],
@@ -154,20 +213,22 @@ export function KeyPage({ id }: { id: number }) {
             />
             <div class="actions">
               <${Button} variant=${valid ? 'danger' : 'primary'} busy=${toggle.busy} onClick=${switchValidity}>${valid ? 'Switch the key off' : 'Switch the key on'}<//>
-              ${!confirming ? html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Reset the key…</button>` : null}
             </div>
-            ${confirming
-              ? html`<${Confirm}
-                  question="Issue a new key? The current one stops validating at once; the client sees the new key in the client area."
-                  confirmLabel="Reset the key"
-                  busy=${reset.busy}
-                  onCancel=${() => setConfirming(false)}
-                  onConfirm=${doReset}
-                />`
-              : null}
             <${ErrorMessage} error=${toggle.error} />
-            <${ErrorMessage} error=${reset.error} />
             <${Notice}>${message}<//>
+          </section>
+          <section class="card" aria-labelledby="order-keys">
+            <h2 id="order-keys">Keys of this order (${data.keys.length})</h2>
+            <table>
+              <caption class="sr-only">Keys of order #${id}</caption>
+              <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Issued</th><th scope="col">Rotation</th><th scope="col">Actions</th></tr></thead>
+              <tbody>
+                ${data.keys.map((key) => html`<${OrderKeyRow} key=${key.id} apiKey=${key} canDelete=${data.keys.length > 1} onChanged=${keysChanged} />`)}
+              </tbody>
+            </table>
+            <div class="actions"><${Button} busy=${add.busy} onClick=${addKey}>Add a key<//></div>
+            <p class="hint">An order holds as many keys as its plan's max_keys allows; its keys share the switch, the parameters, the quota and the rate limit.</p>
+            <${ErrorMessage} error=${add.error} />
           </section>
           <section class="card" aria-labelledby="key-usage">
             <h2 id="key-usage">Usage this month</h2>

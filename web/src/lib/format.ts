@@ -112,4 +112,5 @@ export const REASON_LABELS: Record<string, string> = {
   NOT_ACTIVE: 'The order is not active',
   EXPIRED: 'The order has expired',
   LIMIT_EXCEEDED: 'The monthly limit is used up',
+  RATE_LIMITED: "Too many checks in a short time (the plan's rate limit)",
 };

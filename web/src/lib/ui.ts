@@ -255,6 +255,8 @@ export interface UsageDay {
  */
 export function UsageChart({ days, total, limit, title, from, to }: { days: UsageDay[]; total: number; limit?: number | null; title: string; from?: string; to?: string }) {
   const series = fillDays(days, from, to);
+  // Days with uses, for the table; none gets a sentence instead of an empty table.
+  const busy = series.filter((day) => day.count > 0);
   const max = Math.max(1, ...series.map((day) => day.count));
   const width = 600;
   const height = 160;
@@ -263,7 +265,7 @@ export function UsageChart({ days, total, limit, title, from, to }: { days: Usag
   const summary =
     limit !== undefined && limit !== null
       ? `${formatNumber(total)} of ${formatNumber(limit)} used this period (${limit > 0 ? Math.round((total / limit) * 100) : 100}%)`
-      : `${formatNumber(total)} uses this period${limit === null ? ' (no monthly limit)' : ''}`;
+      : `${formatNumber(total)} ${total === 1 ? 'use' : 'uses'} this period${limit === null ? ' (no monthly limit)' : ''}`;
   const label = `${title}: ${summary}; busiest day ${formatNumber(max === 1 && total === 0 ? 0 : max)}.`;
   return html`<figure class="chart">
     <figcaption>${title}: <strong>${summary}</strong></figcaption>
@@ -287,12 +289,14 @@ export function UsageChart({ days, total, limit, title, from, to }: { days: Usag
       : null}
     <details>
       <summary>Daily figures</summary>
-      <table>
-        <thead><tr><th scope="col">Day</th><th scope="col">Uses</th></tr></thead>
-        <tbody>
-          ${series.filter((day) => day.count > 0).map((day) => html`<tr><td>${day.date}</td><td>${formatNumber(day.count)}</td></tr>`)}
-        </tbody>
-      </table>
+      ${busy.length === 0
+        ? html`<p class="hint" data-testid="no-daily-figures">No uses in this period yet.</p>`
+        : html`<table>
+            <thead><tr><th scope="col">Day</th><th scope="col">Uses</th></tr></thead>
+            <tbody>
+              ${busy.map((day) => html`<tr><td>${day.date}</td><td>${formatNumber(day.count)}</td></tr>`)}
+            </tbody>
+          </table>`}
     </details>
   </figure>`;
 }

@@ -1,0 +1,50 @@
+// Shared steps of the API key tests: a plan with a config, a bought (activated) order with its first key, and a
+// staff member's API token in a group holding some permissions.
+import { expect } from 'vitest';
+import type { TestApp } from './app.ts';
+
+export async function createPlan(t: TestApp, config: Record<string, unknown>): Promise<number> {
+  const id = (await t.admin('product/prepare', { title: `Plan ${Math.random()}`, type: 'apikey' })).result as number;
+  const updated = await t.admin('product/update', { id, status: 'enabled', config });
+  expect(updated.body).toEqual({ result: true, error: null });
+  return id;
+}
+
+/** An activated order of `productId` for the client, with its first key and that key's id. */
+export async function buyKey(t: TestApp, productId: number, clientId: number): Promise<{ orderId: number; key: string; keyId: number }> {
+  const created = await t.admin('order/create', { client_id: clientId, product_id: productId, activate: true });
+  expect(created.status).toBe(200);
+  const got = await t.admin('serviceapikey/get', { order_id: created.result });
+  return { orderId: created.result as number, key: got.result.api_key as string, keyId: got.result.id as number };
+}
+
+/** A staff member in a group holding `permissions`, and their API token. */
+export async function staffToken(t: TestApp, permissions: string[]): Promise<string> {
+  const group = await t.admin('staff/group_create', { name: `G ${permissions.join(' ')} ${Math.random()}`, permissions });
+  const email = `v-${Math.random().toString(36).slice(2)}@example.com`;
+  const password = 'Verifier-Passw0rd';
+  expect((await t.admin('staff/create', { email, password, name: 'Verifier', admin_group_id: group.result })).status).toBe(200);
+  const browser = await t.login('staff', email, password);
+  const profile = await t.call('/api/admin/profile/get', {}, { browser, csrf: true });
+  return profile.result.api_token as string;
+}
+
+/**
+ * Bounds on the calls a per-key rate limit may accept during a run of `runMs` under a load above the limit.
+ * Windows start with the first call after the previous one ended, so under constant load at most ceil(runMs /
+ * windowMs) windows start during the run, and at least floor(runMs / windowMs) of them are complete. The figures
+ * per second are for the reader (cutting by wall-clock second splits windows, so they are not asserted one by one).
+ */
+export function rateLimitRun(accepted: readonly number[], started: number, runMs: number, windowMs = 1000) {
+  const perSecond = Array.from({ length: Math.ceil(runMs / 1000) }, (_, i) => accepted.filter((at) => at >= started + i * 1000 && at < started + (i + 1) * 1000).length);
+  return { total: accepted.length, perSecond, mostWindows: Math.ceil(runMs / windowMs), leastWindows: Math.floor(runMs / windowMs) };
+}
+
+/**
+ * The most a per-key rate limit may accept per window across processes, as README "Per-key rate limits" documents
+ * it: the limit, plus for each other process a tenth of the limit (it syncs at each tenth) and the calls it answers
+ * during one round trip to the shared store (at most one per connection it serves).
+ */
+export function documentedMaxPerWindow(limit: number, processes: number, connectionsPerProcess: number): number {
+  return limit + (processes - 1) * (Math.ceil(limit / 10) + connectionsPerProcess);
+}
