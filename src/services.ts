@@ -42,6 +42,7 @@ import { createSystemService, type SystemService } from './modules/system/servic
 import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
 import { createAccountService, type AccountService } from './modules/account/service.ts';
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
+import { createExportService, type ExportService } from './modules/export/service.ts';
 
 export interface Services {
   config: Config;
@@ -58,6 +59,8 @@ export interface Services {
   metrics: Metrics;
   sessions: SessionService;
   staff: StaffService;
+  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches. */
+  csvExports: ExportService;
   clients: ClientService;
   /** TOTP second factor and recovery codes of clients and staff. */
   twoFactor: TwoFactorService;
@@ -247,6 +250,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     metrics,
     sessions,
     staff,
+    csvExports: createExportService({ db }),
     clients,
     twoFactor,
     accounts,

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { FoundKey } from './results.ts';
 import { VERIFIER_PERMISSION } from './events-route.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -71,6 +72,13 @@ export const serviceApiKeyApi: ModuleApi = {
       permission: 'serviceapikey.manage',
       summary: 'Issue a new key for an active order; the old key stops validating at once',
       handler: (params, { services }) => services.apikeys.reset(params),
+    }),
+    find: adminAction({
+      params: Type.Object({ key: Key }),
+      permission: 'serviceapikey.manage',
+      summary: 'The order and client behind a key (found by its hash; the key is never listed or echoed); 404 for an unknown key',
+      result: FoundKey,
+      handler: ({ key }, { services }) => services.apikeys.find(key),
     }),
     get: adminAction({
       params: Type.Object({ order_id: Id }),

@@ -633,6 +633,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       });
     },
 
+    /**
+     * admin/serviceapikey/find: the order behind a key staff pasted (a leaked one, say), looked up by its keyed hash
+     * like check; the answer names the order and client, never the key. Surrounding whitespace from a paste is ignored.
+     */
+    async find(key: string): Promise<{ order_id: number; client_id: number; valid: 0 | 1; reason: Reason }> {
+      const row = await requireKey(db, { key: key.trim() });
+      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, await currentUse(db, row.id)) };
+    },
+
     /** admin/serviceapikey/get. */
     async get(orderId: number): Promise<KeyRecord> {
       return recordOf(db, await requireKey(db, { order_id: orderId }));
