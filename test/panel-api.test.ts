@@ -100,7 +100,7 @@ describe('admin panel API', () => {
       expect(reply.body.error).toBeNull();
       const list = reply.result as Array<{ permission: string; module: string; actions: string[] }>;
       const names = list.map((entry) => entry.permission);
-      expect(names).toEqual([...names].sort((a, b) => a.localeCompare(b)));
+      expect(names).toEqual(names.toSorted((a, b) => a.localeCompare(b)));
       expect(new Set(names).size).toBe(names.length);
       for (const name of ['client.view', 'client.manage', 'order.view', 'order.manage', 'invoice.view', 'serviceapikey.manage', 'serviceapikey.check', 'staff.manage']) {
         expect(names).toContain(name);
@@ -137,7 +137,7 @@ describe('admin panel API', () => {
       expect(rows.find((row) => row[1] === 'ada@example.com')!.slice(0, 4)).toEqual([String(ada.id), 'ada@example.com', 'Ada', 'Lovelace']);
       // Ascending ids, each client once.
       const ids = rows.slice(1).map((row) => Number(row[0]));
-      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(ids).toEqual(ids.toSorted((a, b) => a - b));
     });
 
     it('quotes every cell and prefixes = + - @ tab and CR', () => {

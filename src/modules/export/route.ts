@@ -45,7 +45,7 @@ export function readFilters(kind: ExportKind, params: Record<string, unknown>): 
       out[name] = text;
     } else out[name] = text;
   }
-  return out as ExportFilters;
+  return out;
 }
 
 export function registerExportRoutes(app: FastifyInstance, services: Services, httpsPossible: boolean): void {
