@@ -121,6 +121,35 @@ describe('admin panel API', () => {
     });
   });
 
+  describe('guest/session/whoami', () => {
+    it("names the session's role and never fails for a visitor", async () => {
+      const role = async (browser?: Browser) => {
+        const reply = await t.call('/api/guest/session/whoami', {}, browser === undefined ? {} : { browser });
+        expect(reply.status).toBe(200);
+        return reply.result as { role: string };
+      };
+      expect(await role()).toEqual({ role: 'guest' });
+      const junk = new Browser();
+      junk.cookies.tollgate_session = 'not-a-session';
+      expect(await role(junk)).toEqual({ role: 'guest' });
+      // A guest cart's session is still a guest.
+      const shopper = new Browser();
+      await t.call('/api/guest/cart/get', {}, { browser: shopper });
+      expect(Object.keys(shopper.cookies).length).toBeGreaterThan(0);
+      expect(await role(shopper)).toEqual({ role: 'guest' });
+      const client = await t.login('client', ada.email, ada.password, new Browser());
+      expect(await role(client)).toEqual({ role: 'client' });
+      const { ADMIN_EMAIL, ADMIN_PASSWORD } = await import('./helpers/app.ts');
+      const staff = await t.login('staff', ADMIN_EMAIL, ADMIN_PASSWORD, new Browser());
+      expect(await role(staff)).toEqual({ role: 'admin' });
+      // After logout the cookie names no session.
+      expect((await t.call('/api/client/profile/logout', {}, { browser: client, csrf: true })).body.error).toBeNull();
+      expect(await role(client)).toEqual({ role: 'guest' });
+      // No client or admin variant.
+      expectError(await t.call('/api/client/session/whoami', {}, { basic: ['client', ada.token] }), 740, 404);
+    });
+  });
+
   describe('CSV exports', () => {
     it('exports clients with a header, quoted cells and formulas defused', async () => {
       const reply = await exportCsv('clients.csv');
