@@ -101,6 +101,59 @@ export function fieldOf(error: unknown): string | null {
   return match?.[1] ?? null;
 }
 
+/** What people call the parameters the API names in its 422 messages. */
+const FIELD_NAMES: Record<string, string> = {
+  email: 'E-mail address',
+  password: 'Password',
+  password_confirm: 'Repeated password',
+  first_name: 'First name',
+  last_name: 'Last name',
+  company: 'Company',
+  phone: 'Phone',
+  address_1: 'Address',
+  address_2: 'Address (line 2)',
+  city: 'City',
+  state: 'State or region',
+  postcode: 'Postcode',
+  country: 'Country',
+  vat_number: 'VAT number',
+  promocode: 'Coupon code',
+  code: 'Code',
+  period: 'Billing period',
+  price: 'Price',
+  amount: 'Amount',
+  expires_at: 'Expiry date',
+  transaction_id: 'Transaction id',
+  key: 'Key',
+  name: 'Name',
+  search: 'Search',
+};
+
+/** `Parameter "x" problem` (CONTRACT §2) as a sentence for people; other messages pass unchanged. */
+export function humanMessage(message: string): string {
+  const match = /^Parameter "([^"]+)" (.*)$/s.exec(message);
+  if (match === null) return message;
+  const [, param = '', problem = ''] = match;
+  if (param === 'password_confirm' && /does not match/.test(problem)) return 'The two passwords do not match.';
+  const last = param.split('.').pop() ?? param;
+  const label = FIELD_NAMES[last] ?? humanizeName(last);
+  let said = problem
+    .replace(/^is invalid: /, '')
+    .replace(/^expected string$/, 'must be text')
+    .replace(/^must match format "email"$/, 'is not a valid e-mail address')
+    .replace(/^must match format "date(-time)?"$/, 'is not a valid date')
+    .replace(/^must match pattern .*$/, 'is not in the expected form')
+    .replace(/^must not have fewer than 1 characters?$/i, 'is required')
+    .replace(/^expected (union value|integer|number)$/, 'is not valid');
+  said = said.replace(/[.]$/, '');
+  return `${label} ${said}.`;
+}
+
+function humanizeName(name: string): string {
+  const spaced = name.replace(/[_-]+/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().trim();
+  return spaced.charAt(0).toUpperCase() + spaced.slice(1);
+}
+
 /** A readable sentence for any error, with a hint where the user can do something about it. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
@@ -109,7 +162,17 @@ export function describeError(error: unknown): string {
     }
     if (error.code === 429) return `${error.message} (error 429).`;
     if (error.code === 0) return error.message;
-    return `${error.message} (error ${error.code}).`;
+    // Mistakes in what was typed: a sentence about the field, no error number.
+    if (error.code === 422) return humanMessage(error.message);
+    if (error.status >= 500) return `Something went wrong on the server: ${error.message} (error ${error.code}). Try again in a moment.`;
+    return /[.!?]$/.test(error.message) ? error.message : `${error.message}.`;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A mistake found in the browser before sending, shaped like the server's 422 so the form shows it under its field.
+ */
+export function invalidField(param: string, problem: string): ApiError {
+  return new ApiError(`Parameter "${param}" ${problem}`, 422, 422);
 }
