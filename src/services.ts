@@ -157,10 +157,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
   const products = createProductService({ db, productTypes, money });
-  const orders = createOrderService({ db, events, productTypes, products, money });
+  const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos });
+  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, promos, money });
   followPlanChanges(events, apikeys);
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
