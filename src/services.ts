@@ -250,7 +250,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     metrics,
     sessions,
     staff,
-    csvExports: createExportService({ db }),
+    csvExports: createExportService({ db, clients }),
     clients,
     twoFactor,
     accounts,

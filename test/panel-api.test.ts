@@ -201,9 +201,18 @@ describe('admin panel API', () => {
       expect(parseCsv((await exportCsv('orders.csv', { search: '%' })).body)).toHaveLength(1);
 
       const invoices = parseCsv((await exportCsv('invoices.csv', { status: 'paid' })).body);
-      expect(invoices[0]).toEqual(['id', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at']);
-      expect(invoices.slice(1).map((row) => [row[0], row[2], row[4], row[7]])).toEqual([[String(adaInvoice), 'ada@example.com', 'paid', '10.00']]);
-      expect(parseCsv((await exportCsv('invoices.csv', { search: 'bob@' })).body).slice(1).map((row) => row[4])).toEqual(['unpaid']);
+      expect(invoices[0]).toEqual(['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at']);
+      expect(invoices.slice(1).map((row) => [row[0], row[3], row[5], row[8]])).toEqual([[String(adaInvoice), 'ada@example.com', 'paid', '10.00']]);
+      expect(parseCsv((await exportCsv('invoices.csv', { search: 'bob@' })).body).slice(1).map((row) => row[5])).toEqual(['unpaid']);
+      // As on the lists: digits also name a record by id, and the search covers the order's title.
+      expect(parseCsv((await exportCsv('invoices.csv', { search: String(adaInvoice) })).body).slice(1).map((row) => row[0])).toEqual([String(adaInvoice)]);
+      expect(parseCsv((await exportCsv('orders.csv', { search: 'key plan' })).body)).toHaveLength(4);
+      // The creation-day range: today has them all, yesterday none.
+      const today = new Date().toISOString().slice(0, 10);
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      expect(parseCsv((await exportCsv('orders.csv', { date_from: today, date_to: today })).body)).toHaveLength(4);
+      expect(parseCsv((await exportCsv('invoices.csv', { date_to: yesterday })).body)).toHaveLength(1);
+      expect(parseCsv((await exportCsv('clients.csv', { date_from: today, search: 'lovelace' })).body)).toHaveLength(2);
     });
 
     it('exports transactions with the reference staff typed, defused', async () => {
@@ -225,6 +234,9 @@ describe('admin panel API', () => {
         ['transactions.csv', { invoice_id: '1.5' }, 'invoice_id'],
         ['clients.csv', { search: 'x'.repeat(256) }, 'search'],
         ['clients.csv', { status: 'paid' }, 'status'],
+        ['orders.csv', { date_from: '2026-13-40' }, 'date_from'],
+        ['invoices.csv', { date_to: 'yesterday' }, 'date_to'],
+        ['transactions.csv', { date_from: '2026-05-02', date_to: '2026-05-01' }, 'date_to'],
       ] as const) {
         expectInvalid(envelope(await exportCsv(file, query)), param);
       }

@@ -56,6 +56,6 @@ export async function seedShop(t: TestApp): Promise<PanelShop> {
   const key = ((await ok(t.admin('serviceapikey/get', { order_id: paidOrder }))) as { api_key: string }).api_key;
   const unpaidOrder = (await ok(t.admin('order/create', { client_id: customer.id, product_id: supportPlan, invoice_option: 'issue-invoice' }))) as number;
   const unpaidInvoice = ((await ok(t.admin('order/get', { id: unpaidOrder }))) as { unpaid_invoice_id: number }).unpaid_invoice_id;
-  await ok(t.admin('staff/group_create', { name: 'Support', permissions: ['client.view', 'order.view', 'invoice.view'] }));
+  await ok(t.admin('staff/group_create', { name: 'Billing desk', permissions: ['client.view', 'order.view', 'invoice.view'] }));
   return { keyPlan, supportPlan, customer, paidOrder, paidInvoice, unpaidInvoice, key, bankReference };
 }

@@ -10,6 +10,7 @@ import { setApiHeaders } from '../../http/headers.ts';
 import { hasPermission } from '../../http/identity.ts';
 import type { Services } from '../../services.ts';
 import { VERSION } from '../../version.ts';
+import { createdRange } from '../../lib/list-filters.ts';
 import { EXPORT_KINDS, type ExportFilters, type ExportKind } from './service.ts';
 
 /** The permission each export needs: the one that lets staff read the same list. */
@@ -20,12 +21,12 @@ export const EXPORT_PERMISSIONS: Record<ExportKind, string> = {
   transactions: 'invoice.view',
 };
 
-/** The filters each export accepts, and their allowed values (null = free text, 'id' = a positive integer). */
-const FILTERS: Record<ExportKind, Record<string, readonly string[] | 'id' | null>> = {
-  clients: { status: ['active', 'suspended', 'canceled'], search: null },
-  orders: { status: ['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'], client_id: 'id', product_id: 'id', type: null, search: null },
-  invoices: { status: ['unpaid', 'paid', 'canceled', 'refunded'], client_id: 'id', search: null },
-  transactions: { status: ['processed', 'failed', 'refunded', 'error'], client_id: 'id', invoice_id: 'id', gateway: null, search: null },
+/** The filters each export accepts, and their allowed values (null = free text, 'id' = a positive integer, 'date' = YYYY-MM-DD). */
+const FILTERS: Record<ExportKind, Record<string, readonly string[] | 'id' | 'date' | null>> = {
+  clients: { status: ['active', 'suspended', 'canceled'], search: null, date_from: 'date', date_to: 'date' },
+  orders: { status: ['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'], client_id: 'id', product_id: 'id', type: null, search: null, date_from: 'date', date_to: 'date' },
+  invoices: { status: ['unpaid', 'paid', 'canceled', 'refunded'], client_id: 'id', search: null, date_from: 'date', date_to: 'date' },
+  transactions: { status: ['processed', 'failed', 'refunded', 'error'], client_id: 'id', invoice_id: 'id', gateway: null, search: null, date_from: 'date', date_to: 'date' },
 };
 
 /** The request's filters, checked like an action's parameters (422 naming the parameter). Empty values are absent. */
@@ -40,11 +41,16 @@ export function readFilters(kind: ExportKind, params: Record<string, unknown>): 
     if (rule === 'id') {
       if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > 2_147_483_647) throw errors.invalid(name, 'must be a positive integer');
       out[name] = Number(text);
+    } else if (rule === 'date') {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00Z`))) throw errors.invalid(name, 'must be a date (YYYY-MM-DD)');
+      out[name] = text;
     } else if (rule !== null) {
       if (!rule.includes(text)) throw errors.invalid(name, `must be one of ${rule.join(', ')}`);
       out[name] = text;
     } else out[name] = text;
   }
+  // A range that ends before it starts: 422 naming date_to, as on the lists.
+  createdRange(out);
   return out;
 }
 

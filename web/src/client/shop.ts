@@ -71,7 +71,7 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
           : html`<p>Not available at the moment.</p>`
         : null}
       <${ErrorMessage} error=${action.error} />
-      <${Button} type="submit" variant="primary" busy=${action.busy} disabled=${pricing.type === 'recurrent' && recurrent.length === 0} label=${`Add ${product.title} to the cart`}>Add to cart<//>
+      <${Button} type="submit" variant="primary" busy=${action.busy} disabled=${pricing.type === 'recurrent' && recurrent.length === 0} label=${`Add to cart: ${product.title}`}>Add to cart<//>
     </form>
   </article>`;
 }

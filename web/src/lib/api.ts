@@ -1,6 +1,6 @@
 // The only way the pages talk to the server: POST JSON to /api/{role}/{module}/{action}, read the envelope, throw
 // ApiError with the server's message on failure. Client and admin calls ride on the session cookie and send the
-// csrf_token cookie's value in X-CSRF-Token; guest calls send no token.
+// csrf_token cookie's value in X-CSRF-Token (guest calls too, when the cookie exists).
 
 export class ApiError extends Error {
   constructor(
@@ -55,10 +55,10 @@ export function readCookie(name: string): string {
 export async function call<T>(path: string, params: Record<string, unknown> = {}): Promise<T> {
   const role = path.split('/')[0];
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
-  if (role !== 'guest') {
-    const token = readCookie('csrf_token');
-    if (token !== '') headers['X-CSRF-Token'] = token;
-  }
+  // Guest calls carry the token too when there is one: guest/cart/* on a logged-in client's session needs it (the
+  // cart page can ask before the page knows who is logged in).
+  const token = readCookie('csrf_token');
+  if (token !== '') headers['X-CSRF-Token'] = token;
   let response: Response;
   try {
     response = await fetch(`/api/${path}`, { method: 'POST', headers, body: JSON.stringify(params), credentials: 'same-origin' });
