@@ -186,6 +186,9 @@ interface HistoryEntry {
   created_at: string;
 }
 
+/** Notes the server writes when staff gave no reason: the action's own name, which the arrow already says. */
+const ACTION_NOTES = new Set(['created', 'activate', 'renew', 'suspend', 'unsuspend', 'cancel', 'uncancel']);
+
 function OrderHistory({ id, version }: { id: number; version: string | undefined }) {
   const history = useLoad(() => call<HistoryEntry[]>('admin/order/history', { id }), [id, version]);
   return html`<section class="card" aria-labelledby="order-history">
@@ -199,7 +202,7 @@ function OrderHistory({ id, version }: { id: number; version: string | undefined
             (entry) => html`<li>
               <time datetime=${entry.created_at}>${formatDateTime(entry.created_at)}</time>
               ${entry.from_status === null ? html`Created as <strong>${statusLabel(entry.to_status)}</strong>` : html`${statusLabel(entry.from_status)} → <strong>${statusLabel(entry.to_status)}</strong>`}
-              ${entry.note ? html` · ${entry.note}` : null}
+              ${entry.note && !ACTION_NOTES.has(entry.note) ? html` · ${entry.note}` : null}
             </li>`,
           )}
         </ol>`
