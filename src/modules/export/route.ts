@@ -2,7 +2,7 @@
 // list's filters. Not a gateway action: the answer is a stream, not an envelope. Failures before the stream starts
 // (no credentials, CSRF, permission, bad filter) answer the usual envelope. The browser panel posts a form carrying
 // its CSRF token, so the token never lands in a URL.
-import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../../http/auth.ts';
 import { errors } from '../../http/errors.ts';
@@ -54,6 +54,19 @@ export function readFilters(kind: ExportKind, params: Record<string, unknown>): 
   return out;
 }
 
+/** Resolves when the socket has taken what it buffered, or is gone; leaves no listener behind either way. */
+function drained(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
+}
+
 export function registerExportRoutes(app: FastifyInstance, services: Services, httpsPossible: boolean): void {
   app.route({
     method: ['GET', 'POST'],
@@ -91,7 +104,7 @@ export function registerExportRoutes(app: FastifyInstance, services: Services, h
         for await (const chunk of chunks) {
           if (closed) break;
           // Backpressure: the next batch is read from the database only once the socket has taken this one.
-          if (!raw.write(chunk)) await Promise.race([once(raw, 'drain'), once(raw, 'close')]);
+          if (!raw.write(chunk)) await drained(raw);
         }
         raw.end();
       } catch (error) {
