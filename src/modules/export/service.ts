@@ -75,7 +75,8 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
     } else if (kind === 'orders') {
       let query = db
         .selectFrom('orders')
-        .innerJoin('clients', 'clients.id', 'orders.client_id')
+        // Left joins: a record whose client is gone is still exported, with the e-mail and name left empty.
+        .leftJoin('clients', 'clients.id', 'orders.client_id')
         .selectAll('orders')
         .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name'])
         .where('orders.id', '>', after);
@@ -107,7 +108,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
     } else if (kind === 'invoices') {
       let query = db
         .selectFrom('invoices')
-        .innerJoin('clients', 'clients.id', 'invoices.client_id')
+        .leftJoin('clients', 'clients.id', 'invoices.client_id')
         .selectAll('invoices')
         .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name'])
         .where('invoices.id', '>', after);
