@@ -233,6 +233,11 @@ function PermissionPicker({ value, onChange, legendPrefix }: { value: readonly s
 function GroupRow({ group, onChanged }: { group: AdminGroup; onChanged: () => void }) {
   const [name, setName] = useState(group.name);
   const [permissions, setPermissions] = useState<string[]>(group.permissions);
+  // A saved group comes back from the server: take its values, but keep the row (and its "Saved." message).
+  useEffect(() => {
+    setName(group.name);
+    setPermissions(group.permissions);
+  }, [group.updated_at]);
   const [message, setMessage] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const save = useAction();
@@ -289,7 +294,7 @@ export function GroupsPage() {
     <p><${Link} href="/admin/staff">Staff members<//></p>
     <${ErrorMessage} error=${groups.error} />
     ${groups.data === undefined && groups.loading ? html`<${Loading} />` : null}
-    ${groups.data?.list.map((group) => html`<${GroupRow} key=${`${group.id}-${group.updated_at ?? ''}`} group=${group} onChanged=${groups.reload} />`)}
+    ${groups.data?.list.map((group) => html`<${GroupRow} key=${group.id} group=${group} onChanged=${groups.reload} />`)}
     <${Pager} page=${groups.data} onPage=${setPage} label="Group pages" />
     <form
       class="card"
