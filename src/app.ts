@@ -19,6 +19,7 @@ import type { Services } from './services.ts';
 import { registerWebUi } from './web/static.ts';
 import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
 import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
+import { registerExportRoutes } from './modules/export/route.ts';
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
@@ -156,6 +157,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   registerGateway(app, services, modules, httpsPossible);
   registerProviderWebhooks(app, services, httpsPossible);
   registerKeyEventsRoute(app, services, httpsPossible);
+  registerExportRoutes(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
   return app;
 }

@@ -42,6 +42,7 @@ import { createSystemService, type SystemService } from './modules/system/servic
 import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
 import { createAccountService, type AccountService } from './modules/account/service.ts';
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
+import { createExportService, type ExportService } from './modules/export/service.ts';
 
 export interface Services {
   config: Config;
@@ -58,6 +59,8 @@ export interface Services {
   metrics: Metrics;
   sessions: SessionService;
   staff: StaffService;
+  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches. */
+  csvExports: ExportService;
   clients: ClientService;
   /** TOTP second factor and recovery codes of clients and staff. */
   twoFactor: TwoFactorService;
@@ -159,10 +162,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
   const products = createProductService({ db, productTypes, money });
-  const orders = createOrderService({ db, events, productTypes, products, money });
+  const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos });
+  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, promos, money });
   followPlanChanges(events, apikeys);
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
@@ -252,6 +255,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     metrics,
     sessions,
     staff,
+    csvExports: createExportService({ db, clients }),
     clients,
     twoFactor,
     accounts,

@@ -169,7 +169,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
 
     await client.getByRole('heading', { name: 'Plans' }).waitFor();
     await plan.getByLabel('Billing period').selectOption('1M');
-    await plan.getByRole('button', { name: 'Add Pro API to the cart' }).click();
+    await plan.getByRole('button', { name: 'Add to cart: Pro API' }).click();
     await client.getByRole('heading', { name: 'Cart' }).waitFor();
     await client.getByRole('cell', { name: 'Pro API', exact: true }).waitFor();
     expect(await client.getByRole('table').textContent()).toContain('19.00');

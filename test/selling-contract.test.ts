@@ -364,12 +364,16 @@ describe('selling contract', () => {
     expect(order.updated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(keysOf((await asClient(t, buyer.token, 'order/get_list')).result.list[0])).toEqual(sorted(ORDER_FIELDS));
     expect(keysOf((await admin('order/get', { id: order.id })).result)).toEqual(sorted([...ORDER_FIELDS, 'notes']));
-    expect(keysOf((await admin('order/get_list', { client_id: buyer.id })).result.list[0])).toEqual(sorted([...ORDER_FIELDS, 'notes']));
+    // Staff lists also name the client of each row (issue 13, for the panel).
+    expect(keysOf((await admin('order/get_list', { client_id: buyer.id })).result.list[0])).toEqual(sorted([...ORDER_FIELDS, 'notes', 'client_email', 'client_name']));
 
     // Invoices, the same for staff, the client and a guest holding the hash.
+    const staffRow = (await admin('invoice/get_list', { client_id: buyer.id })).result.list[0];
+    expect(staffRow).toMatchObject({ client_email: buyer.email, client_name: expect.any(String) });
+    const { client_email: _email, client_name: _name, ...staffInvoice } = staffRow;
     const views = [
       (await admin('invoice/get', { id: checkout.invoice_id })).result,
-      (await admin('invoice/get_list', { client_id: buyer.id })).result.list[0],
+      staffInvoice,
       (await asClient(t, buyer.token, 'invoice/get', { id: checkout.invoice_id })).result,
       (await asClient(t, buyer.token, 'invoice/get_list')).result.list[0],
       (await guest('invoice/get', { hash: checkout.invoice_hash })).result,

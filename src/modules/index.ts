@@ -12,6 +12,7 @@ import { paymentMethodApi } from './payment/api.ts';
 import { productApi } from './product/api.ts';
 import { profileApi } from './profile/api.ts';
 import { serviceApiKeyApi } from './serviceapikey/api.ts';
+import { sessionApi } from './session/api.ts';
 import { staffApi } from './staff/api.ts';
 import { systemApi } from './system/api.ts';
 import { webhookApi } from './webhook/api.ts';
@@ -34,4 +35,5 @@ export const modules: readonly ModuleApi[] = [
   recoveryStaffApi,
   recoveryProfileApi,
   webhookApi,
+  sessionApi,
 ];

@@ -1,5 +1,5 @@
 // Client accounts: sign-up, login, profile, API token, and staff management of clients. The only writer of `clients`.
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Kysely, SelectQueryBuilder, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
 import { cachedTotal, clientsContaining, forgetTotal, isSqlite, TRIGRAM_MIN } from '../../db/search.ts';
@@ -8,6 +8,7 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { ClientPrincipal } from '../../http/identity.ts';
 import { newApiToken, type SecretBox } from '../../lib/crypto.ts';
+import { createdRange } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -101,9 +102,14 @@ function toRecord(row: Selectable<Database['clients']>): ClientRecord {
   };
 }
 
+/** "First Last", or the first name alone. */
+function displayName(row: { first_name: string; last_name: string | null }): string {
+  return [row.first_name, row.last_name].filter(Boolean).join(' ');
+}
+
 function principalOf(row: Selectable<Database['clients']> | undefined): ClientPrincipal | null {
   if (row === undefined || row.status !== 'active') return null;
-  return { id: row.id, email: row.email, name: [row.first_name, row.last_name].filter(Boolean).join(' ') };
+  return { id: row.id, email: row.email, name: displayName(row) };
 }
 
 /**
@@ -275,8 +281,9 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           ]),
         );
       }
-      if (filters.date_from !== undefined) query = query.where('created_at', '>=', `${filters.date_from}T00:00:00Z`);
-      if (filters.date_to !== undefined) query = query.where('created_at', '<=', `${filters.date_to}T23:59:59Z`);
+      const created = createdRange(filters);
+      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
+      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       // Totals of the unfiltered list and of a status alone (a million active clients take a while to count) are
       // counted once per few seconds and again after this process's inserts, deletes and updates (src/db/search.ts).
       const filtered = Object.entries(filters).some(
@@ -296,6 +303,32 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
 
     async get(id: number): Promise<ClientRecord> {
       return toRecord(await requireClient(id));
+    },
+
+    /**
+     * The ids of the clients whose e-mail, first or last name contains `text` (case-insensitive, literally), as a
+     * subquery for the order and invoice lists' `search`: the rule and its indexes stay here, with the table.
+     */
+    idsMatching(text: string): SelectQueryBuilder<Database, 'clients', { id: number }> {
+      const lower = text.toLowerCase();
+      const pattern = containsPattern(lower);
+      let query = db.selectFrom('clients').select('id');
+      if (fts && lower.length >= TRIGRAM_MIN) query = query.where(clientsContaining(['email', 'first_name', 'last_name'], lower));
+      return query.where((eb) =>
+        eb.or([
+          likeEscaped(eb.ref('email'), pattern),
+          likeEscaped(eb.fn<string>('lower', ['first_name']), pattern),
+          likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern),
+        ]),
+      );
+    },
+
+    /** E-mail and display name of each of these clients that exists, for lists that show whose a record is. */
+    async contacts(ids: readonly number[]): Promise<Map<number, { email: string; name: string }>> {
+      const unique = [...new Set(ids)];
+      if (unique.length === 0) return new Map();
+      const rows = await db.selectFrom('clients').select(['id', 'email', 'first_name', 'last_name']).where('id', 'in', unique).execute();
+      return new Map(rows.map((row) => [row.id, { email: row.email, name: displayName(row) }]));
     },
 
     async update(

@@ -4,11 +4,12 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../http/action.ts';
 import type { Services } from '../../services.ts';
 import type { InvoiceRecord } from './service.ts';
+import { searchParams } from '../../lib/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { enforce } from '../../http/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
 import { Done, FileDownload, PageOf } from '../../http/result-schemas.ts';
-import { Gateway, Invoice, PaymentStart, TaxRule, Transaction } from './results.ts';
+import { Gateway, Invoice, PaymentStart, StaffInvoicePage, TaxRule, Transaction } from './results.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
@@ -41,10 +42,11 @@ export const invoiceApi: ModuleApi = {
   name: 'invoice',
   admin: {
     get_list: adminAction({
-      params: Type.Object({ status: Type.Optional(Status), client_id: Type.Optional(Id), ...paginationParams }),
+      params: Type.Object({ status: Type.Optional(Status), client_id: Type.Optional(Id), ...searchParams, ...paginationParams }),
       permission: 'invoice.view',
-      summary: 'Invoices, newest first, by status and client',
-      result: PageOf(Invoice),
+      summary:
+        "Invoices, newest first; `search` matches the client's e-mail or name, the invoice number, or (digits) the invoice id; `date_from`/`date_to` (YYYY-MM-DD, inclusive) bound created_at; each invoice carries client_email and client_name",
+      result: StaffInvoicePage,
       handler: (params, { services }) => services.invoices.list(params),
     }),
     get: adminAction({

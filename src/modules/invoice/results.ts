@@ -1,7 +1,7 @@
 // The invoice module's result schemas (CONTRACT §11): the invoice (InvoiceRecord), tax rules (TaxRecord),
 // transactions (TransactionRecord), payment gateways and the start of a payment, as the services build them.
 import { Type } from '@sinclair/typebox';
-import { Money, Nullable, Timestamp } from '../../http/result-schemas.ts';
+import { Money, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
 
 const Blank = () => Nullable(Type.String());
 
@@ -128,3 +128,11 @@ export const PaymentStart = Type.Union(
   ],
   { $id: 'PaymentStart' },
 );
+
+/** An invoice as staff read it in a list: the record and whose it is (admin/invoice/get_list). */
+export const StaffInvoiceListItem = Type.Object(
+  { ...Invoice.properties, client_email: Nullable(Type.String()), client_name: Nullable(Type.String()) },
+  { $id: 'StaffInvoiceListItem' },
+);
+
+export const StaffInvoicePage = PageOf(StaffInvoiceListItem);

@@ -8,9 +8,12 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
 import type { Money } from '../../lib/money.ts';
+import { containsPattern, likeEscaped } from '../../db/like.ts';
+import { addContacts, createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
+import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
 import { cachedTotal, forgetTotal } from '../../db/search.ts';
@@ -88,11 +91,19 @@ export interface InvoiceRecord {
   paid_at: string | null;
   created_at: string;
   items: InvoiceItemRecord[];
+  /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
+  client_email?: string | null;
+  client_name?: string | null;
 }
 
 export interface InvoiceFilters {
   status?: InvoiceStatus | undefined;
   client_id?: number | undefined;
+  /** Staff only: the client's e-mail or name, the invoice number, or (digits) the invoice's id. */
+  search?: string | undefined;
+  /** Staff only: creation day range, inclusive. */
+  date_from?: string | undefined;
+  date_to?: string | undefined;
   page?: number | undefined;
   per_page?: number | undefined;
 }
@@ -113,6 +124,8 @@ export interface InvoiceServiceDeps {
   settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
   taxes: Pick<TaxService, 'forBuyer'>;
   promos: Pick<PromoService, 'renewalDiscount'>;
+  /** The admin list's `search` over the client's e-mail and name, and the client shown beside each invoice. */
+  clients: Pick<ClientService, 'idsMatching' | 'contacts'>;
 }
 
 /** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
@@ -130,7 +143,7 @@ export function renewalTitle(order: Pick<OrderRow, 'title' | 'period'>): string 
   return `${order.title} — renewal${order.period === null ? '' : ` (${periodLabel(order.period)})`}`.slice(0, 255);
 }
 
-export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[]): InvoiceRecord {
     return {
       id: row.id,
@@ -470,15 +483,33 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
 
     async list(filters: InvoiceFilters, clientId?: number): Promise<Page<InvoiceRecord>> {
       const request = pageRequest(filters);
+      const staff = clientId === undefined;
       let query = db.selectFrom('invoices');
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+      const text = staff ? searchText(filters.search) : null;
+      if (text !== null) {
+        const pattern = containsPattern(text.toLowerCase());
+        const asId = searchedId(text);
+        query = query.where((eb) =>
+          eb.or([
+            eb('client_id', 'in', clients.idsMatching(text)),
+            likeEscaped(eb.fn<string | null>('lower', ['number']), pattern),
+            ...(asId !== null ? [eb('id', '=', asId)] : []),
+          ]),
+        );
+      }
+      const created = staff ? createdRange(filters) : {};
+      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
+      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const unfiltered = owner === undefined && filters.status === undefined;
+      const unfiltered = owner === undefined && filters.status === undefined && text === null && created.from === undefined && created.to === undefined;
       const total = { n: unfiltered ? await cachedTotal(db, 'invoices', count) : await count() };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
-      return toPage(request, total.n, await withItems(db, rows));
+      const records = await withItems(db, rows);
+      if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
+      return toPage(request, total.n, records);
     },
 
     /** The unpaid renewal invoice of the caller's recurrent order, issued now if there is none. */

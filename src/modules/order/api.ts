@@ -2,9 +2,10 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
 import { hasPermission } from '../../http/identity.ts';
+import { searchParams } from '../../lib/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { Done, PageOf } from '../../http/result-schemas.ts';
-import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, UpgradableProduct } from './results.ts';
+import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, StaffOrderPage, UpgradableProduct } from './results.ts';
 import type { Transition } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -91,11 +92,13 @@ export const orderApi: ModuleApi = {
         client_id: Type.Optional(Id),
         product_id: Type.Optional(Id),
         type: Type.Optional(Type.String({ maxLength: 32 })),
+        ...searchParams,
         ...paginationParams,
       }),
       permission: 'order.view',
-      summary: 'Orders, newest first, by status, client, product and product type',
-      result: PageOf(AdminOrder),
+      summary:
+        "Orders, newest first; `search` matches the client's e-mail or name, the order's title, or (digits) the order id; `date_from`/`date_to` (YYYY-MM-DD, inclusive) bound created_at; each order carries client_email and client_name",
+      result: StaffOrderPage,
       handler: (params, { services }) => services.orders.list(params),
     }),
     service: adminAction({

@@ -1,7 +1,7 @@
 // The order module's result schemas (CONTRACT §11): the order (OrderRecord; staff also see `notes`), its service
 // fields, its history, a plan change and the products it may move to, as the services build them.
 import { Type, type TProperties } from '@sinclair/typebox';
-import { Money, Nullable, Timestamp } from '../../http/result-schemas.ts';
+import { Money, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
 
 const OrderStatus = Type.Union(['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'].map((status) => Type.Literal(status)));
 const Period = (description: string) => Nullable(Type.String({ description }));
@@ -35,6 +35,14 @@ export const Order = Type.Object(orderFields, { $id: 'Order' });
 
 /** An order as staff see it: with staff notes. */
 export const AdminOrder = Type.Object({ ...orderFields, notes: Nullable(Type.String({ description: 'Staff only' })) }, { $id: 'AdminOrder' });
+
+/** An order as staff read it in a list: with whose it is (admin/order/get_list). */
+export const StaffOrderListItem = Type.Object(
+  { ...AdminOrder.properties, client_email: Nullable(Type.String()), client_name: Nullable(Type.String()) },
+  { $id: 'StaffOrderListItem' },
+);
+
+export const StaffOrderPage = PageOf(StaffOrderListItem);
 
 /**
  * The fields an API key order adds to order/service. Other product types add their own (product types are plugins),

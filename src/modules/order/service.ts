@@ -6,6 +6,8 @@ import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
+import { containsPattern, likeEscaped } from '../../db/like.ts';
+import { addContacts, createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
 import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
@@ -13,6 +15,7 @@ import type { OrderSnapshot, OrderStatus, ProductType } from '../product/product
 import { quote } from '../product/pricing.ts';
 import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
+import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
 import { cachedTotal, forgetTotal } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
@@ -56,6 +59,9 @@ export interface OrderRecord {
   updated_at: string;
   /** Staff only. */
   notes?: string | null;
+  /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
+  client_email?: string | null;
+  client_name?: string | null;
 }
 
 export interface OrderFilters {
@@ -63,6 +69,11 @@ export interface OrderFilters {
   client_id?: number | undefined;
   product_id?: number | undefined;
   type?: string | undefined;
+  /** Staff only: the client's e-mail or name, the order's title, or (digits) the order's id. */
+  search?: string | undefined;
+  /** Staff only: creation day range, inclusive. */
+  date_from?: string | undefined;
+  date_to?: string | undefined;
   page?: number | undefined;
   per_page?: number | undefined;
 }
@@ -91,6 +102,8 @@ export interface OrderServiceDeps {
   productTypes: ProductTypeRegistry;
   products: ProductService;
   money: Money;
+  /** The admin list's `search` over the client's e-mail and name, and the client shown beside each order. */
+  clients: Pick<ClientService, 'idsMatching' | 'contacts'>;
 }
 
 const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
@@ -146,7 +159,7 @@ async function pendingPlan(trx: Kysely<Database>, row: OrderRow): Promise<{ peri
   return { period: row.next_period, changes: await planChanges(trx, row.next_product_id, row.next_period, row.next_price) };
 }
 
-export function createOrderService({ db, events, productTypes, products, money }: OrderServiceDeps) {
+export function createOrderService({ db, events, productTypes, products, money, clients }: OrderServiceDeps) {
   function typeOf(row: OrderRow): ProductType {
     const type = productTypes.get(row.type);
     if (type === undefined) throw new Error(`Order ${row.id} has the unregistered product type "${row.type}"`);
@@ -471,18 +484,36 @@ export function createOrderService({ db, events, productTypes, products, money }
 
     async list(filters: OrderFilters, clientId?: number): Promise<Page<OrderRecord>> {
       const request = pageRequest(filters);
+      const staff = clientId === undefined;
       let query = db.selectFrom('orders');
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       if (filters.product_id !== undefined) query = query.where('product_id', '=', filters.product_id);
       if (filters.type !== undefined) query = query.where('type', '=', filters.type);
+      const text = staff ? searchText(filters.search) : null;
+      if (text !== null) {
+        const pattern = containsPattern(text.toLowerCase());
+        const asId = searchedId(text);
+        query = query.where((eb) =>
+          eb.or([
+            eb('client_id', 'in', clients.idsMatching(text)),
+            likeEscaped(eb.fn<string>('lower', ['title']), pattern),
+            ...(asId !== null ? [eb('id', '=', asId)] : []),
+          ]),
+        );
+      }
+      const created = staff ? createdRange(filters) : {};
+      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
+      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const unfiltered = owner === undefined && filters.status === undefined && filters.product_id === undefined && filters.type === undefined;
+      const unfiltered = owner === undefined && filters.status === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
       const total = { n: unfiltered ? await cachedTotal(db, 'orders', count) : await count() };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
-      return toPage(request, total.n, rows.map((row) => toRecord(row, unpaid, clientId === undefined)));
+      const records = rows.map((row) => toRecord(row, unpaid, staff));
+      if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
+      return toPage(request, total.n, records);
     },
 
     async history(id: number): Promise<Array<{ from_status: string | null; to_status: string; note: string | null; created_at: string }>> {

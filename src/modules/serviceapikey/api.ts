@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { FoundKey } from './results.ts';
 import { VERIFIER_PERMISSION } from './events-route.ts';
 import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKeys, UsageResult, VerifierInfoResult } from './key-results.ts';
 import { MAX_GRACE_SECONDS } from './service.ts';
@@ -88,6 +89,13 @@ export const serviceApiKeyApi: ModuleApi = {
       summary: 'Issue a new key for an active order (by id, order_id or key); the old one validates for grace_seconds more',
       result: KeyString,
       handler: (params, { services }) => services.apikeys.reset(params),
+    }),
+    find: adminAction({
+      params: Type.Object({ key: Key }),
+      permission: 'serviceapikey.manage',
+      summary: 'The order and client behind a key (found by its hash; the key is never listed or echoed); 404 for an unknown key',
+      result: FoundKey,
+      handler: ({ key }, { services }) => services.apikeys.find(key),
     }),
     get: adminAction({
       params: Type.Object({ order_id: Id }),

@@ -768,6 +768,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     deleteKey: (id: number, clientId?: number) => severalKeys.deleteKey(id, clientId),
     renameKey: (id: number, name: string | null, clientId?: number) => severalKeys.renameKey(id, name, clientId),
 
+    /**
+     * admin/serviceapikey/find: the order behind a key staff pasted (a leaked one, say), looked up by its keyed hash
+     * like check; the answer names the order and client, never the key. Surrounding whitespace from a paste is ignored.
+     */
+    async find(key: string): Promise<{ order_id: number; client_id: number; valid: 0 | 1; reason: Reason }> {
+      const row = await requireKey(db, { key: key.trim() });
+      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, await currentUse(db, row.order_id)) };
+    },
+
     /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
     async get(orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> {
       const rows = await keysWithOrders(db).where('api_keys.order_id', '=', orderId).orderBy('api_keys.id').execute();

@@ -5,6 +5,9 @@ import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { requireGroupsWithin, requireHeld, requireStaffWithin } from './authority.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
+// The registry imports this file too; `modules` is read only when the action runs, after every module has loaded.
+import { modules } from '../index.ts';
+import { permissionCatalogue, PermissionList } from './permissions.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -88,6 +91,13 @@ export const staffApi: ModuleApi = {
         await services.staff.changePassword(id, password, password_confirm);
         return true;
       },
+    }),
+    permission_get_list: adminAction({
+      params: Type.Object({}),
+      permission: 'staff.manage',
+      summary: 'Every staff permission the admin actions ask for (module.group), with the actions each one opens',
+      result: PermissionList,
+      handler: () => permissionCatalogue(modules),
     }),
     group_get_list: adminAction({
       params: Type.Object({ ...paginationParams }),

@@ -7,7 +7,8 @@ import { formatDate, formatMoney } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { ClientRecord, Invoice, Order } from '../lib/types.ts';
-import { DataTable, filled } from './common.ts';
+import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
+import { periodLabel, usePeriodLabels } from '../lib/labels.ts';
 
 export const CLIENT_STATUSES = [
   ['', 'Any status'],
@@ -69,6 +70,7 @@ export function ClientsPage() {
       <${Button} type="submit" variant="primary" busy=${clients.loading}>Search<//>
       <button type="button" aria-expanded=${creating ? 'true' : 'false'} onClick=${() => setCreating(!creating)}>${creating ? 'Close the new-client form' : 'New client…'}</button>
     </form>
+    <div class="actions"><${ExportButton} kind="clients" filters=${applied} /></div>
     ${creating ? html`<${NewClientForm} onCreated=${(id: number) => navigate(`/admin/clients/${id}`)} />` : null}
     <${FormError} error=${clients.error} fields=${['search', 'status']} />
     ${clients.data === undefined && clients.loading ? html`<${Loading} />` : null}
@@ -212,36 +214,33 @@ function ClientAccount({ client }: { client: ClientRecord }) {
   </section>`;
 }
 
-export function OrdersTable({ orders, busy }: { orders: Order[]; busy?: boolean }) {
-  return html`<${DataTable}
-    caption="Orders"
-    busy=${busy}
-    rows=${orders}
-    columns=${[
-      ['#', (order: Order) => html`<${Link} href=${`/admin/orders/${order.id}`}>Order #${order.id}<//>`],
-      ['Product', (order: Order) => order.title],
-      ['Period', (order: Order) => order.period ?? 'One time', 'hide-narrow'],
-      ['Price', (order: Order) => formatMoney(order.price, order.currency), 'num'],
-      ['Status', (order: Order) => html`<${Badge} status=${order.status} />`],
-      ['Expires', (order: Order) => formatDate(order.expires_at), 'hide-narrow'],
-    ]}
-  />`;
+/** The client's e-mail and name on list items (admin order and invoice lists carry them; older servers did not). */
+type WithClient = { client_email?: string | null; client_name?: string | null };
+
+export function OrdersTable({ orders, busy, showClient = true }: { orders: Order[]; busy?: boolean; showClient?: boolean }) {
+  const labels = usePeriodLabels();
+  const columns: Column<Order & WithClient>[] = [
+    ['Order', (order) => html`<${Link} href=${`/admin/orders/${order.id}`}>Order #${order.id}<//>`],
+    ['Product', (order) => order.title],
+    ['Client', (order) => html`<${ClientCell} client=${{ id: order.client_id, email: order.client_email, name: order.client_name }} />`],
+    ['Period', (order) => periodLabel(labels, order.period), 'hide-narrow'],
+    ['Price', (order) => formatMoney(order.price, order.currency), 'num'],
+    ['Status', (order) => html`<${Badge} status=${order.status} />`],
+    ['Expires', (order) => formatDate(order.expires_at), 'hide-narrow'],
+  ];
+  return html`<${DataTable} caption="Orders" busy=${busy} rows=${orders} columns=${showClient ? columns : columns.filter(([label]) => label !== 'Client')} />`;
 }
 
-export function InvoicesTable({ invoices, busy }: { invoices: Invoice[]; busy?: boolean }) {
-  return html`<${DataTable}
-    caption="Invoices"
-    busy=${busy}
-    rows=${invoices}
-    columns=${[
-      ['#', (invoice: Invoice) => html`<${Link} href=${`/admin/invoices/${invoice.id}`}>Invoice #${invoice.id}<//>`],
-      ['Client', (invoice: Invoice) => html`<${Link} href=${`/admin/clients/${invoice.client_id}`}>#${invoice.client_id}<//>`],
-      ['Issued', (invoice: Invoice) => formatDate(invoice.created_at), 'hide-narrow'],
-      ['Total', (invoice: Invoice) => formatMoney(invoice.total, invoice.currency), 'num'],
-      ['Status', (invoice: Invoice) => html`<${Badge} status=${invoice.status} />`],
-      ['Paid', (invoice: Invoice) => formatDate(invoice.paid_at), 'hide-narrow'],
-    ]}
-  />`;
+export function InvoicesTable({ invoices, busy, showClient = true }: { invoices: Invoice[]; busy?: boolean; showClient?: boolean }) {
+  const columns: Column<Invoice & WithClient>[] = [
+    ['Invoice', (invoice) => html`<${Link} href=${`/admin/invoices/${invoice.id}`}>Invoice #${invoice.id}<//>`],
+    ['Client', (invoice) => html`<${ClientCell} client=${{ id: invoice.client_id, email: invoice.client_email, name: invoice.client_name }} />`],
+    ['Issued', (invoice) => formatDate(invoice.created_at), 'hide-narrow'],
+    ['Total', (invoice) => formatMoney(invoice.total, invoice.currency), 'num'],
+    ['Status', (invoice) => html`<${Badge} status=${invoice.status} />`],
+    ['Paid', (invoice) => formatDate(invoice.paid_at), 'hide-narrow'],
+  ];
+  return html`<${DataTable} caption="Invoices" busy=${busy} rows=${invoices} columns=${showClient ? columns : columns.filter(([label]) => label !== 'Client')} />`;
 }
 
 function ClientOrders({ clientId }: { clientId: number }) {
@@ -250,7 +249,7 @@ function ClientOrders({ clientId }: { clientId: number }) {
   return html`<section class="card" aria-labelledby="client-orders">
     <h2 id="client-orders">Orders</h2>
     <${ErrorMessage} error=${orders.error} />
-    ${orders.data ? html`<${OrdersTable} orders=${orders.data.list} busy=${orders.loading} />` : orders.loading ? html`<${Loading} />` : null}
+    ${orders.data ? html`<${OrdersTable} orders=${orders.data.list} busy=${orders.loading} showClient=${false} />` : orders.loading ? html`<${Loading} />` : null}
     <${Pager} page=${orders.data} onPage=${setPage} label="Order pages" />
   </section>`;
 }
@@ -261,7 +260,7 @@ function ClientInvoices({ clientId }: { clientId: number }) {
   return html`<section class="card" aria-labelledby="client-invoices">
     <h2 id="client-invoices">Invoices</h2>
     <${ErrorMessage} error=${invoices.error} />
-    ${invoices.data ? html`<${InvoicesTable} invoices=${invoices.data.list} busy=${invoices.loading} />` : invoices.loading ? html`<${Loading} />` : null}
+    ${invoices.data ? html`<${InvoicesTable} invoices=${invoices.data.list} busy=${invoices.loading} showClient=${false} />` : invoices.loading ? html`<${Loading} />` : null}
     <${Pager} page=${invoices.data} onPage=${setPage} label="Invoice pages" />
   </section>`;
 }
@@ -269,7 +268,7 @@ function ClientInvoices({ clientId }: { clientId: number }) {
 export function ClientPage({ id }: { id: number }) {
   const client = useLoad(() => call<ClientRecord>('admin/client/get', { id }), [id]);
   const data = client.data;
-  return html`<h1>Client #${id}${data ? `: ${clientName(data)}` : ''}</h1>
+  return html`<h1>${data ? clientName(data) || data.email : `Client #${id}`}</h1>
     <p><${Link} href="/admin/clients">All clients<//></p>
     <${ErrorMessage} error=${client.error} />
     ${data === undefined && client.loading ? html`<${Loading} />` : null}

@@ -7,7 +7,7 @@ import { formatDateTime } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Checkbox, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { EmailRecord, TemplateRecord } from '../../../src/modules/email/service.ts';
-import { DataTable, filled } from './common.ts';
+import { ClientCell, DataTable, filled } from './common.ts';
 
 const STATUS_OPTIONS = [
   ['', 'Any status'],
@@ -131,7 +131,7 @@ export function EmailPage({ id }: { id: number }) {
         ['To', data.to_name === null ? data.recipients : `${data.to_name} <${data.recipients}>`],
         ['From', data.sender],
         ['Template', data.template],
-        ['Client', data.client_id === null ? '—' : html`<${Link} href=${`/admin/clients/${data.client_id}`}>#${data.client_id}<//>`],
+        ['Client', html`<${ClientCell} client=${{ id: data.client_id }} />`],
         ['Queued', formatDateTime(data.created_at)],
         ['Sent or settled', formatDateTime(data.sent_at)],
         ['Attempts', String(data.attempts)],

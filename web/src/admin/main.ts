@@ -178,7 +178,10 @@ function App() {
 async function start(): Promise<void> {
   render(html`<${App} />`, document.getElementById('app')!);
   try {
-    await refreshStaff();
+    // Asked first so the login page's console shows no 401: the profile is read only when there is a staff session.
+    const { role } = await call<{ role: string }>('guest/session/whoami');
+    if (role === 'admin') await refreshStaff();
+    else staff.set(null);
   } catch (error) {
     if (error instanceof ApiError && error.code === 403) pageError.set(error);
     staff.set(null);

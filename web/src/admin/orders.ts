@@ -1,14 +1,16 @@
 // Orders (list, detail, every status action, update) and invoices (list, detail, mark paid, cancel, refund).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
-import { formatDateTime, formatMoney, formatValue, humanize } from '../lib/format.ts';
+import { allPages, call, invalidField, type Page } from '../lib/api.ts';
+import { formatDateTime, formatMoney, formatValue, humanize, statusLabel } from '../lib/format.ts';
+import { periodLabel, typeLabel, usePeriodLabels } from '../lib/labels.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
-import { filled } from './common.ts';
+import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
+import type { TransactionRecord } from '../../../src/modules/invoice/gateway-payments.ts';
 
 const ORDER_STATUSES = [
   ['', 'Any status'],
@@ -27,9 +29,28 @@ const INVOICE_STATUSES = [
   ['refunded', 'Refunded'],
 ] as const;
 
+/** Staff paste a key (a leaked one, say) and land on its order; the server looks it up by hash. */
+function FindByKey() {
+  const [key, setKey] = useState('');
+  const action = useAction();
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    void action.run(async () => {
+      if (key.trim() === '') throw invalidField('key', 'is required');
+      const found = await call<{ order_id: number }>('admin/serviceapikey/find', { key: key.trim() });
+      navigate(`/admin/orders/${found.order_id}`);
+    });
+  };
+  return html`<form class="card row" role="search" aria-label="Find the order of an API key" onSubmit=${submit} novalidate>
+    <${Field} label="Find by API key" name="key" type="password" autocomplete="off" value=${key} onInput=${setKey} error=${action.error} hint="Paste a key to open its order. The key is looked up, never shown or listed." />
+    <${Button} type="submit" busy=${action.busy}>Find the order<//>
+    <${FormError} error=${action.error} fields=${['key']} />
+  </form>`;
+}
+
 export function OrdersPage() {
   const { query } = useLocation();
-  const [filters, setFilters] = useState({ status: query.get('status') ?? '', type: query.get('type') ?? '', client_id: query.get('client_id') ?? '' });
+  const [filters, setFilters] = useState({ status: query.get('status') ?? '', type: query.get('type') ?? '', search: query.get('search') ?? '', client_id: query.get('client_id') ?? '' });
   const [applied, setApplied] = useState(filters);
   const [page, setPage] = useState(1);
   const orders = useLoad(() => call<Page<Order>>('admin/order/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
@@ -40,14 +61,16 @@ export function OrdersPage() {
   };
   return html`<h1>Orders</h1>
     <form class="card row" role="search" aria-label="Filter orders" onSubmit=${submit}>
+      <${Field} label="Client (name or e-mail)" name="search" type="search" value=${filters.search} onInput=${(value: string) => setFilters({ ...filters, search: value, client_id: '' })} error=${orders.error} />
       <${Field} label="Status" name="status" value=${filters.status} onInput=${(value: string) => setFilters({ ...filters, status: value })} options=${ORDER_STATUSES} error=${orders.error} />
-      <${Field} label="Type" name="type" value=${filters.type} onInput=${(value: string) => setFilters({ ...filters, type: value })} options=${[['', 'Any type'], ['apikey', 'API key'], ['custom', 'Custom']]} error=${orders.error} />
-      <${Field} label="Client id" name="client_id" type="number" min=${1} value=${filters.client_id} onInput=${(value: string) => setFilters({ ...filters, client_id: value })} error=${orders.error} />
+      <${Field} label="Type" name="type" value=${filters.type} onInput=${(value: string) => setFilters({ ...filters, type: value })} options=${[['', 'Any type'], ['apikey', typeLabel('apikey')], ['custom', typeLabel('custom')]]} error=${orders.error} />
       <${Button} type="submit" busy=${orders.loading}>Filter<//>
     </form>
-    <${FormError} error=${orders.error} fields=${['status', 'type', 'client_id']} />
+    <${FormError} error=${orders.error} fields=${['status', 'type', 'search']} />
+    <div class="actions"><${ExportButton} kind="orders" filters=${applied} /></div>
     ${orders.data ? html`<${OrdersTable} orders=${orders.data.list} busy=${orders.loading} />` : orders.loading ? html`<${Loading} />` : null}
-    <${Pager} page=${orders.data} onPage=${setPage} label="Order pages" />`;
+    <${Pager} page=${orders.data} onPage=${setPage} label="Order pages" />
+    <${FindByKey} />`;
 }
 
 /** Which status actions make sense from each status (the server has the last word: 409 otherwise). */
@@ -119,6 +142,7 @@ function OrderActions({ order, onDone }: { order: Order; onDone: () => void }) {
 
 function OrderUpdateForm({ order, onSaved }: { order: Order; onSaved: () => void }) {
   const [form, setForm] = useState({ expires_at: '', period: '', price: '', notes: '' });
+  const labels = usePeriodLabels();
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
   useEffect(() => {
@@ -137,8 +161,8 @@ function OrderUpdateForm({ order, onSaved }: { order: Order; onSaved: () => void
   return html`<form class="card" onSubmit=${submit} aria-labelledby="order-update">
     <h2 id="order-update">Edit</h2>
     <div class="row">
-      <${Field} label="Expires at (ISO, UTC)" name="expires_at" value=${form.expires_at} onInput=${set('expires_at')} error=${action.error} hint="e.g. 2026-12-31T00:00:00Z" />
-      <${Field} label="Period" name="period" value=${form.period} onInput=${set('period')} error=${action.error} hint="e.g. 1M, 1Y" />
+      <${Field} label="Expires at (UTC)" name="expires_at" value=${form.expires_at} onInput=${set('expires_at')} error=${action.error} hint="Date and time, e.g. 2026-12-31T00:00:00Z" />
+      <${Field} label="Billing period" name="period" value=${form.period} onInput=${set('period')} error=${action.error} options=${periodOptions(labels, form.period)} />
       <${Field} label="Price" name="price" inputmode="decimal" value=${form.price} onInput=${set('price')} error=${action.error} />
     </div>
     <${Field} label="Notes" name="notes" type="textarea" value=${form.notes} onInput=${set('notes')} error=${action.error} />
@@ -148,46 +172,123 @@ function OrderUpdateForm({ order, onSaved }: { order: Order; onSaved: () => void
   </form>`;
 }
 
+/** The period choices for an order: every period the server names, and the order's own if it is another. */
+function periodOptions(labels: Record<string, string> | undefined, current: string): Array<[string, string]> {
+  const codes = Object.keys(labels ?? {});
+  if (current !== '' && !codes.includes(current)) codes.unshift(current);
+  return [['', 'One time'], ...codes.map((code): [string, string] => [code, periodLabel(labels, code)])];
+}
+
+interface HistoryEntry {
+  from_status: string | null;
+  to_status: string;
+  note: string | null;
+  created_at: string;
+}
+
+/** Notes the server writes when staff gave no reason: the action's own name, which the arrow already says. */
+const ACTION_NOTES = new Set(['created', 'activate', 'renew', 'suspend', 'unsuspend', 'cancel', 'uncancel']);
+
+function OrderHistory({ id, version }: { id: number; version: string | undefined }) {
+  const history = useLoad(() => call<HistoryEntry[]>('admin/order/history', { id }), [id, version]);
+  return html`<section class="card" aria-labelledby="order-history">
+    <h2 id="order-history">History</h2>
+    <${ErrorMessage} error=${history.error} />
+    ${history.data === undefined && history.loading ? html`<${Loading} />` : null}
+    ${history.data !== undefined && history.data.length === 0 ? html`<p>No status changes yet.</p>` : null}
+    ${history.data !== undefined && history.data.length > 0
+      ? html`<ol class="history">
+          ${history.data.map(
+            (entry) => html`<li>
+              <time datetime=${entry.created_at}>${formatDateTime(entry.created_at)}</time>
+              ${entry.from_status === null ? html`Created as <strong>${statusLabel(entry.to_status)}</strong>` : html`${statusLabel(entry.from_status)} → <strong>${statusLabel(entry.to_status)}</strong>`}
+              ${entry.note && !ACTION_NOTES.has(entry.note) ? html` · ${entry.note}` : null}
+            </li>`,
+          )}
+        </ol>`
+      : null}
+  </section>`;
+}
+
+const PAYMENT_COLUMNS: readonly Column<TransactionRecord>[] = [
+  ['When', (row) => formatDateTime(row.created_at)],
+  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>Invoice #${row.invoice_id}<//>`],
+  ['Type', (row) => (row.type === 'refund' ? 'Refund' : 'Payment')],
+  ['Amount', (row) => formatMoney(row.amount, row.currency), 'num'],
+  ['Status', (row) => html`<${Badge} status=${row.status} />`],
+  ['Gateway', (row) => row.gateway ?? 'Marked paid by staff'],
+  ['Reference', (row) => (row.txn_id === null ? '—' : html`<code>${row.txn_id}</code>`)],
+];
+
+/** Payments and refunds of the invoices that bill this order (its first invoice, renewals, plan changes). */
+function OrderPayments({ order }: { order: Order }) {
+  const payments = useLoad(async () => {
+    const invoices = (await allPages('admin/invoice/get_list', { client_id: order.client_id })).list as Invoice[];
+    const mine = new Set(invoices.filter((invoice) => invoice.items.some((item) => item.order_id === order.id)).map((invoice) => invoice.id));
+    if (mine.size === 0) return [];
+    const transactions = (await allPages('admin/invoice/transaction_get_list', { client_id: order.client_id })).list as TransactionRecord[];
+    return transactions.filter((transaction) => mine.has(transaction.invoice_id));
+  }, [order.id, order.updated_at]);
+  return html`<section class="card" aria-labelledby="order-payments">
+    <h2 id="order-payments">Payments</h2>
+    <${ErrorMessage} error=${payments.error} />
+    ${payments.data === undefined && payments.loading ? html`<${Loading} />` : null}
+    ${payments.data !== undefined && payments.data.length === 0 ? html`<p>No payments for this order yet.</p>` : null}
+    ${payments.data !== undefined && payments.data.length > 0 ? html`<${DataTable} caption="Payments of this order" columns=${PAYMENT_COLUMNS} rows=${payments.data} />` : null}
+  </section>`;
+}
+
+/** The plan's parameters (monthly limit, tier, …) as fields; the key itself stays on the key page. */
+function OrderParameters({ service }: { service: Record<string, unknown> | undefined }) {
+  const config = service?.config;
+  if (config === null || typeof config !== 'object') return null;
+  const entries = Object.entries(config as Record<string, unknown>);
+  if (entries.length === 0) return null;
+  return html`<h3>Parameters</h3>
+    <${DefinitionList} items=${entries.map(([name, value]) => [humanize(name), formatValue(value)] as const)} />`;
+}
+
 export function OrderPage({ id }: { id: number }) {
   const order = useLoad(() => call<Order>('admin/order/get', { id }), [id]);
   const service = useLoad(() => call<Record<string, unknown> | null>('admin/order/service', { id }), [id, order.data?.updated_at]);
+  const labels = usePeriodLabels();
   const data = order.data;
-  return html`<h1>Order #${id}</h1>
+  return html`<h1>Order #${id}${data ? `: ${data.title}` : ''}</h1>
     <p><${Link} href="/admin/orders">All orders<//></p>
     <${ErrorMessage} error=${order.error} />
     ${data === undefined && order.loading ? html`<${Loading} />` : null}
     ${data !== undefined
       ? html`<section class="card" aria-labelledby="order-summary">
-            <h2 id="order-summary">${data.title}</h2>
+            <h2 id="order-summary">Summary</h2>
             <${DefinitionList}
               items=${[
                 ['Status', html`<${Badge} status=${data.status} />${data.reason ? ` (${data.reason})` : ''}`],
-                ['Client', html`<${Link} href=${`/admin/clients/${data.client_id}`}>Client #${data.client_id}<//>`],
-                ['Product', html`<${Link} href=${`/admin/products/${data.product_id}`}>Product #${data.product_id}<//>`],
-                ['Type', data.type],
-                ['Period', data.period ?? 'One time'],
+                ['Client', html`<${ClientCell} client=${{ id: data.client_id }} />`],
+                ['Product', html`<${Link} href=${`/admin/products/${data.product_id}`}>${data.title}<//>`],
+                ['Type', typeLabel(data.type)],
+                ['Billing period', periodLabel(labels, data.period)],
                 ['Price', formatMoney(data.price, data.currency)],
                 ['Expires', formatDateTime(data.expires_at)],
                 ['Activated', formatDateTime(data.activated_at)],
                 ['Created', formatDateTime(data.created_at)],
-                ['Unpaid invoice', data.unpaid_invoice_id ? html`<${Link} href=${`/admin/invoices/${data.unpaid_invoice_id}`}>Invoice #${data.unpaid_invoice_id}<//>` : '—'],
+                ['Unpaid invoice', data.unpaid_invoice_id ? html`<${Link} href=${`/admin/invoices/${data.unpaid_invoice_id}`}>Invoice #${data.unpaid_invoice_id}<//>` : 'None'],
               ]}
             />
-            ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
             <${ErrorMessage} error=${service.error} />
-            ${service.data && typeof service.data === 'object'
-              ? html`<h3>Service</h3>
-                  <${DefinitionList} items=${Object.entries(service.data).map(([name, value]) => [humanize(name), formatValue(value)] as const)} />`
-              : null}
+            <${OrderParameters} service=${service.data ?? undefined} />
+            ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
+            ${data.notes ? html`<h3>Notes</h3><p class="instructions">${data.notes}</p>` : null}
           </section>
           <${OrderActions} order=${data} onDone=${order.reload} />
+          <${OrderHistory} id=${id} version=${data.updated_at} />
+          <${OrderPayments} order=${data} />
           <${OrderUpdateForm} order=${data} onSaved=${order.reload} />`
       : null}`;
 }
 
 export function InvoicesPage() {
   const { query } = useLocation();
-  const [filters, setFilters] = useState({ status: query.get('status') ?? '', client_id: query.get('client_id') ?? '' });
+  const [filters, setFilters] = useState({ status: query.get('status') ?? '', search: query.get('search') ?? '', client_id: query.get('client_id') ?? '' });
   const [applied, setApplied] = useState(filters);
   const [page, setPage] = useState(1);
   const invoices = useLoad(() => call<Page<Invoice>>('admin/invoice/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
@@ -198,11 +299,12 @@ export function InvoicesPage() {
   };
   return html`<h1>Invoices</h1>
     <form class="card row" role="search" aria-label="Filter invoices" onSubmit=${submit}>
+      <${Field} label="Client (name or e-mail)" name="search" type="search" value=${filters.search} onInput=${(value: string) => setFilters({ ...filters, search: value, client_id: '' })} error=${invoices.error} />
       <${Field} label="Status" name="status" value=${filters.status} onInput=${(value: string) => setFilters({ ...filters, status: value })} options=${INVOICE_STATUSES} error=${invoices.error} />
-      <${Field} label="Client id" name="client_id" type="number" min=${1} value=${filters.client_id} onInput=${(value: string) => setFilters({ ...filters, client_id: value })} error=${invoices.error} />
       <${Button} type="submit" busy=${invoices.loading}>Filter<//>
     </form>
-    <${FormError} error=${invoices.error} fields=${['status', 'client_id']} />
+    <${FormError} error=${invoices.error} fields=${['status', 'search']} />
+    <div class="actions"><${ExportButton} kind="invoices" filters=${applied} /></div>
     ${invoices.data ? html`<${InvoicesTable} invoices=${invoices.data.list} busy=${invoices.loading} />` : invoices.loading ? html`<${Loading} />` : null}
     <${Pager} page=${invoices.data} onPage=${setPage} label="Invoice pages" />`;
 }
@@ -250,7 +352,7 @@ function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => v
           <button type="button" class="danger" onClick=${() => setConfirm('refund')}>Refund…</button>`
       : null}
     <p><${Link} href=${`/admin/transactions?invoice_id=${invoice.id}`}>Payments and refunds of this invoice<//></p>
-    ${invoice.status !== 'unpaid' && invoice.status !== 'paid' ? html`<p>No actions for a ${invoice.status} invoice.</p>` : null}
+    ${invoice.status !== 'unpaid' && invoice.status !== 'paid' ? html`<p>No actions for a ${statusLabel(invoice.status).toLowerCase()} invoice.</p>` : null}
     ${confirm !== null
       ? html`<${Confirm}
           question=${confirm === 'cancel' ? 'Cancel this invoice? The client can no longer pay it.' : 'Refund this invoice? A card payment is refunded through its gateway. Its orders are not suspended by this.'}
@@ -275,7 +377,7 @@ export function InvoicePage({ id }: { id: number }) {
     ${data !== undefined
       ? html`<${InvoiceDocument}
             invoice=${data}
-            extra=${[['Client', html`<${Link} href=${`/admin/clients/${data.client_id}`}>Client #${data.client_id}<//>`]]}
+            extra=${[['Client', html`<${ClientCell} client=${{ id: data.client_id }} />`]]}
           />
           <${InvoiceActions} invoice=${data} onDone=${invoice.reload} />`
       : null}`;

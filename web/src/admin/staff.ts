@@ -4,10 +4,10 @@ import { TwoFactorSection } from '../lib/security.ts';
 import { useEffect, useState } from 'preact/hooks';
 import { allPages, call, type Page } from '../lib/api.ts';
 import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
-import { formatDate } from '../lib/format.ts';
+import { formatDate, humanize } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
-import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { Badge, Button, Checkbox, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { AdminGroup, StaffRecord } from '../lib/types.ts';
 import { DataTable, filled, refreshStaff, staff } from './common.ts';
 
@@ -172,9 +172,72 @@ export function StaffMemberPage({ id }: { id: number }) {
       : null}`;
 }
 
+interface PermissionEntry {
+  permission: string;
+  module: string;
+  actions: string[];
+}
+
+const MODULE_NAMES: Record<string, string> = {
+  client: 'Clients',
+  order: 'Orders',
+  invoice: 'Invoices and payments',
+  product: 'Products and coupons',
+  serviceapikey: 'API keys',
+  staff: 'Staff and groups',
+  system: 'Settings',
+  email: 'Mail',
+  webhook: 'Webhooks',
+  cron: 'Scheduled jobs',
+};
+
+const GROUP_NAMES: Record<string, string> = {
+  view: 'View',
+  manage: 'Manage',
+  check: 'Check keys (app servers)',
+};
+
+let catalogue: Promise<PermissionEntry[]> | null = null;
+function loadCatalogue(): Promise<PermissionEntry[]> {
+  catalogue ??= call<PermissionEntry[]>('admin/staff/permission_get_list').catch((error: unknown) => {
+    catalogue = null;
+    throw error;
+  });
+  return catalogue;
+}
+
+/** Permissions as checkboxes grouped by module, from the server's list; ones it no longer knows stay visible. */
+function PermissionPicker({ value, onChange, legendPrefix }: { value: readonly string[]; onChange: (next: string[]) => void; legendPrefix: string }) {
+  const list = useLoad(loadCatalogue, []);
+  if (list.data === undefined) return list.error ? html`<${ErrorMessage} error=${list.error} />` : html`<${Loading} label="Loading the permissions…" />`;
+  const modules = new Map<string, PermissionEntry[]>();
+  for (const entry of list.data) modules.set(entry.module, [...(modules.get(entry.module) ?? []), entry]);
+  const known = new Set(list.data.map((entry) => entry.permission));
+  const unknown = value.filter((permission) => !known.has(permission));
+  const toggle = (permission: string, on: boolean): void => onChange(on ? [...value, permission] : value.filter((item) => item !== permission));
+  const box = (permission: string, label: string, hint?: string) =>
+    html`<div title=${hint}><${Checkbox} name="permissions" label=${label} checked=${value.includes(permission)} onChange=${(on: boolean) => toggle(permission, on)} /></div>`;
+  return html`<div class="permission-groups" role="group" aria-label=${`${legendPrefix} permissions`}>
+    ${[...modules.entries()].map(
+      ([module, entries]) => html`<fieldset class="permissions">
+        <legend>${MODULE_NAMES[module] ?? humanize(module)}</legend>
+        ${entries.map((entry) => box(entry.permission, GROUP_NAMES[entry.permission.split('.')[1] ?? ''] ?? humanize(entry.permission.split('.')[1] ?? entry.permission), `Allows ${entry.actions.join(', ')}`))}
+      </fieldset>`,
+    )}
+    ${unknown.length > 0
+      ? html`<fieldset class="permissions"><legend>Other</legend>${unknown.map((permission) => box(permission, permission))}</fieldset>`
+      : null}
+  </div>`;
+}
+
 function GroupRow({ group, onChanged }: { group: AdminGroup; onChanged: () => void }) {
   const [name, setName] = useState(group.name);
-  const [permissions, setPermissions] = useState(group.permissions.join('\n'));
+  const [permissions, setPermissions] = useState<string[]>(group.permissions);
+  // A saved group comes back from the server: take its values, but keep the row (and its "Saved." message).
+  useEffect(() => {
+    setName(group.name);
+    setPermissions(group.permissions);
+  }, [group.updated_at]);
   const [message, setMessage] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const save = useAction();
@@ -187,17 +250,17 @@ function GroupRow({ group, onChanged }: { group: AdminGroup; onChanged: () => vo
       event.preventDefault();
       setMessage(null);
       void save.run(async () => {
-        await call('admin/staff/group_update', { id: group.id, name, ...(!isAdministrators && { permissions: permissions.split(/[\s,]+/).filter((part) => part !== '') }) });
+        await call('admin/staff/group_update', { id: group.id, name, ...(!isAdministrators && { permissions }) });
         setMessage('Saved.');
         onChanged();
       });
     }}
   >
-    <h2>${group.name} <small>(#${group.id})</small></h2>
+    <h2>${group.name}</h2>
     <${Field} label="Name" name="name" required value=${name} onInput=${setName} error=${save.error} />
     ${isAdministrators
       ? html`<p>Administrators may do everything.</p>`
-      : html`<${Field} label="Permissions, one per line" name="permissions" type="textarea" rows=${4} value=${permissions} onInput=${setPermissions} error=${save.error} hint="module.action_group, e.g. client.view, client.manage, order.manage, serviceapikey.manage" />`}
+      : html`<${PermissionPicker} value=${permissions} onChange=${setPermissions} legendPrefix=${group.name} />`}
     <${FormError} error=${save.error} fields=${['name', 'permissions']} />
     <${Notice}>${message}<//>
     <div class="actions">
@@ -225,13 +288,13 @@ export function GroupsPage() {
   const [page, setPage] = useState(1);
   const groups = useLoad(() => call<Page<AdminGroup>>('admin/staff/group_get_list', { page, per_page: 20 }), [page]);
   const [name, setName] = useState('');
-  const [permissions, setPermissions] = useState('');
+  const [permissions, setPermissions] = useState<string[]>([]);
   const create = useAction();
   return html`<h1>Admin groups</h1>
     <p><${Link} href="/admin/staff">Staff members<//></p>
     <${ErrorMessage} error=${groups.error} />
     ${groups.data === undefined && groups.loading ? html`<${Loading} />` : null}
-    ${groups.data?.list.map((group) => html`<${GroupRow} key=${`${group.id}-${group.updated_at ?? ''}`} group=${group} onChanged=${groups.reload} />`)}
+    ${groups.data?.list.map((group) => html`<${GroupRow} key=${group.id} group=${group} onChanged=${groups.reload} />`)}
     <${Pager} page=${groups.data} onPage=${setPage} label="Group pages" />
     <form
       class="card"
@@ -239,16 +302,16 @@ export function GroupsPage() {
       onSubmit=${(event: Event) => {
         event.preventDefault();
         void create.run(async () => {
-          await call('admin/staff/group_create', { name, permissions: permissions.split(/[\s,]+/).filter((part) => part !== '') });
+          await call('admin/staff/group_create', { name, permissions });
           setName('');
-          setPermissions('');
+          setPermissions([]);
           groups.reload();
         });
       }}
     >
       <h2 id="new-group">New group</h2>
       <${Field} label="Name" name="name" required value=${name} onInput=${setName} error=${create.error} />
-      <${Field} label="Permissions, one per line" name="permissions" type="textarea" rows=${4} value=${permissions} onInput=${setPermissions} error=${create.error} />
+      <${PermissionPicker} value=${permissions} onChange=${setPermissions} legendPrefix="New group" />
       <${FormError} error=${create.error} fields=${['name', 'permissions']} />
       <${Button} type="submit" variant="primary" busy=${create.busy}>Create group<//>
     </form>`;
@@ -260,7 +323,7 @@ export function AdminProfilePage() {
   const [message, setMessage] = useState<string | null>(null);
   const save = useAction();
   return html`<h1>Your profile</h1>
-    ${me ? html`<${DefinitionList} items=${[['Group', `#${me.admin_group_id}`], ['Status', html`<${Badge} status=${me.status} />`], ['Since', formatDate(me.created_at)]]} />` : null}
+    ${me ? html`<${DefinitionList} items=${[['Group', me.admin_group_id === 1 ? 'Administrators' : `Group #${me.admin_group_id}`], ['Status', html`<${Badge} status=${me.status} />`], ['Since', formatDate(me.created_at)]]} />` : null}
     <form
       class="card"
       aria-labelledby="admin-details"

@@ -7,7 +7,7 @@ import { formatDateTime, formatMoney } from '../lib/format.ts';
 import { Link, useLocation } from '../lib/router.ts';
 import { Badge, Button, Field, FormError, Loading, Pager, useLoad } from '../lib/ui.ts';
 import type { TransactionRecord } from '../../../src/modules/invoice/gateway-payments.ts';
-import { DataTable, filled, type Column } from './common.ts';
+import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 
 const STATUSES = [
   ['', 'Any status'],
@@ -20,9 +20,9 @@ const STATUSES = [
 const COLUMNS: readonly Column<TransactionRecord>[] = [
   ['#', (row) => row.id],
   ['When', (row) => formatDateTime(row.created_at)],
-  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>#${row.invoice_id}<//>`],
-  ['Client', (row) => (row.client_id === null ? '—' : html`<${Link} href=${`/admin/clients/${row.client_id}`}>#${row.client_id}<//>`)],
-  ['Gateway', (row) => row.gateway ?? '—'],
+  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>Invoice #${row.invoice_id}<//>`],
+  ['Client', (row) => html`<${ClientCell} client=${{ id: row.client_id }} />`],
+  ['Gateway', (row) => row.gateway ?? 'Marked paid by staff'],
   ['Type', (row) => (row.type === 'refund' ? 'Refund' : 'Payment')],
   ['Amount', (row) => formatMoney(row.amount, row.currency), 'num'],
   ['Status', (row) => html`<${Badge} status=${row.status} />`],
@@ -51,12 +51,13 @@ export function TransactionsPage() {
   return html`<h1>Transactions</h1>
     <form class="card row" role="search" aria-label="Filter transactions" onSubmit=${submit}>
       <${Field} label="Invoice id" name="invoice_id" type="number" min=${1} value=${filters.invoice_id} onInput=${set('invoice_id')} error=${list.error} />
-      <${Field} label="Client id" name="client_id" type="number" min=${1} value=${filters.client_id} onInput=${set('client_id')} error=${list.error} />
       <${Field} label="Gateway" name="gateway" value=${filters.gateway} onInput=${set('gateway')} error=${list.error} />
       <${Field} label="Status" name="status" value=${filters.status} onInput=${set('status')} options=${STATUSES} error=${list.error} />
       <${Button} type="submit" busy=${list.loading}>Filter<//>
     </form>
     <${FormError} error=${list.error} fields=${['invoice_id', 'client_id', 'gateway', 'status']} />
+    ${applied.client_id !== '' ? html`<p>Transactions of <${ClientCell} client=${{ id: Number(applied.client_id) }} />. <button type="button" class="link" onClick=${() => setApplied({ ...applied, client_id: '' })}>Show every client</button></p>` : null}
+    <div class="actions"><${ExportButton} kind="transactions" filters=${applied} /></div>
     ${list.data
       ? list.data.list.length === 0
         ? html`<p>No transactions match.</p>`

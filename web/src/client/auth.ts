@@ -2,6 +2,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
+import { check, email as emailCheck, newPassword, required } from '../lib/checks.ts';
 import { CodeField, ForgotPasswordForm, leaveHashRoute, needsSecondFactor, ResetPasswordForm } from '../lib/security.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
@@ -33,6 +34,7 @@ export function LoginPage({ intro, stay = false }: { intro?: string; stay?: bool
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
+      check(emailCheck('email', email), required('password', password));
       try {
         await call('guest/client/login', { email, password, ...(needCode && { code: code.trim() }) });
       } catch (error) {
@@ -68,6 +70,7 @@ export function SignupPage() {
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
+      check(required('first_name', form.first_name), emailCheck('email', form.email), newPassword(form.password, form.password_confirm));
       const params: Record<string, string> = {};
       for (const [name, value] of Object.entries(form)) if (value !== '') params[name] = value;
       await call('guest/client/create', { ...params, email: form.email ?? '', first_name: form.first_name ?? '', password: form.password ?? '', password_confirm: form.password_confirm ?? '' });

@@ -156,7 +156,7 @@ function OrderSelfService({ order, onDone }: { order: Order; onDone: () => void 
   return html`${order.cancel_at_period_end
       ? html`<${Button} busy=${action.busy} onClick=${() => run('client/order/uncancel', 'The order continues')} label=${`Keep order ${order.id}`}>Keep order<//>`
       : html`<${Link} href=${`/orders/${order.id}/plan`}>Change plan<//>
-          <${Button} busy=${action.busy} onClick=${() => run('client/order/cancel', 'The order ends at the end of its period')} label=${`Cancel order ${order.id} at period end`}>Cancel at period end<//>`}
+          <${Button} busy=${action.busy} onClick=${() => run('client/order/cancel', 'The order ends at the end of its period')} label=${`Cancel at period end: order ${order.id}`}>Cancel at period end<//>`}
     <${ErrorMessage} error=${action.error} />`;
 }
 

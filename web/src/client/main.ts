@@ -122,7 +122,10 @@ async function start(): Promise<void> {
   const root = document.getElementById('app')!;
   render(html`<${App} />`, root);
   try {
-    await refreshAccount();
+    // Asked first so a visitor's console shows no 401: the profile is read only when there is a client session.
+    const { role } = await call<{ role: string }>('guest/session/whoami');
+    if (role === 'client') await refreshAccount();
+    else account.set(null);
   } catch (error) {
     // No session (or a staff session): a guest. A session that lost its CSRF token is shown, not hidden.
     if (error instanceof ApiError && error.code === 403) pageError.set(error);

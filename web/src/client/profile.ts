@@ -9,6 +9,7 @@ import { Button, Field, FormError, Notice, useAction, useLoad } from '../lib/ui.
 import { account, refreshAccount } from './state.ts';
 import { CardsSection } from './payments.ts';
 import { useCountryOptions } from '../lib/countries.ts';
+import { check, email as emailCheck, required as requiredField } from '../lib/checks.ts';
 
 const PROFILE_FIELDS = [
   ['first_name', 'First name', 'given-name'],
@@ -78,6 +79,7 @@ function ChangeEmailForm() {
     event.preventDefault();
     setSent(null);
     void action.run(async () => {
+      check(emailCheck('email', form.email), requiredField('password', form.password));
       await call('client/profile/change_email', form);
       setSent(`We sent a confirmation link to ${form.email}. Your address changes when you follow it.`);
       setForm({ email: '', password: '' });

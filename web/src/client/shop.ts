@@ -8,21 +8,10 @@ import { useStore } from '../lib/store.ts';
 import { announce, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { Cart, CheckoutResult, Product } from '../lib/types.ts';
 import { account, cartPath, cartSummary, refreshCart } from './state.ts';
+import { periodLabel, periods } from '../lib/labels.ts';
 
-let periodLabels: Promise<Record<string, string>> | null = null;
-/** guest/system/periods, fetched once. */
-export function periods(): Promise<Record<string, string>> {
-  periodLabels ??= call<Record<string, string>>('guest/system/periods').catch((error: unknown) => {
-    periodLabels = null;
-    throw error;
-  });
-  return periodLabels;
-}
-
-export function periodLabel(labels: Record<string, string> | undefined, code: string | null): string {
-  if (code === null) return 'One time';
-  return labels?.[code] ?? code;
-}
+// Kept here for the pages that import them from the shop; they live in lib/labels.ts.
+export { periodLabel, periods } from '../lib/labels.ts';
 
 function customParams(product: Product): [string, unknown][] {
   const custom = product.config?.custom;
@@ -50,7 +39,7 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
     price = html`<p class="price">${formatMoney(pricing.once?.price, currency)} <small>once</small></p>
       ${!isZeroMoney(pricing.once?.setup) ? html`<p>Setup fee ${formatMoney(pricing.once?.setup, currency)}</p>` : null}`;
   } else {
-    price = html`<ul class="prices">
+    price = html`<ul class="plan-list prices">
       ${recurrent.map(
         ([code, entry]) =>
           html`<li><strong>${formatMoney(entry.price, currency)}</strong> ${periodLabel(labels, code).toLowerCase()}${!isZeroMoney(entry.setup) ? html` + ${formatMoney(entry.setup, currency)} setup` : null}</li>`,
@@ -61,9 +50,10 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
     <h2 id=${titleId}>${product.title}</h2>
     ${product.description ? html`<p>${product.description}</p>` : null}
     ${price}
+    ${product.type === 'apikey' ? html`<p class="includes">Includes an API key, ready under API keys once the invoice is paid.</p>` : null}
     ${features.length > 0
       ? html`<h3 class="sr-only">Plan features</h3>
-          <ul class="features">
+          <ul class="plan-list features">
             ${features.map(([name, value]) => html`<li>${humanize(name)}: <strong>${formatValue(value)}</strong></li>`)}
           </ul>`
       : null}
@@ -76,12 +66,12 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
               value=${period}
               onInput=${setPeriod}
               error=${action.error}
-              options=${recurrent.map(([code, entry]) => [code, `${periodLabel(labels, code)} — ${formatMoney(entry.price, currency)}`] as const)}
+              options=${recurrent.map(([code, entry]) => [code, `${periodLabel(labels, code)}, ${formatMoney(entry.price, currency)}`] as const)}
             />`
           : html`<p>Not available at the moment.</p>`
         : null}
       <${ErrorMessage} error=${action.error} />
-      <${Button} type="submit" variant="primary" busy=${action.busy} disabled=${pricing.type === 'recurrent' && recurrent.length === 0} label=${`Add ${product.title} to the cart`}>Add to cart<//>
+      <${Button} type="submit" variant="primary" busy=${action.busy} disabled=${pricing.type === 'recurrent' && recurrent.length === 0} label=${`Add to cart: ${product.title}`}>Add to cart<//>
     </form>
   </article>`;
 }
@@ -92,7 +82,7 @@ export function PlansPage() {
   const labels = useLoad(periods, []);
   const { currency } = useStore(cartSummary);
   return html`<h1>Plans</h1>
-    <p>Choose a plan, pay the invoice, and get your API key.</p>
+    <p>Choose a plan, add it to the cart and pay the invoice.</p>
     <${ErrorMessage} error=${products.error} />
     ${products.data === undefined && products.loading ? html`<${Loading} label="Loading the plans…" />` : null}
     ${products.data !== undefined && products.data.list.length === 0 ? html`<p>No plans are on sale yet.</p>` : null}

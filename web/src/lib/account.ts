@@ -2,6 +2,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call } from './api.ts';
+import { check, newPassword, required } from './checks.ts';
 import { announce, Button, Confirm, ErrorMessage, Field, FormError, Notice, copyText, useAction } from './ui.ts';
 
 export function PasswordForm({ path }: { path: string }) {
@@ -12,6 +13,7 @@ export function PasswordForm({ path }: { path: string }) {
     event.preventDefault();
     setSaved(null);
     void action.run(async () => {
+      check(required('current_password', form.current_password), newPassword(form.password, form.password_confirm));
       await call(path, form);
       setForm({ current_password: '', password: '', password_confirm: '' });
       setSaved('Password changed.');

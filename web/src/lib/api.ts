@@ -1,6 +1,6 @@
 // The only way the pages talk to the server: POST JSON to /api/{role}/{module}/{action}, read the envelope, throw
 // ApiError with the server's message on failure. Client and admin calls ride on the session cookie and send the
-// csrf_token cookie's value in X-CSRF-Token; guest calls send no token.
+// csrf_token cookie's value in X-CSRF-Token (guest calls too, when the cookie exists).
 
 export class ApiError extends Error {
   constructor(
@@ -55,10 +55,10 @@ export function readCookie(name: string): string {
 export async function call<T>(path: string, params: Record<string, unknown> = {}): Promise<T> {
   const role = path.split('/')[0];
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
-  if (role !== 'guest') {
-    const token = readCookie('csrf_token');
-    if (token !== '') headers['X-CSRF-Token'] = token;
-  }
+  // Guest calls carry the token too when there is one: guest/cart/* on a logged-in client's session needs it (the
+  // cart page can ask before the page knows who is logged in).
+  const token = readCookie('csrf_token');
+  if (token !== '') headers['X-CSRF-Token'] = token;
   let response: Response;
   try {
     response = await fetch(`/api/${path}`, { method: 'POST', headers, body: JSON.stringify(params), credentials: 'same-origin' });
@@ -101,6 +101,59 @@ export function fieldOf(error: unknown): string | null {
   return match?.[1] ?? null;
 }
 
+/** What people call the parameters the API names in its 422 messages. */
+const FIELD_NAMES: Record<string, string> = {
+  email: 'E-mail address',
+  password: 'Password',
+  password_confirm: 'Repeated password',
+  first_name: 'First name',
+  last_name: 'Last name',
+  company: 'Company',
+  phone: 'Phone',
+  address_1: 'Address',
+  address_2: 'Address (line 2)',
+  city: 'City',
+  state: 'State or region',
+  postcode: 'Postcode',
+  country: 'Country',
+  vat_number: 'VAT number',
+  promocode: 'Coupon code',
+  code: 'Code',
+  period: 'Billing period',
+  price: 'Price',
+  amount: 'Amount',
+  expires_at: 'Expiry date',
+  transaction_id: 'Transaction id',
+  key: 'Key',
+  name: 'Name',
+  search: 'Search',
+};
+
+/** `Parameter "x" problem` (CONTRACT §2) as a sentence for people; other messages pass unchanged. */
+export function humanMessage(message: string): string {
+  const match = /^Parameter "([^"]+)" (.*)$/s.exec(message);
+  if (match === null) return message;
+  const [, param = '', problem = ''] = match;
+  if (param === 'password_confirm' && /does not match/.test(problem)) return 'The two passwords do not match.';
+  const last = param.split('.').pop() ?? param;
+  const label = FIELD_NAMES[last] ?? humanizeName(last);
+  let said = problem
+    .replace(/^is invalid: /, '')
+    .replace(/^expected string$/, 'must be text')
+    .replace(/^must match format "email"$/, 'is not a valid e-mail address')
+    .replace(/^must match format "date(-time)?"$/, 'is not a valid date')
+    .replace(/^must match pattern .*$/, 'is not in the expected form')
+    .replace(/^must not have fewer than 1 characters?$/i, 'is required')
+    .replace(/^expected (union value|integer|number)$/, 'is not valid');
+  said = said.replace(/[.]$/, '');
+  return `${label} ${said}.`;
+}
+
+function humanizeName(name: string): string {
+  const spaced = name.replace(/[_-]+/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().trim();
+  return spaced.charAt(0).toUpperCase() + spaced.slice(1);
+}
+
 /** A readable sentence for any error, with a hint where the user can do something about it. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
@@ -109,7 +162,17 @@ export function describeError(error: unknown): string {
     }
     if (error.code === 429) return `${error.message} (error 429).`;
     if (error.code === 0) return error.message;
-    return `${error.message} (error ${error.code}).`;
+    // Mistakes in what was typed: a sentence about the field, no error number.
+    if (error.code === 422) return humanMessage(error.message);
+    if (error.status >= 500) return `Something went wrong on the server: ${error.message} (error ${error.code}). Try again in a moment.`;
+    return /[.!?]$/.test(error.message) ? error.message : `${error.message}.`;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A mistake found in the browser before sending, shaped like the server's 422 so the form shows it under its field.
+ */
+export function invalidField(param: string, problem: string): ApiError {
+  return new ApiError(`Parameter "${param}" ${problem}`, 422, 422);
 }

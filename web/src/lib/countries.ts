@@ -18,3 +18,10 @@ export function useCountryOptions(): Array<[string, string]> | undefined {
   if (loaded.data === undefined) return undefined;
   return [['', '—'], ...Object.entries(loaded.data).toSorted(([, a], [, b]) => a.localeCompare(b))];
 }
+
+/** A country's name for display (`GB` → "United Kingdom"); the code itself until the list is loaded or if unknown. */
+export function useCountryName(code: string | null | undefined): string | null | undefined {
+  const loaded = useLoad(load, []);
+  if (code === null || code === undefined || code === '') return code;
+  return loaded.data?.[code] ?? code;
+}

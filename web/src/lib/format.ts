@@ -97,6 +97,13 @@ export const STATUS_LABELS: Record<string, string> = {
   enabled: 'Enabled',
   disabled: 'Disabled',
   inactive: 'Inactive',
+  processed: 'Processed',
+  failed: 'Failed',
+  error: 'Error',
+  pending: 'Pending',
+  delivered: 'Delivered',
+  valid: 'Valid',
+  invalid: 'Not valid',
 };
 
 export function statusLabel(status: string | null | undefined): string {

@@ -3,11 +3,13 @@
 import { html } from 'htm/preact';
 import { formatDateTime, formatMoney, isZeroMoney } from './format.ts';
 import { Badge, DefinitionList } from './ui.ts';
+import { useCountryName } from './countries.ts';
 import type { Invoice } from './types.ts';
 
 type Party = Record<string, string | null | undefined> | null;
 
 function PartyBlock({ title, party, id }: { title: string; party: Party; id: string }) {
+  const country = useCountryName(party?.country);
   const lines = party === null ? [] : [
     party.name,
     party.company,
@@ -15,7 +17,7 @@ function PartyBlock({ title, party, id }: { title: string; party: Party; id: str
     party.address_2,
     party.address_3,
     [party.postcode, party.city, party.state].filter(Boolean).join(' '),
-    party.country,
+    country,
     party.email,
     party.vat_number ? `VAT ${party.vat_number}` : null,
   ].filter((line): line is string => typeof line === 'string' && line !== '');

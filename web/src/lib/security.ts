@@ -4,6 +4,7 @@ import { html } from 'htm/preact';
 import QRCode from 'qrcode';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, call } from './api.ts';
+import { check, newPassword } from './checks.ts';
 import { Button, ErrorMessage, Field, FormError, Notice, useAction, useLoad } from './ui.ts';
 
 /**
@@ -76,6 +77,7 @@ export function ResetPasswordForm({ path, hash, onDone }: { path: string; hash: 
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
+      check(newPassword(form.password, form.password_confirm));
       await call(path, { hash, ...form });
       setDone(true);
     });

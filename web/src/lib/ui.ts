@@ -206,8 +206,9 @@ export function Checkbox({ label, checked, onChange, name }: { label: string; ch
 
 /** Previous/next pagination for a list page. */
 export function Pager({ page, onPage, label = 'Pages' }: { page: Page<unknown> | undefined; onPage: (page: number) => void; label?: string }) {
-  if (page === undefined) return null;
-  const pages = Math.max(page.pages, 1);
+  // One page needs no pager: "Page 1 of 1" only makes people look for more.
+  if (page === undefined || page.pages <= 1) return null;
+  const pages = page.pages;
   return html`<nav class="pager" aria-label=${label}>
     <button type="button" disabled=${page.page <= 1} onClick=${() => onPage(page.page - 1)}>‹ Previous</button>
     <span>Page ${Math.min(page.page, pages)} of ${pages} · ${formatNumber(page.total)} in total</span>

@@ -1,0 +1,185 @@
+// CSV exports of clients, orders, invoices and transactions for staff. Rows are read in batches by keyset (id >
+// the last id seen, ascending) and handed out one batch of CSV text at a time, so an export of a million rows holds
+// one batch in memory, never the table. The filters mean what they mean on the list actions (status, client,
+// `search`, `date_from`/`date_to`). Read-only: the tables stay written by their own modules.
+import type { Kysely } from 'kysely';
+import { containsPattern, likeEscaped } from '../../db/like.ts';
+import type { Database } from '../../db/schema.ts';
+import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
+import { moneyFor } from '../../lib/money.ts';
+import type { ClientService } from '../client/service.ts';
+import { csvLine, type Cell } from './csv.ts';
+
+export const EXPORT_KINDS = ['clients', 'orders', 'invoices', 'transactions'] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
+
+export interface ExportFilters {
+  status?: string | undefined;
+  client_id?: number | undefined;
+  product_id?: number | undefined;
+  invoice_id?: number | undefined;
+  type?: string | undefined;
+  gateway?: string | undefined;
+  search?: string | undefined;
+  date_from?: string | undefined;
+  date_to?: string | undefined;
+}
+
+export const DEFAULT_BATCH = 500;
+
+const HEADERS: Record<ExportKind, readonly string[]> = {
+  clients: ['id', 'email', 'first_name', 'last_name', 'company', 'phone', 'country', 'status', 'currency', 'created_at'],
+  orders: ['id', 'client_id', 'client_email', 'client_name', 'product_id', 'title', 'type', 'period', 'price', 'currency', 'status', 'expires_at', 'created_at'],
+  invoices: ['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at'],
+  transactions: ['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at'],
+};
+
+function fullName(first: string | null, last: string | null): string {
+  return [first, last].filter((part) => part !== null && part !== '').join(' ');
+}
+
+export interface ExportServiceDeps {
+  db: Kysely<Database>;
+  /** The lists' own rule for "client matches the search" (e-mail or name), with its indexes. */
+  clients: Pick<ClientService, 'idsMatching'>;
+}
+
+export function createExportService({ db, clients }: ExportServiceDeps) {
+
+  /** One batch of rows after `after`, as CSV lines, with the last id read (null when there are no more). */
+  async function batch(kind: ExportKind, filters: ExportFilters, after: number, size: number): Promise<{ lines: string[]; last: number | null }> {
+    let rows: Array<{ id: number; cells: Cell[] }>;
+    if (kind === 'clients') {
+      let query = db.selectFrom('clients').selectAll('clients').where('clients.id', '>', after);
+      if (filters.status !== undefined) query = query.where('clients.status', '=', filters.status as 'active');
+      const text = searchText(filters.search);
+      if (text !== null) {
+        // As admin/client/get_list: e-mail, name or company, or (digits) the client's id.
+        const pattern = containsPattern(text.toLowerCase());
+        const asId = searchedId(text);
+        query = query.where((eb) =>
+          eb.or([
+            likeEscaped(eb.fn<string>('lower', ['clients.email']), pattern),
+            likeEscaped(eb.fn<string>('lower', ['clients.first_name']), pattern),
+            likeEscaped(eb.fn<string | null>('lower', ['clients.last_name']), pattern),
+            likeEscaped(eb.fn<string | null>('lower', ['clients.company']), pattern),
+            ...(asId !== null ? [eb('clients.id', '=', asId)] : []),
+          ]),
+        );
+      }
+      const range = createdRange(filters);
+      if (range.from !== undefined) query = query.where('clients.created_at', '>=', range.from);
+      if (range.to !== undefined) query = query.where('clients.created_at', '<=', range.to);
+      const found = await query.orderBy('clients.id').limit(size).execute();
+      rows = found.map((c) => ({ id: c.id, cells: [c.id, c.email, c.first_name, c.last_name, c.company, c.phone, c.country, c.status, c.currency, c.created_at] }));
+    } else if (kind === 'orders') {
+      let query = db
+        .selectFrom('orders')
+        // Left joins: a record whose client is gone is still exported, with the e-mail and name left empty.
+        .leftJoin('clients', 'clients.id', 'orders.client_id')
+        .selectAll('orders')
+        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name'])
+        .where('orders.id', '>', after);
+      if (filters.status !== undefined) query = query.where('orders.status', '=', filters.status as 'active');
+      if (filters.client_id !== undefined) query = query.where('orders.client_id', '=', filters.client_id);
+      if (filters.product_id !== undefined) query = query.where('orders.product_id', '=', filters.product_id);
+      if (filters.type !== undefined) query = query.where('orders.type', '=', filters.type);
+      const text = searchText(filters.search);
+      if (text !== null) {
+        // As admin/order/get_list: the client's e-mail or name, the order's title, or (digits) its id.
+        const pattern = containsPattern(text.toLowerCase());
+        const asId = searchedId(text);
+        query = query.where((eb) =>
+          eb.or([
+            eb('orders.client_id', 'in', clients.idsMatching(text)),
+            likeEscaped(eb.fn<string>('lower', ['orders.title']), pattern),
+            ...(asId !== null ? [eb('orders.id', '=', asId)] : []),
+          ]),
+        );
+      }
+      const range = createdRange(filters);
+      if (range.from !== undefined) query = query.where('orders.created_at', '>=', range.from);
+      if (range.to !== undefined) query = query.where('orders.created_at', '<=', range.to);
+      const found = await query.orderBy('orders.id').limit(size).execute();
+      rows = found.map((o) => ({
+        id: o.id,
+        cells: [o.id, o.client_id, o.client_email, fullName(o.first_name, o.last_name), o.product_id, o.title, o.type, o.period, moneyFor(o.currency).format(o.price), o.currency, o.status, o.expires_at, o.created_at],
+      }));
+    } else if (kind === 'invoices') {
+      let query = db
+        .selectFrom('invoices')
+        .leftJoin('clients', 'clients.id', 'invoices.client_id')
+        .selectAll('invoices')
+        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name'])
+        .where('invoices.id', '>', after);
+      if (filters.status !== undefined) query = query.where('invoices.status', '=', filters.status as 'paid');
+      if (filters.client_id !== undefined) query = query.where('invoices.client_id', '=', filters.client_id);
+      const text = searchText(filters.search);
+      if (text !== null) {
+        // As admin/invoice/get_list: the client's e-mail or name, the invoice number, or (digits) its id.
+        const pattern = containsPattern(text.toLowerCase());
+        const asId = searchedId(text);
+        query = query.where((eb) =>
+          eb.or([
+            eb('invoices.client_id', 'in', clients.idsMatching(text)),
+            likeEscaped(eb.fn<string | null>('lower', ['invoices.number']), pattern),
+            ...(asId !== null ? [eb('invoices.id', '=', asId)] : []),
+          ]),
+        );
+      }
+      const range = createdRange(filters);
+      if (range.from !== undefined) query = query.where('invoices.created_at', '>=', range.from);
+      if (range.to !== undefined) query = query.where('invoices.created_at', '<=', range.to);
+      const found = await query.orderBy('invoices.id').limit(size).execute();
+      rows = found.map((i) => {
+        const money = moneyFor(i.currency);
+        return {
+          id: i.id,
+          cells: [i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at],
+        };
+      });
+    } else {
+      let query = db
+        .selectFrom('transactions')
+        .leftJoin('clients', 'clients.id', 'transactions.client_id')
+        .selectAll('transactions')
+        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name'])
+        .where('transactions.id', '>', after);
+      if (filters.status !== undefined) query = query.where('transactions.status', '=', filters.status);
+      if (filters.client_id !== undefined) query = query.where('transactions.client_id', '=', filters.client_id);
+      if (filters.invoice_id !== undefined) query = query.where('transactions.invoice_id', '=', filters.invoice_id);
+      if (filters.gateway !== undefined) query = query.where('transactions.gateway', '=', filters.gateway);
+      const text = searchText(filters.search);
+      // Transactions have no list search; here it names the client (e-mail or name), like the other exports.
+      if (text !== null) query = query.where('transactions.client_id', 'in', clients.idsMatching(text));
+      const range = createdRange(filters);
+      if (range.from !== undefined) query = query.where('transactions.created_at', '>=', range.from);
+      if (range.to !== undefined) query = query.where('transactions.created_at', '<=', range.to);
+      const found = await query.orderBy('transactions.id').limit(size).execute();
+      rows = found.map((x) => ({
+        id: x.id,
+        cells: [x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at],
+      }));
+    }
+    return { lines: rows.map((row) => csvLine(row.cells)), last: rows.length === size ? rows[rows.length - 1]!.id : null };
+  }
+
+  return {
+    /**
+     * The export as chunks of CSV text: the header line, then one chunk per batch of `batchSize` rows. The next batch
+     * is read only when the consumer asks for it (the HTTP route asks once the socket has taken the previous one).
+     */
+    async *csv(kind: ExportKind, filters: ExportFilters, batchSize = DEFAULT_BATCH): AsyncGenerator<string> {
+      yield csvLine(HEADERS[kind]);
+      let after = 0;
+      for (;;) {
+        const { lines, last } = await batch(kind, filters, after, batchSize);
+        if (lines.length > 0) yield lines.join('');
+        if (last === null) return;
+        after = last;
+      }
+    },
+  };
+}
+
+export type ExportService = ReturnType<typeof createExportService>;
