@@ -1,7 +1,7 @@
 // Invoices: what a client owes for new or renewed orders, and their payment. The only writer of `invoices`,
 // `invoice_items` and `transactions`. Paying is a compare-and-set on the status inside one transaction that also
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
@@ -16,7 +16,7 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { boundedCount, cachedTotal, forgetTotal, inIds, ownedCandidates, SEARCH_CAP } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
@@ -125,7 +125,7 @@ export interface InvoiceServiceDeps {
   taxes: Pick<TaxService, 'forBuyer'>;
   promos: Pick<PromoService, 'renewalDiscount'>;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each invoice. */
-  clients: Pick<ClientService, 'idsMatching' | 'contacts'>;
+  clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
 }
 
 /** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
@@ -488,28 +488,37 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+      const created = staff ? createdRange(filters) : {};
+      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
+      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const text = staff ? searchText(filters.search) : null;
+      // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
+      let common = false;
       if (text !== null) {
         const pattern = containsPattern(text.toLowerCase());
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([
-            eb('client_id', 'in', clients.idsMatching(text)),
+            clients.matches(text, eb.ref('invoices.client_id')),
             likeEscaped(eb.fn<string | null>('lower', ['number']), pattern),
-            ...(asId !== null ? [eb('id', '=', asId)] : []),
+            ...(asId !== null ? [eb('invoices.id', '=', asId)] : []),
           ]),
         );
+        const candidates = await ownedCandidates(db, { table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients, asId);
+        if (candidates === null) common = true;
+        else query = query.where(inIds(db, sql.ref('invoices.id'), candidates));
       }
-      const created = staff ? createdRange(filters) : {};
-      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
-      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
       const unfiltered = owner === undefined && filters.status === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = { n: unfiltered ? await cachedTotal(db, 'invoices', count) : await count() };
+      const total = unfiltered
+        ? { n: await cachedTotal(db, 'invoices', count), capped: false }
+        : common
+          ? await boundedCount(db, query, SEARCH_CAP)
+          : { n: await count(), capped: false };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const records = await withItems(db, rows);
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
-      return toPage(request, total.n, records);
+      return toPage(request, total.n, records, total.capped);
     },
 
     /** The unpaid renewal invoice of the caller's recurrent order, issued now if there is none. */

@@ -1,7 +1,7 @@
 // Orders: one purchased product of one client, and its status machine (CONTRACT §6 orders). The only writer of
 // `orders` and `order_history`. Every change runs in a transaction, checks the current status with compare-and-set,
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
@@ -17,7 +17,7 @@ import { readConfig, type ProductRow, type ProductService } from '../product/ser
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
-import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { boundedCount, cachedTotal, forgetTotal, inIds, ownedCandidates, SEARCH_CAP } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
@@ -103,7 +103,7 @@ export interface OrderServiceDeps {
   products: ProductService;
   money: Money;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each order. */
-  clients: Pick<ClientService, 'idsMatching' | 'contacts'>;
+  clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
 }
 
 const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
@@ -491,29 +491,38 @@ export function createOrderService({ db, events, productTypes, products, money, 
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       if (filters.product_id !== undefined) query = query.where('product_id', '=', filters.product_id);
       if (filters.type !== undefined) query = query.where('type', '=', filters.type);
+      const created = staff ? createdRange(filters) : {};
+      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
+      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const text = staff ? searchText(filters.search) : null;
+      // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
+      let common = false;
       if (text !== null) {
         const pattern = containsPattern(text.toLowerCase());
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([
-            eb('client_id', 'in', clients.idsMatching(text)),
+            clients.matches(text, eb.ref('orders.client_id')),
             likeEscaped(eb.fn<string>('lower', ['title']), pattern),
-            ...(asId !== null ? [eb('id', '=', asId)] : []),
+            ...(asId !== null ? [eb('orders.id', '=', asId)] : []),
           ]),
         );
+        const candidates = await ownedCandidates(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients, asId);
+        if (candidates === null) common = true;
+        else query = query.where(inIds(db, sql.ref('orders.id'), candidates));
       }
-      const created = staff ? createdRange(filters) : {};
-      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
-      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
       const unfiltered = owner === undefined && filters.status === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = { n: unfiltered ? await cachedTotal(db, 'orders', count) : await count() };
+      const total = unfiltered
+        ? { n: await cachedTotal(db, 'orders', count), capped: false }
+        : common
+          ? await boundedCount(db, query, SEARCH_CAP)
+          : { n: await count(), capped: false };
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       const records = rows.map((row) => toRecord(row, unpaid, staff));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
-      return toPage(request, total.n, records);
+      return toPage(request, total.n, records, total.capped);
     },
 
     async history(id: number): Promise<Array<{ from_status: string | null; to_status: string; note: string | null; created_at: string }>> {
