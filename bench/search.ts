@@ -12,14 +12,14 @@ import { ADMIN_TOKEN, BASE_PORT, freshPostgres, startTollgate, type Running } fr
 const AUTH = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
 
 /**
- * The seed, as one SQL statement per table; `n` rows of each. Dates spread one a minute back from 2026-01-01, stored
- * to the second as the application stores them; five plan titles; paid invoices numbered INV-<i>.
+ * The seed, as one SQL statement per table; `n` rows of each. Dates one a minute, the newest (2026-01-01) with the
+ * highest id as the application writes them, stored to the second; five plan titles; paid invoices numbered INV-<i>.
  */
 export function seedStatements(n: number, postgres: boolean): string[] {
   const series = postgres ? `generate_series(1, ${n}) as s(i)` : `(with recursive s(i) as (select 1 union all select i + 1 from s where i < ${n}) select i from s) as s`;
   const at = postgres
-    ? `to_char(timestamp '2026-01-01' - (i || ' minutes')::interval, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
-    : `strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '-' || i || ' minutes')`;
+    ? `to_char(timestamp '2026-01-01' - ((${n} - i) || ' minutes')::interval, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+    : `strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '-' || (${n} - i) || ' minutes')`;
   const pick = (list: string[]) => `(case i % ${list.length} ${list.map((v, k) => `when ${k} then '${v}'`).join(' ')} end)`;
   const first = pick(['Anna', 'Ben', 'Chloe', 'David', 'Emma', 'Felix', 'Grace', 'Hugo', 'Iris', 'Jonas', 'Karin', 'Liam', 'Mia']);
   const last = pick(['Smith', 'Meyer', 'Garcia', 'Rossi', 'Novak', 'Berg', 'Kowalski', 'Dubois', 'Jensen', 'Silva', 'Tanaka']);
@@ -39,7 +39,7 @@ export function seedStatements(n: number, postgres: boolean): string[] {
   ];
 }
 
-const QUERIES: Array<[string, string]> = [
+export const QUERIES: Array<[string, string]> = [
   ['clients, first page', 'client/get_list'],
   ['clients, page 500', 'client/get_list?page=500'],
   ['clients, status=suspended', 'client/get_list?status=suspended'],
@@ -75,7 +75,7 @@ const QUERIES: Array<[string, string]> = [
   ['invoices, unpaid + one month', 'invoice/get_list?status=unpaid&date_from=2025-06-01&date_to=2025-06-30'],
 ];
 
-async function timeQuery(server: Running, path: string): Promise<{ ms: number; firstMs: number; total: number }> {
+export async function timeQuery(server: Running, path: string): Promise<{ ms: number; firstMs: number; total: number }> {
   const times: number[] = [];
   let total = -1;
   for (let i = 0; i < 5; i++) {

@@ -10,8 +10,9 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_DIR = join(ROOT, 'dist', 'server');
 export const SERVER_ENTRY = join(SERVER_DIR, 'main.mjs');
 const STAMP = join(SERVER_DIR, '.build-stamp');
-// Native addons, and packages only the build or a stale UI needs.
-const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild'];
+// Native addons, packages only the build or a stale UI needs, and packages loaded on first use (read from
+// node_modules then, instead of being parsed with the bundle at every start: PDFs, PostgreSQL, SMTP).
+const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild', 'pdfkit', 'pg', 'nodemailer'];
 
 function newestIn(dir) {
   let newest = 0;

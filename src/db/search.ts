@@ -17,7 +17,7 @@ export function isSqlite(db: { getExecutor(): { adapter: unknown } }): boolean {
 export const TRIGRAM_MIN = 3;
 
 /** Above this many candidates a search is "common": its total is counted up to here (see above). */
-export const SEARCH_CAP = 2000;
+export const SEARCH_CAP = 1000;
 
 /** SQLite: rowids of the FTS5 table `fts` whose `columns` contain `text` (a literal phrase), at most `limit`. */
 export async function ftsRowids<DB>(db: Kysely<DB>, fts: string, columns: readonly string[], text: string, limit: number): Promise<number[]> {

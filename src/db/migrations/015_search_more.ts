@@ -2,7 +2,8 @@
 // - `search` over an order's title or an invoice's number ("contains", case-insensitive). SQLite: FTS5 trigram
 //   tables over the column, external content kept in step by triggers, as clients_search (010_search). PostgreSQL:
 //   pg_trgm GIN indexes on the lower-cased column the query's LIKE uses.
-// - `date_from`/`date_to` on created_at: a (created_at, id) index on each table.
+// - `date_from`/`date_to` on created_at: (created_at, id) and (status, created_at, id) indexes on each table; a list
+//   filtered by dates is read in that order (newest first, as by id), so the range and the order come from one index.
 import { sql } from 'kysely';
 import { isPostgres, type AnyDb } from './helpers.ts';
 
@@ -15,6 +16,8 @@ const SEARCHED = [
 export async function up(db: AnyDb): Promise<void> {
   await db.schema.createIndex('orders_created').on('orders').columns(['created_at', 'id']).execute();
   await db.schema.createIndex('invoices_created').on('invoices').columns(['created_at', 'id']).execute();
+  await db.schema.createIndex('orders_status_created').on('orders').columns(['status', 'created_at', 'id']).execute();
+  await db.schema.createIndex('invoices_status_created').on('invoices').columns(['status', 'created_at', 'id']).execute();
 
   if (isPostgres(db)) {
     await sql`create extension if not exists pg_trgm`.execute(db);
@@ -51,4 +54,6 @@ export async function down(db: AnyDb): Promise<void> {
   }
   await db.schema.dropIndex('orders_created').ifExists().execute();
   await db.schema.dropIndex('invoices_created').ifExists().execute();
+  await db.schema.dropIndex('orders_status_created').ifExists().execute();
+  await db.schema.dropIndex('invoices_status_created').ifExists().execute();
 }

@@ -518,7 +518,10 @@ export function createOrderService({ db, events, productTypes, products, money, 
         : common
           ? await boundedCount(db, query, SEARCH_CAP)
           : { n: await count(), capped: false };
-      const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
+      // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
+      const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;
+      const rows = await ordered.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       const records = rows.map((row) => toRecord(row, unpaid, staff));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
