@@ -169,6 +169,22 @@ describe('admin order and invoice lists: search, client, dates', () => {
     }
   });
 
+  it('totals by status alone (counted once per few seconds) follow this process’s status changes at once', async () => {
+    const canceled = (await list('order', { status: 'canceled' })).total;
+    const pending = (await list('order', { status: 'pending_setup' })).total;
+    expect((await t.admin('order/cancel', { id: orders.q1 })).result).toBe(true);
+    expect((await list('order', { status: 'canceled' })).total).toBe(canceled + 1);
+    expect((await list('order', { status: 'pending_setup' })).total).toBe(pending - 1);
+    expect((await t.admin('order/uncancel', { id: orders.q1 })).result).toBe(true);
+    expect((await list('order', { status: 'canceled' })).total).toBe(canceled);
+
+    const paid = (await list('invoice', { status: 'paid' })).total;
+    const unpaid = (await list('invoice', { status: 'unpaid' })).total;
+    expect((await t.admin('invoice/mark_as_paid', { id: invoices.r1, execute: false })).result).toBe(true);
+    expect((await list('invoice', { status: 'paid' })).total).toBe(paid + 1);
+    expect((await list('invoice', { status: 'unpaid' })).total).toBe(unpaid - 1);
+  });
+
   it('staff without the view permission → 403', async () => {
     const token = await staffWith(t, ['client.view']);
     expectError(await asStaff(t, token, 'order/get_list', { search: tag }), 403);

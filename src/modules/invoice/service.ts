@@ -357,6 +357,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         .executeTakeFirst();
       if (others === undefined) {
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
+        afterTransaction(trx, () => forgetTotal('invoices'));
       }
     }
   });
@@ -381,6 +382,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const others = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', id).where('order_id', '!=', orderId).executeTakeFirst();
       if (others === undefined) {
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
+        afterTransaction(trx, () => forgetTotal('invoices'));
       }
     }
   }
@@ -399,6 +401,8 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       .where('status', '=', from)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict(`The invoice is no longer ${from}; it cannot be ${verb}`);
+    // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
+    afterTransaction(trx, () => forgetTotal('invoices'));
     // The number is taken in the same transaction as the compare-and-set that won, so only a paid invoice has one
     // and a payment that rolls back returns its number (CONTRACT §8: unique and gapless).
     if (to === 'paid' && row.number === null) {
@@ -509,9 +513,10 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         else query = query.where(inIds(db, sql.ref('invoices.id'), candidates));
       }
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const unfiltered = owner === undefined && filters.status === undefined && text === null && created.from === undefined && created.to === undefined;
+      // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
+      const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
       const total = unfiltered
-        ? { n: await cachedTotal(db, 'invoices', count), capped: false }
+        ? { n: await cachedTotal(db, 'invoices', count, filters.status ?? ''), capped: false }
         : common
           ? await boundedCount(db, query, SEARCH_CAP)
           : { n: await count(), capped: false };

@@ -287,6 +287,8 @@ export function createOrderService({ db, events, productTypes, products, money, 
     if (action === 'renew') update = update.where('expires_at', row.expires_at === null ? 'is' : '=', row.expires_at);
     const result = await update.executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+    // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
+    afterTransaction(trx, () => forgetTotal('orders'));
 
     const next: OrderRow = { ...row, ...changes, updated_at: nowText };
     const note = action === 'renew' ? `renewed until ${next.expires_at}` : (reason ?? action);
@@ -512,9 +514,10 @@ export function createOrderService({ db, events, productTypes, products, money, 
         else query = query.where(inIds(db, sql.ref('orders.id'), candidates));
       }
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const unfiltered = owner === undefined && filters.status === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
+      // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
+      const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
       const total = unfiltered
-        ? { n: await cachedTotal(db, 'orders', count), capped: false }
+        ? { n: await cachedTotal(db, 'orders', count, filters.status ?? ''), capped: false }
         : common
           ? await boundedCount(db, query, SEARCH_CAP)
           : { n: await count(), capped: false };
