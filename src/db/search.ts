@@ -6,6 +6,7 @@
 // - common (more): the list query walks its ordering index and tests each row with the exact rule, so a page needs
 //   only as many rows as it takes to fill it; the total is counted up to SEARCH_CAP and then reported as that many
 //   with `total_capped: true` (counting every match of a common fragment would read most of the table per page).
+import { searchedId } from '../lib/list-filters.ts';
 import { containsPattern, likeEscaped } from './like.ts';
 import { SqliteAdapter, sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 
@@ -68,6 +69,26 @@ export async function ownedCandidates<DB>(db: Kysely<DB>, owned: OwnedTable, tex
   return [...ofClients, ...own, ...(id !== null ? [id] : [])];
 }
 
+/**
+ * The `search` of a staff list of client-owned rows: `where`, the exact rule (the client's e-mail or name, the row's
+ * own column, or — digits — its id), and `drive`, the candidates that narrow the query when they are few (null for a
+ * common fragment: the query then tests rows in its own order, and its total is bounded).
+ */
+export async function ownedSearch<DB>(
+  db: Kysely<DB>,
+  owned: OwnedTable,
+  text: string,
+  clients: ClientMatcher,
+): Promise<{ where: Expression<SqlBool>; drive: Expression<SqlBool> | null }> {
+  const id = searchedId(text);
+  const pattern = containsPattern(text.toLowerCase());
+  const own = likeEscaped(sql`lower(${sql.ref(`${owned.table}.${owned.column}`)})`, pattern);
+  const byId = id !== null ? sql` or ${sql.ref(`${owned.table}.id`)} = ${id}` : sql``;
+  const where = sql<SqlBool>`(${clients.matches(text, sql.ref(`${owned.table}.client_id`))} or ${own}${byId})`;
+  const candidates = await ownedCandidates(db, owned, text, clients, id);
+  return { where, drive: candidates === null ? null : inIds(db, sql.ref(`${owned.table}.id`), candidates) };
+}
+
 /** `column IN (ids)` with the ids bound as one parameter (a JSON array on SQLite, an array on PostgreSQL). */
 export function inIds(db: object & { getExecutor(): { adapter: unknown } }, column: Expression<number>, ids: readonly number[]): RawBuilder<SqlBool> {
   return isSqlite(db) ? sql<SqlBool>`${column} in (select value from json_each(${JSON.stringify(ids)}))` : sql<SqlBool>`${column} = any(${[...ids]}::integer[])`;
@@ -99,6 +120,25 @@ const TOTAL_TTL_MS = 5000;
 const totals = new WeakMap<object, Map<string, { n: number; until: number; generation: number }>>();
 /** Per table, bumped by every insert or delete this process makes there (in any database it has open). */
 const generations = new Map<string, number>();
+
+/**
+ * A staff list's total: for the unfiltered list or one status alone (`cachedVariant`, '' for none), counted once per
+ * few seconds (cachedTotal); for a common search (`common`), counted up to SEARCH_CAP; otherwise counted.
+ */
+export async function listTotal<DB, TB extends keyof DB & string, O>(
+  db: Kysely<DB>,
+  table: string,
+  query: SelectQueryBuilder<DB, TB, O>,
+  mode: { cachedVariant: string | null; common: boolean },
+): Promise<{ n: number; capped: boolean }> {
+  const count = async (): Promise<number> => {
+    const result = await sql<{ n: number | string }>`select count(*) as n from ${query.select(sql<number>`1`.as('one'))} as counted`.execute(db);
+    return Number(result.rows[0]?.n ?? 0);
+  };
+  if (mode.cachedVariant !== null) return { n: await cachedTotal(db, table, count, mode.cachedVariant), capped: false };
+  if (mode.common) return boundedCount(db, query, SEARCH_CAP);
+  return { n: await count(), capped: false };
+}
 
 /**
  * The unfiltered total of a list (or, with `variant`, of one cheap-to-invalidate filter such as a status), computed at most once per TOTAL_TTL_MS per process and database (every page of an

@@ -1,22 +1,21 @@
 // Invoices: what a client owes for new or renewed orders, and their payment. The only writer of `invoices`,
 // `invoice_items` and `transactions`. Paying is a compare-and-set on the status inside one transaction that also
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
 import type { Money } from '../../lib/money.ts';
-import { containsPattern, likeEscaped } from '../../db/like.ts';
-import { addContacts, createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
+import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { boundedCount, cachedTotal, forgetTotal, inIds, ownedCandidates, SEARCH_CAP } from '../../db/search.ts';
+import { forgetTotal, listTotal, ownedSearch } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
@@ -499,27 +498,14 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
       let common = false;
       if (text !== null) {
-        const pattern = containsPattern(text.toLowerCase());
-        const asId = searchedId(text);
-        query = query.where((eb) =>
-          eb.or([
-            clients.matches(text, eb.ref('invoices.client_id')),
-            likeEscaped(eb.fn<string | null>('lower', ['number']), pattern),
-            ...(asId !== null ? [eb('invoices.id', '=', asId)] : []),
-          ]),
-        );
-        const candidates = await ownedCandidates(db, { table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients, asId);
-        if (candidates === null) common = true;
-        else query = query.where(inIds(db, sql.ref('invoices.id'), candidates));
+        const search = await ownedSearch(db, { table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients);
+        query = query.where(search.where);
+        if (search.drive === null) common = true;
+        else query = query.where(search.drive);
       }
-      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
       // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
       const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = unfiltered
-        ? { n: await cachedTotal(db, 'invoices', count, filters.status ?? ''), capped: false }
-        : common
-          ? await boundedCount(db, query, SEARCH_CAP)
-          : { n: await count(), capped: false };
+      const total = await listTotal(db, 'invoices', query, { cachedVariant: unfiltered ? (filters.status ?? '') : null, common });
       // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
       // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
       const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;

@@ -1,13 +1,12 @@
 // Orders: one purchased product of one client, and its status machine (CONTRACT §6 orders). The only writer of
 // `orders` and `order_history`. Every change runs in a transaction, checks the current status with compare-and-set,
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
-import { containsPattern, likeEscaped } from '../../db/like.ts';
-import { addContacts, createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
+import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
 import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
@@ -17,7 +16,7 @@ import { readConfig, type ProductRow, type ProductService } from '../product/ser
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
-import { boundedCount, cachedTotal, forgetTotal, inIds, ownedCandidates, SEARCH_CAP } from '../../db/search.ts';
+import { forgetTotal, listTotal, ownedSearch } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
@@ -500,27 +499,14 @@ export function createOrderService({ db, events, productTypes, products, money, 
       // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
       let common = false;
       if (text !== null) {
-        const pattern = containsPattern(text.toLowerCase());
-        const asId = searchedId(text);
-        query = query.where((eb) =>
-          eb.or([
-            clients.matches(text, eb.ref('orders.client_id')),
-            likeEscaped(eb.fn<string>('lower', ['title']), pattern),
-            ...(asId !== null ? [eb('orders.id', '=', asId)] : []),
-          ]),
-        );
-        const candidates = await ownedCandidates(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients, asId);
-        if (candidates === null) common = true;
-        else query = query.where(inIds(db, sql.ref('orders.id'), candidates));
+        const search = await ownedSearch(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients);
+        query = query.where(search.where);
+        if (search.drive === null) common = true;
+        else query = query.where(search.drive);
       }
-      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
       // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
       const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = unfiltered
-        ? { n: await cachedTotal(db, 'orders', count, filters.status ?? ''), capped: false }
-        : common
-          ? await boundedCount(db, query, SEARCH_CAP)
-          : { n: await count(), capped: false };
+      const total = await listTotal(db, 'orders', query, { cachedVariant: unfiltered ? (filters.status ?? '') : null, common });
       // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
       // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
       const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;
