@@ -11,12 +11,15 @@ import { ADMIN_TOKEN, BASE_PORT, freshPostgres, startTollgate, type Running } fr
 
 const AUTH = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
 
-/** The seed, as one SQL statement per table; `n` rows. Dates spread one a minute back from 2026-01-01. */
-function seedStatements(n: number, postgres: boolean): string[] {
+/**
+ * The seed, as one SQL statement per table; `n` rows of each. Dates one a minute, the newest (2026-01-01) with the
+ * highest id as the application writes them, stored to the second; five plan titles; paid invoices numbered INV-<i>.
+ */
+export function seedStatements(n: number, postgres: boolean): string[] {
   const series = postgres ? `generate_series(1, ${n}) as s(i)` : `(with recursive s(i) as (select 1 union all select i + 1 from s where i < ${n}) select i from s) as s`;
   const at = postgres
-    ? `to_char(timestamp '2026-01-01' - (i || ' minutes')::interval, 'YYYY-MM-DD"T"HH24:MI:SS.000"Z"')`
-    : `strftime('%Y-%m-%dT%H:%M:%S.000Z', '2026-01-01', '-' || i || ' minutes')`;
+    ? `to_char(timestamp '2026-01-01' - ((${n} - i) || ' minutes')::interval, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+    : `strftime('%Y-%m-%dT%H:%M:%SZ', '2026-01-01', '-' || (${n} - i) || ' minutes')`;
   const pick = (list: string[]) => `(case i % ${list.length} ${list.map((v, k) => `when ${k} then '${v}'`).join(' ')} end)`;
   const first = pick(['Anna', 'Ben', 'Chloe', 'David', 'Emma', 'Felix', 'Grace', 'Hugo', 'Iris', 'Jonas', 'Karin', 'Liam', 'Mia']);
   const last = pick(['Smith', 'Meyer', 'Garcia', 'Rossi', 'Novak', 'Berg', 'Kowalski', 'Dubois', 'Jensen', 'Silva', 'Tanaka']);
@@ -28,14 +31,15 @@ function seedStatements(n: number, postgres: boolean): string[] {
     `insert into products (title, slug, type, status, hidden, setup, pricing, config, created_at, updated_at)
      values ('Seed plan', 'seed-plan', 'custom', 'enabled', 0, 'after_payment', '{"type":"free"}', '{}', '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`,
     `insert into orders (client_id, product_id, title, type, period, quantity, price, currency, status, config, created_at, updated_at)
-     select i, (select max(id) from products), 'Seed plan', 'custom', '1M', 1, 1000, 'EUR',
+     select i, (select max(id) from products), ${pick(['Starter plan', 'Pro plan', 'Business plan', 'API Basic', 'API Scale'])}, 'custom', '1M', 1, 1000, 'EUR',
             case when i % 40 = 0 then 'suspended' when i % 13 = 0 then 'pending_setup' else 'active' end, '{}', ${at}, ${at} from ${series}`,
-    `insert into invoices (hash, client_id, status, currency, subtotal, total, created_at, updated_at)
-     select 'seed-invoice-' || i, i, case when i % 9 = 0 then 'unpaid' else 'paid' end, 'EUR', 1000, 1000, ${at}, ${at} from ${series}`,
+    `insert into invoices (hash, number, client_id, status, currency, subtotal, total, created_at, updated_at)
+     select 'seed-invoice-' || i, case when i % 9 = 0 then null else 'INV-' || i end, i, case when i % 9 = 0 then 'unpaid' else 'paid' end,
+            'EUR', 1000, 1000, ${at}, ${at} from ${series}`,
   ];
 }
 
-const QUERIES: Array<[string, string]> = [
+export const QUERIES: Array<[string, string]> = [
   ['clients, first page', 'client/get_list'],
   ['clients, page 500', 'client/get_list?page=500'],
   ['clients, status=suspended', 'client/get_list?status=suspended'],
@@ -47,15 +51,31 @@ const QUERIES: Array<[string, string]> = [
   ['clients, company "company 4242"', 'client/get_list?company=company%204242'],
   ['clients, created on one day', 'client/get_list?date_from=2025-06-01&date_to=2025-06-01'],
   ['clients, suspended + one month', 'client/get_list?status=suspended&date_from=2025-06-01&date_to=2025-06-30'],
+  ['clients, search "gra" (3 letters)', 'client/get_list?search=gra'],
+  ['clients, search "xq" (no trigram)', 'client/get_list?search=xq'],
   ['orders, first page', 'order/get_list'],
+  ['orders, page 500', 'order/get_list?page=500'],
   ['orders, status=suspended', 'order/get_list?status=suspended'],
+  ['orders, status=active', 'order/get_list?status=active'],
   ['orders, client_id=500000', 'order/get_list?client_id=500000'],
+  ['orders, search "user424242"', 'order/get_list?search=user424242'],
+  ['orders, search "meyer"', 'order/get_list?search=meyer'],
+  ['orders, search "business"', 'order/get_list?search=business'],
+  ['orders, search "zzz" (no match)', 'order/get_list?search=zzz'],
+  ['orders, search "meyer" + suspended', 'order/get_list?search=meyer&status=suspended'],
+  ['orders, created on one day', 'order/get_list?date_from=2025-06-01&date_to=2025-06-01'],
+  ['orders, search "meyer" + one month', 'order/get_list?search=meyer&date_from=2025-06-01&date_to=2025-06-30'],
   ['invoices, first page', 'invoice/get_list'],
   ['invoices, status=unpaid', 'invoice/get_list?status=unpaid'],
   ['invoices, client_id=500000', 'invoice/get_list?client_id=500000'],
+  ['invoices, search "user424242"', 'invoice/get_list?search=user424242'],
+  ['invoices, search "meyer"', 'invoice/get_list?search=meyer'],
+  ['invoices, search "inv-4242"', 'invoice/get_list?search=inv-4242'],
+  ['invoices, created on one day', 'invoice/get_list?date_from=2025-06-01&date_to=2025-06-01'],
+  ['invoices, unpaid + one month', 'invoice/get_list?status=unpaid&date_from=2025-06-01&date_to=2025-06-30'],
 ];
 
-async function timeQuery(server: Running, path: string): Promise<{ ms: number; firstMs: number; total: number }> {
+export async function timeQuery(server: Running, path: string): Promise<{ ms: number; firstMs: number; total: number }> {
   const times: number[] = [];
   let total = -1;
   for (let i = 0; i < 5; i++) {

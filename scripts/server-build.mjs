@@ -11,9 +11,11 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_DIR = join(ROOT, 'dist', 'server');
 export const SERVER_ENTRY = join(SERVER_DIR, 'main.mjs');
 const STAMP = join(SERVER_DIR, '.build-stamp');
-// Native addons, packages only the build or a stale UI needs, and pdfkit, which loads its fonts at run time through
-// its package's own `#standard-fonts/*` imports (bundled, every invoice PDF failed with "Cannot find module").
-const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild', 'pdfkit'];
+// Native addons, packages only the build or a stale UI needs, and packages loaded on first use (read from
+// node_modules then, instead of being parsed with the bundle at every start: PDFs, PostgreSQL, SMTP). pdfkit must stay
+// out in any case: it loads its fonts through its package's own `#standard-fonts/*` imports (bundled, every invoice
+// PDF failed with "Cannot find module").
+const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild', 'pdfkit', 'pg', 'nodemailer'];
 
 function newestIn(dir) {
   let newest = 0;

@@ -7,7 +7,6 @@ import { resolveInstanceSecret } from './secret.ts';
 import { createServices, type Services } from './services.ts';
 import { randomString } from './lib/crypto.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
-import { stripeGateway } from './modules/invoice/stripe-gateway.ts';
 
 /**
  * The Stripe gateway exists when both of its keys are set, in the environment or stored (sealed) in the settings
@@ -17,6 +16,8 @@ async function registerStripe(services: Services): Promise<void> {
   const secretKey = await services.settings.secret('stripe_secret_key');
   const webhookSecret = await services.settings.secret('stripe_webhook_secret');
   if (secretKey === null || webhookSecret === null) return;
+  // Loaded only when configured: Stripe's library is large to read at every start (issue 13's cold start).
+  const { stripeGateway } = await import('./modules/invoice/stripe-gateway.ts');
   services.gateways.register(stripeGateway({ ...services.config.stripe, secretKey, webhookSecret }));
 }
 

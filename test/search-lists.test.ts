@@ -4,6 +4,7 @@
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEARCH_CAP } from '../src/db/search.ts';
 import { StaffInvoicePage } from '../src/modules/invoice/results.ts';
 import { StaffOrderPage } from '../src/modules/order/results.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
@@ -168,10 +169,101 @@ describe('admin order and invoice lists: search, client, dates', () => {
     }
   });
 
+  it('totals by status alone (counted once per few seconds) follow this process’s status changes at once', async () => {
+    const canceled = (await list('order', { status: 'canceled' })).total;
+    const pending = (await list('order', { status: 'pending_setup' })).total;
+    expect((await t.admin('order/cancel', { id: orders.q1 })).result).toBe(true);
+    expect((await list('order', { status: 'canceled' })).total).toBe(canceled + 1);
+    expect((await list('order', { status: 'pending_setup' })).total).toBe(pending - 1);
+    expect((await t.admin('order/uncancel', { id: orders.q1 })).result).toBe(true);
+    expect((await list('order', { status: 'canceled' })).total).toBe(canceled);
+
+    const paid = (await list('invoice', { status: 'paid' })).total;
+    const unpaid = (await list('invoice', { status: 'unpaid' })).total;
+    expect((await t.admin('invoice/mark_as_paid', { id: invoices.r1, execute: false })).result).toBe(true);
+    expect((await list('invoice', { status: 'paid' })).total).toBe(paid + 1);
+    expect((await list('invoice', { status: 'unpaid' })).total).toBe(unpaid - 1);
+  });
+
   it('staff without the view permission → 403', async () => {
     const token = await staffWith(t, ['client.view']);
     expectError(await asStaff(t, token, 'order/get_list', { search: tag }), 403);
     expectError(await asStaff(t, token, 'invoice/get_list', { search: tag }), 403);
     expect((await asStaff(t, token, 'client/get_list', { search: tag })).status).toBe(200);
+  });
+});
+
+// More candidates than SEARCH_CAP: the lists test rows one by one in list order and count up to the cap. Rows are
+// written straight to the tables (2,100 through the API would take minutes); the lists are read over HTTP.
+describe('a search matching more rows than SEARCH_CAP', () => {
+  let t: TestApp;
+  const many = SEARCH_CAP + 100;
+  const tag = `bulk${Math.random().toString(36).slice(2, 7)}`;
+  let firstId = 0;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const product = await makeProduct(t, { title: 'Bulk plan' });
+    const db = t.services.db;
+    const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    for (let start = 0; start < many; start += 300) {
+      const indexes = Array.from({ length: Math.min(300, many - start) }, (_, k) => start + k);
+      const clients = await db
+        .insertInto('clients')
+        .values(indexes.map((i) => ({ email: `c${i}-${tag}@bulk.example`, first_name: `Bulk${i}`, last_name: null, company: null, phone: null, address_1: null, address_2: null, city: null, state: null, postcode: null, country: null, currency: 'USD', status: 'active' as const, api_token_hash: `${tag}-${i}`, api_token_enc: 'x', password_hash: null, created_at: at(i), updated_at: at(i) })))
+        .returning('id')
+        .execute();
+      firstId ||= clients[0]!.id;
+      await db
+        .insertInto('orders')
+        .values(clients.map(({ id }, k) => ({ client_id: id, product_id: product, title: k % 2 === 0 ? `Even ${tag}` : `Odd ${tag}`, type: 'custom', period: '1M', quantity: 1, price: 1000, currency: 'USD', status: 'active' as const, config: '{}', created_at: at(indexes[k]!), updated_at: at(indexes[k]!) })))
+        .execute();
+      await db
+        .insertInto('invoices')
+        .values(clients.map(({ id }, k) => ({ hash: `${tag}-${id}`, number: `${tag.toUpperCase()}-${indexes[k]}`, client_id: id, status: 'paid' as const, currency: 'USD', subtotal: 1000, total: 1000, created_at: at(indexes[k]!), updated_at: at(indexes[k]!) })))
+        .execute();
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const page = async (what: string, params: Record<string, unknown>) => {
+    const reply = await t.admin(`${what}/get_list`, { per_page: 50, ...params });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    return reply.result as { total: number; pages: number; total_capped?: true; list: Array<{ id: number; client_email?: string; email?: string }> };
+  };
+
+  it.each(['client', 'order', 'invoice'])('%s/get_list: a common fragment → the newest matches, total counted up to the cap with total_capped', async (what) => {
+    const first = await page(what, { search: tag });
+    expect(first).toMatchObject({ total: SEARCH_CAP, pages: SEARCH_CAP / 50, total_capped: true });
+    expect(first.list).toHaveLength(50);
+    // Newest first: the last rows written, in order.
+    const emails = first.list.map((row) => row.client_email ?? row.email);
+    expect(emails.slice(0, 2)).toEqual([`c${many - 1}-${tag}@bulk.example`, `c${many - 2}-${tag}@bulk.example`]);
+    const later = await page(what, { search: tag, page: 3 });
+    expect(later.list[0]!.client_email ?? later.list[0]!.email).toBe(`c${many - 101}-${tag}@bulk.example`);
+  });
+
+  it('a fragment with few matches among them is counted exactly, with no total_capped', async () => {
+    const exact = await page('order', { search: `c1050-${tag}` });
+    expect(exact.total).toBe(1);
+    expect(exact).not.toHaveProperty('total_capped');
+    expect((await page('invoice', { search: `${tag}-105` })).total).toBe(11);
+    expect((await page('client', { search: `c205-${tag}` })).total).toBe(1);
+    // Half the titles: under the cap, counted exactly.
+    const even = await page('order', { search: `even ${tag}` });
+    expect(even.total).toBe(many / 2);
+    expect(even).not.toHaveProperty('total_capped');
+    // A common search narrowed by another filter is counted exactly when the narrowed rows are few.
+    const narrowed = await page('order', { search: tag, client_id: firstId });
+    expect(narrowed).toMatchObject({ total: 1 });
+    expect(narrowed).not.toHaveProperty('total_capped');
+    // One row an hour: 24 on the first day, counted exactly on every list.
+    for (const what of ['client', 'order', 'invoice']) {
+      const day = await page(what, { search: tag, date_from: '2025-01-01', date_to: '2025-01-01' });
+      expect(day.total).toBe(24);
+      expect(day).not.toHaveProperty('total_capped');
+    }
   });
 });

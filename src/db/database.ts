@@ -2,7 +2,7 @@
 // `postgres://…` (pg pool). Everything above this file speaks Kysely and does not care which.
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import { loadPg } from './pg.ts';
 import type { Database } from './schema.ts';
 import { prepareSqliteFile, tightenSqliteFiles } from './file-modes.ts';
 
@@ -18,6 +18,7 @@ export interface DatabaseHandle {
 
 export function openDatabase(url: string): DatabaseHandle {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const pg = loadPg();
     // COUNT(*) and SUM() come back as int8; they stay far below 2^53 here, so read them as numbers.
     pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
     const pool = new pg.Pool({ connectionString: url, max: 10 });

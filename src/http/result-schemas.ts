@@ -13,6 +13,8 @@ export const PageOf = <T extends TSchema>(item: T) =>
     per_page: Type.Integer(),
     pages: Type.Integer(),
     total: Type.Integer(),
+    /** A common text search counted up to a bound (issue 13): `total` is the bound, the matches are more. */
+    total_capped: Type.Optional(Type.Literal(true)),
   });
 
 /** Actions that answer `true` once done (update, delete, mark…). */

@@ -23,6 +23,8 @@ export interface Page<T> {
   per_page: number;
   pages: number;
   total: number;
+  /** Present on a common text search counted only up to a bound: `total` is that bound, the matches are more. */
+  total_capped?: true;
 }
 
 export function pageRequest(params: { page?: number | undefined; per_page?: number | undefined }): PageRequest {
@@ -31,6 +33,6 @@ export function pageRequest(params: { page?: number | undefined; per_page?: numb
   return { page, perPage, offset: (page - 1) * perPage };
 }
 
-export function toPage<T>(request: PageRequest, total: number, list: T[]): Page<T> {
-  return { list, page: request.page, per_page: request.perPage, pages: Math.ceil(total / request.perPage), total };
+export function toPage<T>(request: PageRequest, total: number, list: T[], capped = false): Page<T> {
+  return { list, page: request.page, per_page: request.perPage, pages: Math.ceil(total / request.perPage), total, ...(capped && { total_capped: true as const }) };
 }

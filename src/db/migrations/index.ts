@@ -11,6 +11,7 @@ import * as search from './010_search.ts';
 import * as verifier from './011_verifier.ts';
 import * as webhooks from './012_webhooks.ts';
 import * as keys from './014_keys.ts';
+import * as searchMore from './015_search_more.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '011_verifier': verifier,
   '012_webhooks': webhooks,
   '014_keys': keys,
+  '015_search_more': searchMore,
 };

@@ -1,14 +1,14 @@
 // Client accounts: sign-up, login, profile, API token, and staff management of clients. The only writer of `clients`.
-import type { Kysely, SelectQueryBuilder, Selectable, Updateable } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type ExpressionWrapper, type Kysely, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
-import { cachedTotal, clientsContaining, forgetTotal, isSqlite, TRIGRAM_MIN } from '../../db/search.ts';
+import { boundedCount, cachedTotal, forgetTotal, ftsRowids, inIds, isSqlite, SEARCH_CAP, TRIGRAM_MIN } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { ClientPrincipal } from '../../http/identity.ts';
 import { newApiToken, type SecretBox } from '../../lib/crypto.ts';
-import { createdRange } from '../../lib/list-filters.ts';
+import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -102,6 +102,23 @@ function toRecord(row: Selectable<Database['clients']>): ClientRecord {
   };
 }
 
+type TextColumn = 'email' | 'first_name' | 'last_name' | 'company';
+/** What the order and invoice lists' `search` matches of their client. */
+const CONTACT_COLUMNS: readonly TextColumn[] = ['email', 'first_name', 'last_name'];
+
+/**
+ * Any of `columns` contains `text`, case-insensitively and literally (`%` and `_` are not wildcards). The e-mail is
+ * stored lower-cased; the names are compared lower-cased, which is what the trigram indexes of 010_search hold.
+ */
+function columnsMatch(eb: ExpressionBuilder<Database, 'clients'>, columns: readonly TextColumn[], text: string): ExpressionWrapper<Database, 'clients', SqlBool> {
+  const pattern = containsPattern(text.toLowerCase());
+  return eb.or(
+    columns.map((column) =>
+      column === 'email' ? likeEscaped(eb.ref('clients.email'), pattern) : likeEscaped(eb.fn<string | null>('lower', [eb.ref(`clients.${column}`)]), pattern),
+    ),
+  );
+}
+
 /** "First Last", or the first name alone. */
 function displayName(row: { first_name: string; last_name: string | null }): string {
   return [row.first_name, row.last_name].filter(Boolean).join(' ');
@@ -158,6 +175,30 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
     let query = db.selectFrom('clients').select('id').where('email', '=', email.toLowerCase());
     if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
     return (await query.executeTakeFirst()) !== undefined;
+  }
+
+  /**
+   * Ids of the clients whose `columns` may contain `text` (plus `id`, a searched id), from the trigram index, when
+   * at most `cap`; null when more (or when the index cannot answer: fewer than three characters on SQLite). SQLite's
+   * FTS5 candidates are a superset that the query's exact rule then checks; PostgreSQL's LIKE is the exact rule.
+   */
+  async function candidates(columns: readonly TextColumn[], text: string, id?: number, cap = SEARCH_CAP): Promise<number[] | null> {
+    const lower = text.toLowerCase();
+    let ids: number[];
+    if (fts) {
+      if (lower.length < TRIGRAM_MIN) return null;
+      ids = await ftsRowids(db, 'clients_search', columns, lower, cap + 1);
+    } else {
+      const rows = await db
+        .selectFrom('clients')
+        .select('id')
+        .where((eb) => columnsMatch(eb, columns, text))
+        .limit(cap + 1)
+        .execute();
+      ids = rows.map((row) => row.id);
+    }
+    if (ids.length > cap) return null;
+    return id === undefined ? ids : [...ids, id];
   }
 
   return {
@@ -242,55 +283,40 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
     async list(filters: ClientFilters): Promise<Page<ClientRecord>> {
       const request = pageRequest(filters);
       let query = db.selectFrom('clients');
-      // SQLite: text filters of 3+ characters first narrow the rows through the trigram FTS table (010_search);
-      // PostgreSQL's pg_trgm indexes serve the LIKE itself.
-      const narrow = (columns: readonly string[], text: string): void => {
-        if (fts && text.length >= TRIGRAM_MIN) query = query.where(clientsContaining(columns, text));
-      };
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-      // What staff type is matched literally: `%` and `_` are not wildcards (containsPattern escapes them).
-      if (filters.email !== undefined && filters.email !== '') {
-        const pattern = containsPattern(filters.email.toLowerCase());
-        narrow(['email'], filters.email.toLowerCase());
-        query = query.where((eb) => likeEscaped(eb.ref('email'), pattern));
-      }
-      if (filters.company !== undefined && filters.company !== '') {
-        const pattern = containsPattern(filters.company.toLowerCase());
-        narrow(['company'], filters.company.toLowerCase());
-        query = query.where((eb) => likeEscaped(eb.fn<string | null>('lower', ['company']), pattern));
-      }
-      if (filters.name !== undefined && filters.name !== '') {
-        const pattern = containsPattern(filters.name.toLowerCase());
-        narrow(['first_name', 'last_name'], filters.name.toLowerCase());
-        query = query.where((eb) =>
-          eb.or([likeEscaped(eb.fn<string>('lower', ['first_name']), pattern), likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern)]),
-        );
-      }
-      if (filters.search !== undefined && filters.search !== '') {
-        const pattern = containsPattern(filters.search.toLowerCase());
-        const asId = /^\d+$/.test(filters.search) ? Number(filters.search) : null;
-        // A numeric search may also name a client id, which the text index does not hold.
-        if (asId === null) narrow(['email', 'first_name', 'last_name', 'company'], filters.search.toLowerCase());
-        query = query.where((eb) =>
-          eb.or([
-            likeEscaped(eb.ref('email'), pattern),
-            likeEscaped(eb.fn<string>('lower', ['first_name']), pattern),
-            likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern),
-            likeEscaped(eb.fn<string | null>('lower', ['company']), pattern),
-            ...(asId !== null && asId <= 2_147_483_647 ? [eb('id', '=', asId)] : []),
-          ]),
-        );
-      }
       const created = createdRange(filters);
       if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
       if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
-      // Totals of the unfiltered list and of a status alone (a million active clients take a while to count) are
-      // counted once per few seconds and again after this process's inserts, deletes and updates (src/db/search.ts).
-      const filtered = Object.entries(filters).some(
-        ([name, value]) => name !== 'page' && name !== 'per_page' && name !== 'status' && value !== undefined && value !== '',
-      );
+      // Text filters ("contains", case-insensitive, literal): each is an exact rule on the row; the smallest set of
+      // candidates an index offers, if any is small, drives the query (src/db/search.ts).
+      const texts: Array<{ columns: readonly TextColumn[]; text: string; id?: number }> = [];
+      const searched = searchText(filters.search);
+      if (searched !== null) {
+        const id = searchedId(searched);
+        texts.push({ columns: ['email', 'first_name', 'last_name', 'company'], text: searched, ...(id !== null && { id }) });
+      }
+      if (searchText(filters.email) !== null) texts.push({ columns: ['email'], text: filters.email! });
+      if (searchText(filters.name) !== null) texts.push({ columns: ['first_name', 'last_name'], text: filters.name! });
+      if (searchText(filters.company) !== null) texts.push({ columns: ['company'], text: filters.company! });
+      let driver: number[] | null = null;
+      for (const { columns, text, id } of texts) {
+        query = query.where((eb) => eb.or([columnsMatch(eb, columns, text), ...(id !== undefined ? [eb('clients.id', '=', id)] : [])]));
+        const ids = await candidates(columns, text, id);
+        if (ids !== null && (driver === null || ids.length < driver.length)) driver = ids;
+      }
+      if (driver !== null) query = query.where(inIds(db, sql.ref('clients.id'), driver));
       const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const total = { n: filtered ? await count() : await cachedTotal(db, 'clients', count, filters.status ?? '') };
+      // Totals of the unfiltered list and of a status alone (a million active clients take a while to count) are
+      // counted once per few seconds and again after this process's inserts, deletes and updates; a common text
+      // search is counted up to SEARCH_CAP.
+      let total: { n: number; capped: boolean };
+      if (texts.length === 0 && created.from === undefined && created.to === undefined) {
+        total = { n: await cachedTotal(db, 'clients', count, filters.status ?? ''), capped: false };
+      } else if (texts.length > 0 && driver === null) {
+        total = await boundedCount(db, query, SEARCH_CAP);
+      } else {
+        total = { n: await count(), capped: false };
+      }
       const rows = await query
         .selectAll()
         .orderBy('created_at', 'desc')
@@ -298,7 +324,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         .limit(request.perPage)
         .offset(request.offset)
         .execute();
-      return toPage(request, total.n, rows.map(toRecord));
+      return toPage(request, total.n, rows.map(toRecord), total.capped);
     },
 
     async get(id: number): Promise<ClientRecord> {
@@ -306,21 +332,24 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
     },
 
     /**
-     * The ids of the clients whose e-mail, first or last name contains `text` (case-insensitive, literally), as a
-     * subquery for the order and invoice lists' `search`: the rule and its indexes stay here, with the table.
+     * For the order and invoice lists' `search` (the client's e-mail or name contains `text`): the matching clients'
+     * ids when there are at most `cap` candidates, else null (a common fragment: test each row with `matches`).
      */
-    idsMatching(text: string): SelectQueryBuilder<Database, 'clients', { id: number }> {
-      const lower = text.toLowerCase();
-      const pattern = containsPattern(lower);
-      let query = db.selectFrom('clients').select('id');
-      if (fts && lower.length >= TRIGRAM_MIN) query = query.where(clientsContaining(['email', 'first_name', 'last_name'], lower));
-      return query.where((eb) =>
-        eb.or([
-          likeEscaped(eb.ref('email'), pattern),
-          likeEscaped(eb.fn<string>('lower', ['first_name']), pattern),
-          likeEscaped(eb.fn<string | null>('lower', ['last_name']), pattern),
-        ]),
-      );
+    async idsMatching(text: string, cap: number): Promise<number[] | null> {
+      return candidates(CONTACT_COLUMNS, text, undefined, cap);
+    },
+
+    /**
+     * Whether the client whose id is `clientId` (a column of the caller's query) matches `text` as idsMatching. A
+     * scalar subquery, evaluated for each row the caller's query reaches: as EXISTS, PostgreSQL would first collect
+     * every matching client into a hash (90,000 of them for a common name) before returning the first row.
+     */
+    matches(text: string, clientId: Expression<number>): Expression<SqlBool> {
+      const match = db
+        .selectFrom('clients')
+        .select((eb) => columnsMatch(eb, CONTACT_COLUMNS, text).as('hit'))
+        .where((eb) => eb(eb.ref('clients.id'), '=', clientId));
+      return sql<SqlBool>`coalesce(${match}, false)`;
     },
 
     /** E-mail and display name of each of these clients that exists, for lists that show whose a record is. */

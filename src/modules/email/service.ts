@@ -10,7 +10,7 @@
 // sent again after a crash carries the same one.
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Database } from '../../db/schema.ts';
 import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
 import { inTransaction } from '../../db/transaction.ts';
@@ -145,19 +145,24 @@ export function createMailService(deps: MailServiceDeps) {
   const log = deps.log ?? defaultOutboxLog;
   const clientAreaUrl = `${publicUrl}/`;
   const messageDomain = domainOf(mailFrom, publicUrl);
-  const transport =
-    deps.smtpUrl === null
+  // nodemailer is loaded with the first message (not at every start: issue 13's cold start), then the transport kept.
+  let transport: Promise<Transporter> | null = null;
+  const smtpUrl = deps.smtpUrl;
+  const smtp = (): Promise<Transporter> | null =>
+    smtpUrl === null
       ? null
-      : nodemailer.createTransport({
-          url: deps.smtpUrl,
-          // A few connections kept open and reused: opening one per message cost ~100 ms each even on localhost
-          // (measured 39 messages/s without the pool).
-          pool: true,
-          maxConnections: 5,
-          connectionTimeout: deps.smtpTimeoutMs,
-          greetingTimeout: deps.smtpTimeoutMs,
-          socketTimeout: deps.smtpTimeoutMs,
-        });
+      : (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+          nodemailer.createTransport({
+            url: smtpUrl,
+            // A few connections kept open and reused: opening one per message cost ~100 ms each even on localhost
+            // (measured 39 messages/s without the pool).
+            pool: true,
+            maxConnections: 5,
+            connectionTimeout: deps.smtpTimeoutMs,
+            greetingTimeout: deps.smtpTimeoutMs,
+            socketTimeout: deps.smtpTimeoutMs,
+          }),
+        ));
 
   // ---- templates -------------------------------------------------------------------------------------------------
 
@@ -320,12 +325,13 @@ export function createMailService(deps: MailServiceDeps) {
     async deliver(_payload, { id }) {
       const row = await db.selectFrom('emails').selectAll().where('outbox_id', '=', id).executeTakeFirst();
       if (row === undefined) throw new OutboxGiveUp('the message no longer exists');
-      if (transport === null) {
+      const sender = smtp();
+      if (sender === null) {
         log('info', `mail to ${row.to_email}: ${row.subject}`);
         throw new OutboxNotSent('SMTP_URL is not set');
       }
       const { html, text } = unsealed(row);
-      await transport.sendMail({
+      await (await sender).sendMail({
         from: row.sender,
         to: row.to_name === null ? row.to_email : { name: row.to_name, address: row.to_email },
         subject: row.subject,
@@ -502,7 +508,7 @@ export function createMailService(deps: MailServiceDeps) {
 
     /** Closes the SMTP transport (after the outbox loop has stopped). */
     close(): void {
-      transport?.close();
+      void transport?.then((open) => open.close());
     },
   };
 }

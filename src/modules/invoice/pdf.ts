@@ -1,6 +1,5 @@
 // The invoice as a PDF (CONTRACT §8): seller, buyer, number (or "Proforma" before payment), lines, discount, tax,
 // totals and status, drawn with pdfkit's built-in Helvetica so no font file is needed. Pure: record in, bytes out.
-import PDFDocument from 'pdfkit';
 import type { InvoiceRecord } from './service.ts';
 
 const LEFT = 50;
@@ -11,7 +10,9 @@ function addressLines(party: Record<string, unknown> | null, fields: readonly st
   return fields.map((field) => party[field]).filter((value): value is string => typeof value === 'string' && value !== '');
 }
 
-export function renderInvoicePdf(invoice: InvoiceRecord): Promise<Buffer> {
+export async function renderInvoicePdf(invoice: InvoiceRecord): Promise<Buffer> {
+  // Loaded on the first PDF: pdfkit and its fonts take ~150 ms to load, too much for every start (issue 13).
+  const { default: PDFDocument } = await import('pdfkit');
   return new Promise((resolve, reject) => {
     const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: invoice.number ?? `Proforma invoice ${invoice.id}`, Author: invoice.seller?.name ?? 'Tollgate' } });
     const chunks: Buffer[] = [];

@@ -8,15 +8,14 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
 import type { Money } from '../../lib/money.ts';
-import { containsPattern, likeEscaped } from '../../db/like.ts';
-import { addContacts, createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
+import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { forgetTotal, listTotal, ownedSearch } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
@@ -125,7 +124,7 @@ export interface InvoiceServiceDeps {
   taxes: Pick<TaxService, 'forBuyer'>;
   promos: Pick<PromoService, 'renewalDiscount'>;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each invoice. */
-  clients: Pick<ClientService, 'idsMatching' | 'contacts'>;
+  clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
 }
 
 /** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
@@ -357,6 +356,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         .executeTakeFirst();
       if (others === undefined) {
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
+        afterTransaction(trx, () => forgetTotal('invoices'));
       }
     }
   });
@@ -381,6 +381,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const others = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', id).where('order_id', '!=', orderId).executeTakeFirst();
       if (others === undefined) {
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
+        afterTransaction(trx, () => forgetTotal('invoices'));
       }
     }
   }
@@ -399,6 +400,8 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       .where('status', '=', from)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict(`The invoice is no longer ${from}; it cannot be ${verb}`);
+    // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
+    afterTransaction(trx, () => forgetTotal('invoices'));
     // The number is taken in the same transaction as the compare-and-set that won, so only a paid invoice has one
     // and a payment that rolls back returns its number (CONTRACT §8: unique and gapless).
     if (to === 'paid' && row.number === null) {
@@ -488,28 +491,28 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-      const text = staff ? searchText(filters.search) : null;
-      if (text !== null) {
-        const pattern = containsPattern(text.toLowerCase());
-        const asId = searchedId(text);
-        query = query.where((eb) =>
-          eb.or([
-            eb('client_id', 'in', clients.idsMatching(text)),
-            likeEscaped(eb.fn<string | null>('lower', ['number']), pattern),
-            ...(asId !== null ? [eb('id', '=', asId)] : []),
-          ]),
-        );
-      }
       const created = staff ? createdRange(filters) : {};
       if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
       if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
-      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const unfiltered = owner === undefined && filters.status === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = { n: unfiltered ? await cachedTotal(db, 'invoices', count) : await count() };
-      const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      const text = staff ? searchText(filters.search) : null;
+      // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
+      let common = false;
+      if (text !== null) {
+        const search = await ownedSearch(db, { table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients);
+        query = query.where(search.where);
+        if (search.drive === null) common = true;
+        else query = query.where(search.drive);
+      }
+      // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
+      const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
+      const total = await listTotal(db, 'invoices', query, { cachedVariant: unfiltered ? (filters.status ?? '') : null, common });
+      // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
+      // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
+      const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;
+      const rows = await ordered.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const records = await withItems(db, rows);
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
-      return toPage(request, total.n, records);
+      return toPage(request, total.n, records, total.capped);
     },
 
     /** The unpaid renewal invoice of the caller's recurrent order, issued now if there is none. */

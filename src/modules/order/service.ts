@@ -6,8 +6,7 @@ import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
-import { containsPattern, likeEscaped } from '../../db/like.ts';
-import { addContacts, createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
+import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
 import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
@@ -17,7 +16,7 @@ import { readConfig, type ProductRow, type ProductService } from '../product/ser
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
-import { cachedTotal, forgetTotal } from '../../db/search.ts';
+import { forgetTotal, listTotal, ownedSearch } from '../../db/search.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
@@ -103,7 +102,7 @@ export interface OrderServiceDeps {
   products: ProductService;
   money: Money;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each order. */
-  clients: Pick<ClientService, 'idsMatching' | 'contacts'>;
+  clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
 }
 
 const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
@@ -287,6 +286,8 @@ export function createOrderService({ db, events, productTypes, products, money, 
     if (action === 'renew') update = update.where('expires_at', row.expires_at === null ? 'is' : '=', row.expires_at);
     const result = await update.executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+    // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
+    afterTransaction(trx, () => forgetTotal('orders'));
 
     const next: OrderRow = { ...row, ...changes, updated_at: nowText };
     const note = action === 'renew' ? `renewed until ${next.expires_at}` : (reason ?? action);
@@ -491,29 +492,29 @@ export function createOrderService({ db, events, productTypes, products, money, 
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       if (filters.product_id !== undefined) query = query.where('product_id', '=', filters.product_id);
       if (filters.type !== undefined) query = query.where('type', '=', filters.type);
-      const text = staff ? searchText(filters.search) : null;
-      if (text !== null) {
-        const pattern = containsPattern(text.toLowerCase());
-        const asId = searchedId(text);
-        query = query.where((eb) =>
-          eb.or([
-            eb('client_id', 'in', clients.idsMatching(text)),
-            likeEscaped(eb.fn<string>('lower', ['title']), pattern),
-            ...(asId !== null ? [eb('id', '=', asId)] : []),
-          ]),
-        );
-      }
       const created = staff ? createdRange(filters) : {};
       if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
       if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
-      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      const unfiltered = owner === undefined && filters.status === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = { n: unfiltered ? await cachedTotal(db, 'orders', count) : await count() };
-      const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      const text = staff ? searchText(filters.search) : null;
+      // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
+      let common = false;
+      if (text !== null) {
+        const search = await ownedSearch(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients);
+        query = query.where(search.where);
+        if (search.drive === null) common = true;
+        else query = query.where(search.drive);
+      }
+      // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
+      const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
+      const total = await listTotal(db, 'orders', query, { cachedVariant: unfiltered ? (filters.status ?? '') : null, common });
+      // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
+      // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
+      const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;
+      const rows = await ordered.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       const records = rows.map((row) => toRecord(row, unpaid, staff));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
-      return toPage(request, total.n, records);
+      return toPage(request, total.n, records, total.capped);
     },
 
     async history(id: number): Promise<Array<{ from_status: string | null; to_status: string; note: string | null; created_at: string }>> {

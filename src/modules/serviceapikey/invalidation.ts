@@ -7,7 +7,8 @@
 // (events-stream.ts) hears of every change from any process through them. Receivers that do not know them skip them.
 import { sql, type Kysely } from 'kysely';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from '../../db/pg.ts';
 import type { Database } from '../../db/schema.ts';
 import { isClusterMessage, type InvalidateMessage } from '../../cluster/messages.ts';
 import type { KeyCache } from './cache.ts';
@@ -98,7 +99,7 @@ export class PostgresChannel implements InvalidationChannel {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new (loadPg().Client)({ connectionString: this.url });
     this.client = client;
     let lost = false;
     const onLost = (error?: unknown): void => {

@@ -1,6 +1,6 @@
 // Countries and phone numbers from maintained data packages (i18n-iso-countries, libphonenumber-js), never a
 // hand-written list. The lists are built once and shared.
-import isoCountries from 'i18n-iso-countries';
+import { isoCountries } from './iso-countries.ts';
 import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { errors } from '../../http/errors.ts';
 import { isCountryCode } from './settings-catalogue.ts';

@@ -1,7 +1,7 @@
 // The settings staff edit in the database (CONTRACT §8): their names, kinds and defaults. A setting's environment
 // variable is its name in upper case (`company_name` ← COMPANY_NAME, `payment_instructions` ← PAYMENT_INSTRUCTIONS):
 // the environment gives the default, a value saved by staff wins over it. Pure: no I/O.
-import isoCountries from 'i18n-iso-countries';
+import { isoCountries } from './iso-countries.ts';
 import { errors } from '../../http/errors.ts';
 
 export type SettingKind = 'text' | 'longtext' | 'email' | 'url' | 'country' | 'prefix' | 'bool' | 'counter' | 'days' | 'offsets' | 'secret';
