@@ -2,7 +2,7 @@
 // the last id seen, ascending) and handed out one batch of CSV text at a time, so an export of a million rows holds
 // one batch in memory, never the table. The filters mean what they mean on the list actions (status, client,
 // `search`, `date_from`/`date_to`). Read-only: the tables stay written by their own modules.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
 import type { Database } from '../../db/schema.ts';
 import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
@@ -41,7 +41,7 @@ function fullName(first: string | null, last: string | null): string {
 export interface ExportServiceDeps {
   db: Kysely<Database>;
   /** The lists' own rule for "client matches the search" (e-mail or name), with its indexes. */
-  clients: Pick<ClientService, 'idsMatching'>;
+  clients: Pick<ClientService, 'matches'>;
 }
 
 export function createExportService({ db, clients }: ExportServiceDeps) {
@@ -91,7 +91,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([
-            eb('orders.client_id', 'in', clients.idsMatching(text)),
+            clients.matches(text, eb.ref('orders.client_id')),
             likeEscaped(eb.fn<string>('lower', ['orders.title']), pattern),
             ...(asId !== null ? [eb('orders.id', '=', asId)] : []),
           ]),
@@ -121,7 +121,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([
-            eb('invoices.client_id', 'in', clients.idsMatching(text)),
+            clients.matches(text, eb.ref('invoices.client_id')),
             likeEscaped(eb.fn<string | null>('lower', ['invoices.number']), pattern),
             ...(asId !== null ? [eb('invoices.id', '=', asId)] : []),
           ]),
@@ -151,7 +151,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       if (filters.gateway !== undefined) query = query.where('transactions.gateway', '=', filters.gateway);
       const text = searchText(filters.search);
       // Transactions have no list search; here it names the client (e-mail or name), like the other exports.
-      if (text !== null) query = query.where('transactions.client_id', 'in', clients.idsMatching(text));
+      if (text !== null) query = query.where(clients.matches(text, sql.ref<number>('transactions.client_id')));
       const range = createdRange(filters);
       if (range.from !== undefined) query = query.where('transactions.created_at', '>=', range.from);
       if (range.to !== undefined) query = query.where('transactions.created_at', '<=', range.to);
