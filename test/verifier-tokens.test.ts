@@ -132,7 +132,7 @@ describe('verifier tokens', () => {
     // Two revokes of one verifier at once: one succeeds, the other finds nothing.
     const target = made[0]!.result.id as number;
     const outcomes = await Promise.all([t.admin('staff/verifier_revoke', { id: target }), t.admin('staff/verifier_revoke', { id: target })]);
-    expect(outcomes.map((reply) => reply.status).sort()).toEqual([200, 404]);
+    expect(outcomes.map((reply) => reply.status).toSorted((a, b) => a - b)).toEqual([200, 404]);
   });
 });
 
