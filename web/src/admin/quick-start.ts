@@ -43,7 +43,7 @@ app.get('/data', (c) => c.json({ tier: c.get('tollgate').config?.tier }));`,
       'Plain HTTP (any language)',
       'sh',
       `curl -s -u "admin:$TOLLGATE_VERIFIER_TOKEN" ${baseUrl}/api/admin/serviceapikey/get_info \\
-  -H 'content-type: application/json' -d '{"key": "<the key your user sent>", "ip": "<your user\\'s address>"}'
+  -H 'content-type: application/json' -d '{"key": "<the key your user sent>", "ip": "<the user address>"}'
 # → {"result": {"valid": 1, "reason": "VALID", "config": {…}, "usage": {…}, "order_id": 12, "key_id": 3}, "error": null}`,
     ],
   ];
@@ -59,8 +59,8 @@ export function QuickStartSection() {
         ? html`<${Loading} />`
         : null
       : html`<p>
-            This instance's base URL is <code data-testid="base-url">${company.data.public_url}</code> (set by <code>PUBLIC_URL</code>). Install the SDK
-            with <code>npm install @tollgate/sdk</code> and put a verifier token in <code>TOLLGATE_VERIFIER_TOKEN</code>. The middleware reads the key
+            This instance's base URL is <code data-testid="base-url">${company.data.public_url}</code> (set by <code>PUBLIC_URL</code>). Add the SDK
+            (<code>@tollgate/sdk</code>, in the Tollgate repository's <code>packages/sdk</code>) to your server and put a verifier token in <code>TOLLGATE_VERIFIER_TOKEN</code>. The middleware reads the key
             from <code>X-API-Key</code> or <code>Authorization: Bearer</code>, answers 401 or 429 itself, and attaches the result to the request.
           </p>
           ${quickStarts(company.data.public_url).map(
