@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Tollgate } from '../packages/sdk/src/index.ts';
 import { printTable, runLoad, type LoadResult } from './lib.ts';
-import { adminCall, BASE_PORT, sellKey, startTollgate } from './process.ts';
+import { adminCall, BASE_PORT, sellKey, startTollgate, treeCpuMs } from './process.ts';
 
 interface App {
   url: string;
@@ -64,9 +64,19 @@ export async function runSdkBench(seconds = 5, rounds = 3, revocations = 100): P
     const bareRounds: LoadResult[] = [];
     const guardedRounds: LoadResult[] = [];
     const inOrder: LoadResult[] = [];
+    // On a shared machine requests per second swing with the neighbours' load; the CPU time each app spends per
+    // request does not, so it is measured too (from /proc, the app's process).
+    const cpu = { bare: { ms: 0, requests: 0 }, guarded: { ms: 0, requests: 0 } };
+    const load = async (side: 'bare' | 'guarded', app: App, name: string): Promise<LoadResult> => {
+      const before = treeCpuMs(app.child.pid!);
+      const result = await runLoad(name, { url: `${app.url}/data`, headers, seconds, connections: 10 });
+      cpu[side].ms += treeCpuMs(app.child.pid!) - before;
+      cpu[side].requests += result.total ?? 0;
+      return result;
+    };
     for (let round = 1; round <= rounds; round++) {
-      const bareRound = await runLoad(`express, no guard (round ${round})`, { url: `${bare.url}/data`, headers, seconds, connections: 10 });
-      const guardedRound = await runLoad(`express + SDK middleware (round ${round})`, { url: `${guarded.url}/data`, headers, seconds, connections: 10 });
+      const bareRound = await load('bare', bare, `express, no guard (round ${round})`);
+      const guardedRound = await load('guarded', guarded, `express + SDK middleware (round ${round})`);
       bareRounds.push(bareRound);
       guardedRounds.push(guardedRound);
       inOrder.push(bareRound, guardedRound);
@@ -76,6 +86,11 @@ export async function runSdkBench(seconds = 5, rounds = 3, revocations = 100): P
     printTable(`SDK middleware vs no guard (separate processes, ${rounds} alternating rounds of ${seconds} s, in the order run)`, inOrder);
     printTable('mean of the rounds', [bareRow, guardedRow], bareRow);
     process.stdout.write(`  ratio ${((guardedRow.requestsPerSec / bareRow.requestsPerSec) * 100).toFixed(1)}% (target ≥ 90%)\n`);
+    const perRequest = (side: 'bare' | 'guarded') => (cpu[side].ms * 1000) / Math.max(1, cpu[side].requests);
+    process.stdout.write(
+      `  app CPU per request: no guard ${perRequest('bare').toFixed(0)} µs, guarded ${perRequest('guarded').toFixed(0)} µs → ` +
+        `the guarded app can answer ${((perRequest('bare') / perRequest('guarded')) * 100).toFixed(1)}% of the unguarded one's requests per CPU second\n`,
+    );
 
     await stopApp(bare);
     const answered = await stopApp(guarded);
