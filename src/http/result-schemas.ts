@@ -26,3 +26,19 @@ export const CalendarDate = Type.String({ format: 'date' });
 
 /** A money amount: a decimal string with the currency's precision (`"10.00"`), never a float. */
 export const Money = Type.String({ pattern: '^-?[0-9]+(\\.[0-9]+)?$' });
+
+const FILE_TYPE = 'x-tollgate-file';
+
+/**
+ * The result of an action that answers a file instead of the envelope (FileResult): the OpenAPI document describes
+ * a binary body of `contentType`, and the suite's result check skips it.
+ */
+export const FileDownload = (contentType: string) => Type.Unsafe<never>({ [FILE_TYPE]: contentType });
+
+/** The content type of a FileDownload schema, or undefined for an ordinary result schema. */
+export function fileContentType(schema: TSchema): string | undefined {
+  const value = (schema as Record<string, unknown>)[FILE_TYPE];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export const isFileResultSchema = (schema: TSchema): boolean => fileContentType(schema) !== undefined;

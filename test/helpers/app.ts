@@ -8,6 +8,8 @@ import { buildApp } from '../../src/app.ts';
 import { bootstrap, ensureFirstAdmin } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Services } from '../../src/services.ts';
+import { modules } from '../../src/modules/index.ts';
+import { describeMismatches, installResultCheck } from './result-check.ts';
 
 export const ADMIN_EMAIL = 'admin@example.com';
 export const ADMIN_PASSWORD = 'Admin-Passw0rd';
@@ -122,7 +124,16 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const services = await bootstrap(config);
   await ensureFirstAdmin(services);
   const app = buildApp(services);
+  // Every successful answer is checked against its action's declared result schema (CONTRACT §11).
+  const mismatches = installResultCheck(app, modules);
   await app.ready();
+
+  /** Fails loudly, naming the action and the path, when an answer does not match its declared result schema. */
+  function assertResultsConform(): void {
+    if (mismatches.length === 0) return;
+    const found = describeMismatches(mismatches.splice(0));
+    throw new Error(`An action answered a result its declared schema does not describe:\n${found}`);
+  }
 
   async function call(path: string, params: Record<string, unknown> = {}, options: CallOptions = {}): Promise<Reply> {
     const method = options.method ?? 'POST';
@@ -153,6 +164,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       ...(payload !== undefined && { payload }),
       remoteAddress: options.ip ?? '127.0.0.1',
     });
+    assertResultsConform();
     options.browser?.take(response.headers['set-cookie']);
     const jar = new Browser();
     jar.take(response.headers['set-cookie']);
@@ -190,6 +202,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       await app.close();
       await services.close();
       await postgres?.drop();
+      // Answers that did not come through call() (inject or a real socket) are checked here.
+      assertResultsConform();
     },
   };
   return testApp;
