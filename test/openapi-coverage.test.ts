@@ -4,13 +4,6 @@ import { describe, expect, it } from 'vitest';
 import type { ModuleApi } from '../src/http/action.ts';
 import { listActions } from '../src/http/gateway.ts';
 import { modules } from '../src/modules/index.ts';
-import { paymentMethodApi } from '../src/modules/payment/api.ts';
-import { productApi } from '../src/modules/product/api.ts';
-import { profileApi } from '../src/modules/profile/api.ts';
-import { serviceApiKeyApi } from '../src/modules/serviceapikey/api.ts';
-import { staffApi } from '../src/modules/staff/api.ts';
-import { systemApi } from '../src/modules/system/api.ts';
-import { webhookApi } from '../src/modules/webhook/api.ts';
 import { accountProfileApi } from '../src/modules/account/api.ts';
 import { recoveryClientApi, recoveryProfileApi, recoveryStaffApi } from '../src/modules/account/recovery-api.ts';
 import { cartApi } from '../src/modules/cart/api.ts';
@@ -25,7 +18,6 @@ import { orderApi } from '../src/modules/order/api.ts';
  * have merged: the test then requires a result and a summary of every action.
  */
 const NOT_YET_DESCRIBED: readonly ModuleApi[] = [
-  paymentMethodApi, productApi, profileApi, serviceApiKeyApi, staffApi, systemApi, webhookApi,
   // Being described on branch i11-openapi (removed from here module by module).
   accountProfileApi, recoveryClientApi, recoveryProfileApi, recoveryStaffApi, cartApi, clientApi, cronApi, emailApi, invoiceApi, orderApi,
 ];
