@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { expectError } from './helpers/assertions.ts';
-import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, serveWeb, settled, SHOTS } from './helpers/browser.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, newStaffPage, serveWeb, settled, SHOTS } from './helpers/browser.ts';
 
 const PUBLIC_URL = 'https://billing.tollgate-test.example';
 
@@ -29,8 +29,7 @@ describe.runIf(HAVE_CHROMIUM)('Developers: verifier tokens and the SDK quick sta
     t = await createTestApp({ PUBLIC_URL: `${PUBLIC_URL}/` });
     ({ web, base } = await serveWeb(t));
     browser = await launchChromium();
-    staff = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    staff.setDefaultTimeout(20_000);
+    staff = await newStaffPage(browser);
   }, 240_000);
 
   afterAll(async () => {

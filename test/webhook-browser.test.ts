@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.ts';
-import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, serveWeb, settled, SHOTS } from './helpers/browser.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, newStaffPage, serveWeb, settled, SHOTS } from './helpers/browser.ts';
 import { Receiver } from './helpers/webhook-receiver.ts';
 
 describe.runIf(HAVE_CHROMIUM)('the Developers page in the browser', () => {
@@ -23,8 +23,7 @@ describe.runIf(HAVE_CHROMIUM)('the Developers page in the browser', () => {
     t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '1000' });
     ({ web, base } = await serveWeb(t));
     browser = await launchChromium();
-    staff = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    staff.setDefaultTimeout(20_000);
+    staff = await newStaffPage(browser);
   }, 240_000);
 
   afterAll(async () => {

@@ -35,6 +35,13 @@ export async function serveWeb(t: TestApp): Promise<{ web: FastifyInstance; base
   return { web, base: `http://127.0.0.1:${address.port}` };
 }
 
+/** A page in a fresh browser context (its own cookies), as staff at a desktop use it. */
+export async function newStaffPage(browser: Browser): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.setDefaultTimeout(20_000);
+  return page;
+}
+
 /** Waits until no element on the page reports aria-busy="true" (loads and actions finished). */
 export async function settled(page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);

@@ -13,6 +13,7 @@ import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../../../src/
 import { createStore, useStore } from '../lib/store.ts';
 import { DataTable, filled } from './common.ts';
 import { QuickStartSection } from './quick-start.ts';
+import { useRowActions } from './row-actions.ts';
 import { SecretOnce } from './secret-once.ts';
 import { VerifierTokensSection } from './verifier-tokens.ts';
 
@@ -98,14 +99,7 @@ function EndpointsSection() {
   const [editing, setEditing] = useState<WebhookRecord | null>(null);
   const [deleting, setDeleting] = useState<number | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [working, setWorking] = useState<string | null>(null);
-  const action = useAction();
-  const act = (key: string, work: () => Promise<void>): void => {
-    setWorking(key);
-    setMessage(null);
-    void action.run(work).finally(() => setWorking(null));
-  };
+  const { working, message, setMessage, error, act } = useRowActions();
   const rotate = (endpoint: WebhookRecord): void =>
     act(`rotate-${endpoint.id}`, async () => {
       const rotated = await call<{ secret: string }>('admin/webhook/rotate_secret', { id: endpoint.id });
@@ -139,7 +133,7 @@ function EndpointsSection() {
       5 min, 30 min, 2 h, 5 h, 10 h and 10 h; an answer of 410 switches the endpoint off.
     </p>
     <${CreateEndpoint} onCreated=${() => endpoints.reload()} />
-    <${ErrorMessage} error=${action.error} />
+    <${ErrorMessage} error=${error} />
     <${ErrorMessage} error=${endpoints.error} />
     <${Notice}>${message}<//>
     ${secret !== null ? html`<${SigningSecret} secret=${secret} onDone=${() => setSecret(null)} />` : null}

@@ -7,6 +7,7 @@ import { formatDateTime } from '../lib/format.ts';
 import { announce, Badge, Button, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { VerifierRecord } from '../../../src/modules/staff/service.ts';
 import { DataTable } from './common.ts';
+import { useRowActions } from './row-actions.ts';
 import { SecretOnce } from './secret-once.ts';
 
 const VerifierToken = ({ token, onDone }: { token: string; onDone: () => void }) =>
@@ -37,14 +38,7 @@ export function VerifierTokensSection() {
   const verifiers = useLoad(() => call<Page<VerifierRecord>>('admin/staff/verifier_get_list', { page, per_page: 25 }), [page]);
   const [token, setToken] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<number | null>(null);
-  const [working, setWorking] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const action = useAction();
-  const act = (key: string, work: () => Promise<void>): void => {
-    setWorking(key);
-    setMessage(null);
-    void action.run(work).finally(() => setWorking(null));
-  };
+  const { working, message, setMessage, error, act } = useRowActions();
   const rotate = (verifier: VerifierRecord): void =>
     act(`rotate-${verifier.id}`, async () => {
       const rotated = await call<{ token: string }>('admin/staff/verifier_rotate', { id: verifier.id });
@@ -73,7 +67,7 @@ export function VerifierTokensSection() {
         verifiers.reload();
       }}
     />
-    <${ErrorMessage} error=${action.error} />
+    <${ErrorMessage} error=${error} />
     <${ErrorMessage} error=${verifiers.error} />
     <${Notice}>${message}<//>
     ${token !== null ? html`<${VerifierToken} token=${token} onDone=${() => setToken(null)} />` : null}
