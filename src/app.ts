@@ -9,6 +9,8 @@ import { registerGateway } from './http/gateway.ts';
 import { createObserver, type ObserveOptions } from './http/observe.ts';
 import { setApiHeaders } from './http/headers.ts';
 import { buildOpenApi } from './http/openapi.ts';
+import { registerApiDocs } from './http/api-docs.ts';
+import { MODULE_DESCRIPTIONS } from './modules/descriptions.ts';
 import { capConnectionsPerAddress } from './http/connections.ts';
 import { buildWhitelist } from './http/rate-limit.ts';
 import { modules as defaultModules } from './modules/index.ts';
@@ -141,11 +143,12 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   });
 
   const modules = options.modules ?? defaultModules;
-  const openApi = buildOpenApi(modules);
+  const openApi = buildOpenApi(modules, { publicUrl: config.publicUrl, moduleDescriptions: MODULE_DESCRIPTIONS });
   app.get('/api/openapi.json', async (request, reply) => {
     setApiHeaders(request, reply, httpsPossible);
     return openApi;
   });
+  registerApiDocs(app);
 
   observer.register(app, httpsPossible);
   registerGateway(app, services, modules, httpsPossible);

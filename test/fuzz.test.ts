@@ -221,7 +221,8 @@ describe('fuzzing every action', () => {
   }
 
   it('no 5xx and an envelope every time, for every action, role and encoding', async () => {
-    const paths = Object.keys(doc.paths);
+    // The actions (every one has a POST); not the other documented routes, such as the never-ending events stream.
+    const paths = Object.keys(doc.paths).filter((path) => /^\/api\/(admin|client|guest)\//.test(path) && doc.paths[path]!.post !== undefined);
     expect(paths.length).toBeGreaterThan(50);
     let sent = 0;
     for (const path of paths) {

@@ -9,7 +9,9 @@ import { listActions } from '../../src/http/gateway.ts';
 import { isFileResultSchema } from '../../src/http/result-schemas.ts';
 
 // The contract's own form of a moment (CONTRACT §1): UTC with a Z, so an offset or a local time is a mismatch too.
-const UTC_MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
+// ISO 8601's expanded years (`+010000-…`) are accepted: rows written by an older version may hold them (see
+// test/security-dates.test.ts), and the API answers them as stored.
+const UTC_MOMENT = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (value) => UTC_MOMENT.test(value) && !Number.isNaN(Date.parse(value)));
 
 type Node = Record<string | symbol, unknown> & { type?: unknown; additionalProperties?: unknown; patternProperties?: unknown };

@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
 import { errors } from '../../http/errors.ts';
+import { Done } from '../../http/result-schemas.ts';
 import type { Services } from '../../services.ts';
 import { SecondFactorCode } from './login.ts';
 import type { TwoFactorSubject } from './two-factor.ts';
@@ -21,12 +22,17 @@ function twoFactorActions<I>(subjectOf: (identity: I) => TwoFactorSubject & { em
     totp_get: {
       params: NO_PARAMS,
       summary: 'Whether two-factor login is on, and how many recovery codes are left',
+      result: Type.Object({ enabled: Type.Boolean(), recovery_codes_left: Type.Integer({ minimum: 0 }) }),
       handler: (_params: object, { services, identity }: { services: Services; identity: I }) => services.twoFactor.status(subjectOf(identity)),
     },
     totp_setup: {
       postOnly: true,
       params: NO_PARAMS,
       summary: 'Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code)',
+      result: Type.Object({
+        secret: Type.String({ description: 'Base32 secret, for typing into the app by hand' }),
+        otpauth_url: Type.String({ description: 'otpauth://totp/… URI, for a QR code' }),
+      }),
       handler(_params: object, { services, identity }: { services: Services; identity: I }) {
         const subject = subjectOf(identity);
         return services.twoFactor.setup(subject, subject.email);
@@ -36,12 +42,14 @@ function twoFactorActions<I>(subjectOf: (identity: I) => TwoFactorSubject & { em
       postOnly: true,
       params: Type.Object({ code: Type.String({ pattern: '^\\s*\\d{6}\\s*$' }) }),
       summary: 'Turns two-factor login on with a first code; returns ten recovery codes, shown once',
+      result: Type.Object({ recovery_codes: Type.Array(Type.String({ description: 'xxxxx-xxxxx' }), { minItems: 10, maxItems: 10 }) }),
       handler: ({ code }: { code: string }, { services, identity }: { services: Services; identity: I }) => services.twoFactor.enable(subjectOf(identity), code),
     },
     totp_disable: {
       postOnly: true,
       params: Type.Object({ password: Password, code: SecondFactorCode }),
       summary: 'Turns two-factor login off; needs the password and a current code or a recovery code',
+      result: Done,
       async handler({ password, code }: { password: string; code: string }, { services, identity }: { services: Services; identity: I }) {
         const subject = subjectOf(identity);
         await requireOwnPassword(services, subject, password);

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { enforce } from '../../http/rate-limit.ts';
+import { Done } from '../../http/result-schemas.ts';
 import type { Services } from '../../services.ts';
 import { withTimeFloor } from './service.ts';
 
@@ -30,6 +31,7 @@ function resetRequest(kind: 'client' | 'staff', summary: string) {
     params: Type.Object({ email: Email }),
     rateLimit: 'PASSWORD_RESET',
     summary,
+    result: Done,
     handler: ({ email }, { services, reply, ip }) =>
       // The floor covers the limit check too: every answer of this action takes 300–450 ms or more.
       withTimeFloor(async () => {
@@ -45,6 +47,7 @@ function resetUpdate(kind: 'client' | 'staff', summary: string) {
     postOnly: true,
     params: UpdatePassword,
     summary,
+    result: Done,
     async handler({ hash, password, password_confirm }, { services }) {
       await services.accounts.updatePassword(kind, hash, password, password_confirm);
       return true;
@@ -60,6 +63,7 @@ export const recoveryClientApi: ModuleApi = {
     confirm_email: guestAction({
       params: Type.Object({ hash: Hash }),
       summary: 'Confirms the address a confirmation link was sent to (sign-up, or a change of e-mail, which then applies)',
+      result: Done,
       async handler({ hash }, { services }) {
         await services.accounts.confirmEmail(hash);
         return true;
@@ -68,6 +72,7 @@ export const recoveryClientApi: ModuleApi = {
     is_email_validation_required: guestAction({
       params: NO_PARAMS,
       summary: 'Whether sign-ups must confirm their e-mail address before checkout',
+      result: Type.Boolean(),
       handler: (_params, { services }) => services.accounts.emailVerificationRequired,
     }),
   },
@@ -87,6 +92,7 @@ export const recoveryProfileApi: ModuleApi = {
     resend_confirmation: clientAction({
       params: NO_PARAMS,
       summary: 'Mails a new confirmation link to the current address (409 when it is confirmed already)',
+      result: Done,
       async handler(_params, { services, identity, reply, ip }) {
         await limitPerAddress(services, reply, ip, identity.client.email);
         await services.accounts.resendConfirmation(identity.client.id);
@@ -97,6 +103,7 @@ export const recoveryProfileApi: ModuleApi = {
       postOnly: true,
       params: Type.Object({ email: Email, password: Password }),
       summary: 'Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email)',
+      result: Done,
       async handler({ email, password }, { services, identity, reply, ip }) {
         await limitPerAddress(services, reply, ip, email);
         await services.accounts.changeEmail(identity.client.id, email, password);

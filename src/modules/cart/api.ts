@@ -4,6 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { clientAction, guestAction, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../http/action.ts';
 import { requireSessionCsrf } from '../../http/auth.ts';
 import { readCookies, SESSION_COOKIE } from '../../http/session-control.ts';
+import { Done } from '../../http/result-schemas.ts';
+import { Cart, CheckoutResult } from './results.ts';
 import type { CartOwner } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -53,6 +55,7 @@ export const cartApi: ModuleApi = {
   guest: {
     add_item: guestAction({
       params: AddItem,
+      result: Done,
       summary: 'Adds a product to the guest cart (emptied first unless `multiple`)',
       async handler(params, call) {
         await call.services.carts.addItem(await guestOwner(call), params);
@@ -61,10 +64,14 @@ export const cartApi: ModuleApi = {
     }),
     get: guestAction({
       params: NO_PARAMS,
+      summary: "The guest session's cart: lines, prices, applied coupon and totals (starts a guest session when there is none)",
+      result: Cart,
       handler: async (_params, call) => call.services.carts.get(await guestOwner(call)),
     }),
     remove_item: guestAction({
       params: RemoveItem,
+      summary: 'Removes one line (by its cart line id) from the guest cart',
+      result: Done,
       async handler({ id }, call) {
         await call.services.carts.removeItem(await guestOwner(call), id);
         return true;
@@ -72,6 +79,7 @@ export const cartApi: ModuleApi = {
     }),
     apply_promo: guestAction({
       params: ApplyPromo,
+      result: Done,
       summary: APPLY_SUMMARY,
       async handler({ promocode }, call) {
         await call.services.carts.applyPromo(await guestOwner(call), promocode);
@@ -80,6 +88,8 @@ export const cartApi: ModuleApi = {
     }),
     remove_promo: guestAction({
       params: NO_PARAMS,
+      summary: 'Removes the coupon from the guest cart',
+      result: Done,
       async handler(_params, call) {
         await call.services.carts.removePromo(await guestOwner(call));
         return true;
@@ -87,6 +97,8 @@ export const cartApi: ModuleApi = {
     }),
     reset: guestAction({
       params: NO_PARAMS,
+      summary: 'Empties the guest cart and removes its coupon',
+      result: Done,
       async handler(_params, call) {
         await call.services.carts.reset(await guestOwner(call));
         return true;
@@ -96,6 +108,7 @@ export const cartApi: ModuleApi = {
   client: {
     add_item: clientAction({
       params: AddItem,
+      result: Done,
       summary: "Adds a product to the client's cart (emptied first unless `multiple`)",
       async handler(params, call) {
         await call.services.carts.addItem(await clientOwner(call), params);
@@ -104,10 +117,14 @@ export const cartApi: ModuleApi = {
     }),
     get: clientAction({
       params: NO_PARAMS,
+      summary: "The client's cart: lines, prices, applied coupon and totals",
+      result: Cart,
       handler: async (_params, call) => call.services.carts.get(await clientOwner(call)),
     }),
     remove_item: clientAction({
       params: RemoveItem,
+      summary: "Removes one line (by its cart line id) from the client's cart",
+      result: Done,
       async handler({ id }, call) {
         await call.services.carts.removeItem(await clientOwner(call), id);
         return true;
@@ -115,6 +132,7 @@ export const cartApi: ModuleApi = {
     }),
     apply_promo: clientAction({
       params: ApplyPromo,
+      result: Done,
       summary: APPLY_SUMMARY,
       async handler({ promocode }, call) {
         await call.services.carts.applyPromo(await clientOwner(call), promocode);
@@ -123,6 +141,8 @@ export const cartApi: ModuleApi = {
     }),
     remove_promo: clientAction({
       params: NO_PARAMS,
+      summary: "Removes the coupon from the client's cart",
+      result: Done,
       async handler(_params, call) {
         await call.services.carts.removePromo(await clientOwner(call));
         return true;
@@ -130,6 +150,8 @@ export const cartApi: ModuleApi = {
     }),
     reset: clientAction({
       params: NO_PARAMS,
+      summary: "Empties the client's cart and removes its coupon",
+      result: Done,
       async handler(_params, call) {
         await call.services.carts.reset(await clientOwner(call));
         return true;
@@ -139,6 +161,7 @@ export const cartApi: ModuleApi = {
       params: Type.Object({ gateway_id: Type.Optional(Id) }),
       rateLimit: 'CHECKOUT',
       summary: 'Turns the cart into orders and, when something is owed, one unpaid invoice',
+      result: CheckoutResult,
       async handler({ gateway_id }, call) {
         const { clientId } = await clientOwner(call);
         // An unconfirmed address may browse and fill a cart, not order (REQUIRE_EMAIL_VERIFICATION, CONTRACT §10).

@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { Done, PageOf } from '../../http/result-schemas.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
+import { Client, LoginResult } from './results.ts';
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -36,6 +38,7 @@ export const clientApi: ModuleApi = {
       params: Type.Object({ email: Email, first_name: FirstName, password: Password, password_confirm: Password, ...profileParams }),
       rateLimit: 'SIGNUP',
       summary: 'Sign up: creates an active client and starts its session',
+      result: Type.Integer({ description: 'The new client id' }),
       async handler(params, { services, session }) {
         const id = await services.clients.create(params, { signup: true });
         const previous = await session.current();
@@ -50,6 +53,7 @@ export const clientApi: ModuleApi = {
       // LOGIN is counted per (address, e-mail) inside guardLogin (a wrong two-factor code is another call, so it
       // counts too); the call itself counts under API_GUEST per address.
       summary: 'Client login: starts a client session and sets the session and csrf_token cookies; `code` when two-factor login is on',
+      result: LoginResult('client'),
       async handler({ email, password, code }, { services, reply, ip, session }) {
         await guardLogin(services, reply, ip, email);
         const client = await services.clients.login(email, password);
@@ -74,6 +78,8 @@ export const clientApi: ModuleApi = {
         ...profileParams,
       }),
       permission: 'client.manage',
+      summary: 'Creates a client account (active unless `status` says otherwise); without a password the client cannot log in until it sets one',
+      result: Type.Integer({ description: 'The new client id' }),
       handler: (params, { services }) => services.clients.create(params),
     }),
     get_list: adminAction({
@@ -88,11 +94,15 @@ export const clientApi: ModuleApi = {
         ...paginationParams,
       }),
       permission: 'client.view',
+      summary: 'Lists clients, newest first; `search` matches e-mail, name and company, the other filters one field each',
+      result: PageOf(Client),
       handler: (params, { services }) => services.clients.list(params),
     }),
     get: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'client.view',
+      summary: 'One client account',
+      result: Client,
       handler: ({ id }, { services }) => services.clients.get(id),
     }),
     update: adminAction({
@@ -105,6 +115,8 @@ export const clientApi: ModuleApi = {
         ...profileParams,
       }),
       permission: 'client.manage',
+      summary: "Changes a client's e-mail, profile, status or tax exemption; a blank optional field is cleared",
+      result: Done,
       async handler({ id, ...fields }, { services }) {
         await services.clients.update(id, fields);
         return true;
@@ -113,6 +125,8 @@ export const clientApi: ModuleApi = {
     delete: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'client.manage',
+      summary: 'Deletes a client account and ends its sessions',
+      result: Done,
       async handler({ id }, { services }) {
         await services.clients.delete(id);
         return true;
@@ -122,6 +136,8 @@ export const clientApi: ModuleApi = {
       postOnly: true,
       params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
       permission: 'client.manage',
+      summary: "Sets a client's password; ends every session of the client",
+      result: Done,
       async handler({ id, password, password_confirm }, { services }) {
         await services.clients.changePassword(id, password, password_confirm);
         return true;

@@ -2,6 +2,22 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, type ModuleApi } from '../../http/action.ts';
 
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+
+/** What one run did (CronReport). */
+const CronReport = Type.Object(
+  {
+    renewal_invoices: Count('Renewal invoices issued ahead of expiry'),
+    renewed_free: Count('Free orders renewed'),
+    suspended: Count('Orders suspended at expiry'),
+    canceled: Count('Orders canceled (at period end, or after a long suspension)'),
+    carts_purged: Count('Abandoned guest cart lines deleted'),
+    invoice_reminders: Count('Payment reminders queued'),
+    failed: Count('Orders a job could not change (logged); the next run tries again'),
+  },
+  { $id: 'CronReport' },
+);
+
 export const cronApi: ModuleApi = {
   name: 'cron',
   admin: {
@@ -9,6 +25,7 @@ export const cronApi: ModuleApi = {
       params: Type.Object({}),
       permission: 'system.manage',
       summary: 'Runs the scheduled jobs now; returns what they did',
+      result: CronReport,
       handler: (_params, { services }) => services.cron.run(new Date()),
     }),
   },

@@ -7,6 +7,8 @@ import type { InvoiceRecord } from './service.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { enforce } from '../../http/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
+import { Done, FileDownload, PageOf } from '../../http/result-schemas.ts';
+import { Gateway, Invoice, PaymentStart, TaxRule, Transaction } from './results.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
@@ -41,9 +43,17 @@ export const invoiceApi: ModuleApi = {
     get_list: adminAction({
       params: Type.Object({ status: Type.Optional(Status), client_id: Type.Optional(Id), ...paginationParams }),
       permission: 'invoice.view',
+      summary: 'Invoices, newest first, by status and client',
+      result: PageOf(Invoice),
       handler: (params, { services }) => services.invoices.list(params),
     }),
-    get: adminAction({ params: ById, permission: 'invoice.view', handler: ({ id }, { services }) => services.invoices.get(id) }),
+    get: adminAction({
+      params: ById,
+      permission: 'invoice.view',
+      summary: 'One invoice with its lines, seller and buyer',
+      result: Invoice,
+      handler: ({ id }, { services }) => services.invoices.get(id),
+    }),
     mark_as_paid: adminAction({
       params: Type.Object({
         id: Id,
@@ -54,6 +64,7 @@ export const invoiceApi: ModuleApi = {
       }),
       permission: 'invoice.manage',
       summary: 'Records a payment and (unless execute=false) activates or renews the orders; paying twice → 409',
+      result: Done,
       async handler(params, { services }) {
         await services.invoices.markAsPaid(params.id, {
           transactionId: params.transaction_id ?? params.transactionId,
@@ -66,6 +77,8 @@ export const invoiceApi: ModuleApi = {
     cancel: adminAction({
       params: ById,
       permission: 'invoice.manage',
+      summary: 'Cancels an unpaid invoice (409 once paid)',
+      result: Done,
       async handler({ id }, { services }) {
         await services.invoices.cancel(id);
         return true;
@@ -75,20 +88,30 @@ export const invoiceApi: ModuleApi = {
       params: ById,
       permission: 'invoice.view',
       summary: 'The invoice as application/pdf (errors stay JSON envelopes)',
+      result: FileDownload('application/pdf'),
       handler: async ({ id }, { services }) => pdfOf(services, await services.invoices.get(id)),
     }),
     tax_create: adminAction({
       params: Type.Object(TaxFields),
       permission: 'invoice.manage',
       summary: 'A tax rule {name, rate (percent), country?, state?} → id; one rule per country and state (409)',
+      result: Type.Integer({ description: 'The new rule id' }),
       handler: (params, { services }) => services.taxes.create(params),
     }),
     tax_get_list: adminAction({
       params: Type.Object({ ...paginationParams }),
       permission: 'invoice.view',
+      summary: 'Tax rules',
+      result: PageOf(TaxRule),
       handler: (params, { services }) => services.taxes.list(params),
     }),
-    tax_get: adminAction({ params: ById, permission: 'invoice.view', handler: ({ id }, { services }) => services.taxes.get(id) }),
+    tax_get: adminAction({
+      params: ById,
+      permission: 'invoice.view',
+      summary: 'One tax rule',
+      result: TaxRule,
+      handler: ({ id }, { services }) => services.taxes.get(id),
+    }),
     tax_update: adminAction({
       params: Type.Object({
         id: Id,
@@ -99,6 +122,7 @@ export const invoiceApi: ModuleApi = {
       }),
       permission: 'invoice.manage',
       summary: 'Changes a tax rule; invoices already issued keep the tax they were issued with',
+      result: Done,
       async handler({ id, ...fields }, { services }) {
         await services.taxes.update(id, fields);
         return true;
@@ -107,6 +131,8 @@ export const invoiceApi: ModuleApi = {
     tax_delete: adminAction({
       params: ById,
       permission: 'invoice.manage',
+      summary: 'Deletes a tax rule; invoices already issued keep their tax',
+      result: Done,
       async handler({ id }, { services }) {
         await services.taxes.delete(id);
         return true;
@@ -116,6 +142,7 @@ export const invoiceApi: ModuleApi = {
       params: Type.Object({ id: Id, amount: Type.Optional(Amount) }),
       permission: 'invoice.manage',
       summary: 'Refunds the whole invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Suspends nothing by itself',
+      result: Done,
       async handler({ id, amount }, { services }) {
         const minor = amount === undefined ? undefined : parseAmount(services, amount);
         await services.invoicePayments.refund(id, minor);
@@ -131,24 +158,34 @@ export const invoiceApi: ModuleApi = {
         ...paginationParams,
       }),
       permission: 'invoice.view',
-      summary: 'Payments and refunds, newest first: {id, invoice_id, client_id, gateway, txn_id, type, amount, currency, status, message, created_at}',
+      summary: 'Payments and refunds, newest first',
+      result: PageOf(Transaction),
       handler: (params, { services }) => services.invoicePayments.listTransactions(params),
     }),
   },
   client: {
     get_list: clientAction({
       params: Type.Object({ status: Type.Optional(Status), ...paginationParams }),
+      summary: "The caller's invoices, newest first",
+      result: PageOf(Invoice),
       handler: (params, { services, identity }) => services.invoices.list(params, identity.client.id),
     }),
-    get: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.invoices.get(id, identity.client.id) }),
+    get: clientAction({
+      params: ById,
+      summary: 'One own invoice with its lines',
+      result: Invoice,
+      handler: ({ id }, { services, identity }) => services.invoices.get(id, identity.client.id),
+    }),
     pdf: clientAction({
       params: ById,
       summary: 'An own invoice as application/pdf',
+      result: FileDownload('application/pdf'),
       handler: async ({ id }, { services, identity }) => pdfOf(services, await services.invoices.get(id, identity.client.id)),
     }),
     renewal_invoice: clientAction({
       params: Type.Object({ order_id: Id }),
       summary: 'The unpaid renewal invoice of an own recurrent order (issued now if there is none)',
+      result: Type.Integer({ description: 'The invoice id' }),
       handler: ({ order_id }, { services, identity }) => services.invoices.renewalInvoice(order_id, identity.client.id),
     }),
   },
@@ -156,12 +193,14 @@ export const invoiceApi: ModuleApi = {
     get: guestAction({
       params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),
       summary: 'The invoice with this hash',
+      result: Invoice,
       handler: ({ hash }, { services }) => services.invoices.getByHash(hash),
     }),
     payment: guestAction({
       params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }), gateway_id: GatewayRef }),
       rateLimit: 'PAYMENT',
       summary: 'Starts paying the invoice: {redirect_url} for an online gateway, {instructions} for the manual one',
+      result: PaymentStart,
       handler: ({ hash, gateway_id }, { services, ip, reply }) =>
         services.payments.start(hash, gateway_id, async (invoiceId) => {
           // PAYMENT counts per IP (the gateway applies it) and per invoice, so one invoice cannot be hammered from many.
@@ -171,11 +210,13 @@ export const invoiceApi: ModuleApi = {
     pdf: guestAction({
       params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),
       summary: 'The invoice with this hash as application/pdf',
+      result: FileDownload('application/pdf'),
       handler: async ({ hash }, { services }) => pdfOf(services, await services.invoices.getByHash(hash)),
     }),
     gateways: guestAction({
       params: Type.Object({}),
-      summary: 'Payment gateways: [{id, code, title, instructions}]',
+      summary: 'The payment gateways an invoice can be paid with',
+      result: Type.Array(Gateway),
       handler: (_params, { services }) => services.invoices.gateways(),
     }),
   },

@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
 import { hasPermission } from '../../http/identity.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { Done, PageOf } from '../../http/result-schemas.ts';
+import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, UpgradableProduct } from './results.ts';
 import type { Transition } from './service.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -18,6 +20,7 @@ function transitionAction(action: Transition, summary: string, withReason = fals
     params: withReason ? Type.Object({ id: Id, reason: Type.Optional(Reason) }) : ById,
     permission: 'order.manage',
     summary,
+    result: Done,
     async handler(params: { id: number; reason?: string }, { services }) {
       await services.orders.change(params.id, action, { reason: params.reason });
       return true;
@@ -40,6 +43,7 @@ export const orderApi: ModuleApi = {
       }),
       permission: 'order.manage',
       summary: 'Creates an order for a client, optionally activated and/or invoiced',
+      result: Type.Integer({ description: 'The new order id' }),
       handler: (params, { services }) => services.carts.adminCreate(params),
     }),
     activate: transitionAction('activate', 'pending_setup or failed_setup → active; sets expires_at for recurrent orders'),
@@ -51,6 +55,8 @@ export const orderApi: ModuleApi = {
     delete: adminAction({
       params: ById,
       permission: 'order.manage',
+      summary: 'Deletes an order with its history (and its API key)',
+      result: Done,
       async handler({ id }, { services }) {
         await services.orders.delete(id);
         return true;
@@ -65,12 +71,20 @@ export const orderApi: ModuleApi = {
         notes: Type.Optional(Type.String({ maxLength: 10_000 })),
       }),
       permission: 'order.manage',
+      summary: "Changes an order's expiry, period, price or staff notes",
+      result: Done,
       async handler({ id, ...fields }, { services }) {
         await services.orders.update(id, fields);
         return true;
       },
     }),
-    get: adminAction({ params: ById, permission: 'order.view', handler: ({ id }, { services }) => services.orders.get(id) }),
+    get: adminAction({
+      params: ById,
+      permission: 'order.view',
+      summary: 'One order, with staff notes',
+      result: AdminOrder,
+      handler: ({ id }, { services }) => services.orders.get(id),
+    }),
     get_list: adminAction({
       params: Type.Object({
         status: Type.Optional(Status),
@@ -80,12 +94,15 @@ export const orderApi: ModuleApi = {
         ...paginationParams,
       }),
       permission: 'order.view',
+      summary: 'Orders, newest first, by status, client, product and product type',
+      result: PageOf(AdminOrder),
       handler: (params, { services }) => services.orders.list(params),
     }),
     service: adminAction({
       params: ById,
       permission: 'order.view',
       summary: "The order with its product type's service fields (the API key itself needs serviceapikey.manage)",
+      result: AdminOrderService,
       async handler({ id }, { services, identity }) {
         const service = await services.orders.service(id);
         // order.view lets support staff read orders; the key is a secret, shown only to those who manage keys.
@@ -97,19 +114,33 @@ export const orderApi: ModuleApi = {
       params: ById,
       permission: 'order.view',
       summary: "The order's status changes, oldest first",
+      result: Type.Array(OrderHistoryEntry),
       handler: ({ id }, { services }) => services.orders.history(id),
     }),
   },
   client: {
     get_list: clientAction({
       params: Type.Object({ status: Type.Optional(Status), ...paginationParams }),
+      summary: "The caller's orders, newest first",
+      result: PageOf(Order),
       handler: (params, { services, identity }) => services.orders.list(params, identity.client.id),
     }),
-    get: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.orders.get(id, identity.client.id) }),
-    service: clientAction({ params: ById, handler: ({ id }, { services, identity }) => services.orders.service(id, identity.client.id) }),
+    get: clientAction({
+      params: ById,
+      summary: 'One own order',
+      result: Order,
+      handler: ({ id }, { services, identity }) => services.orders.get(id, identity.client.id),
+    }),
+    service: clientAction({
+      params: ById,
+      summary: "An own order with its product type's service fields (an API key order: the key, its parameters and state)",
+      result: OrderService,
+      handler: ({ id }, { services, identity }) => services.orders.service(id, identity.client.id),
+    }),
     cancel: clientAction({
       params: ById,
       summary: 'Cancels at period end: the order stays active until expires_at, then the scheduler cancels it',
+      result: Done,
       async handler({ id }, { services, identity }) {
         await services.selfService.cancel(id, identity.client.id);
         return true;
@@ -118,6 +149,7 @@ export const orderApi: ModuleApi = {
     uncancel: clientAction({
       params: ById,
       summary: 'Takes a cancellation at period end back, before the period ends',
+      result: Done,
       async handler({ id }, { services, identity }) {
         await services.selfService.uncancel(id, identity.client.id);
         return true;
@@ -126,11 +158,13 @@ export const orderApi: ModuleApi = {
     upgradables: clientAction({
       params: ById,
       summary: 'Products of the same type the order can move to',
+      result: Type.Array(UpgradableProduct),
       handler: ({ id }, { services, identity }) => services.selfService.upgradables(id, identity.client.id),
     }),
     change_plan: clientAction({
       params: Type.Object({ id: Id, product_id: Id, period: Type.String({ minLength: 1, maxLength: 8 }) }),
       summary: 'Upgrade now with a prorated invoice (applies when paid), or downgrade at the next renewal; the API key stays the same',
+      result: PlanChange,
       handler: ({ id, ...target }, { services, identity }) => services.selfService.changePlan(id, identity.client.id, target),
     }),
   },

@@ -171,7 +171,7 @@ function App() {
       ${error !== null ? html`<p class="error" role="alert">${describeError(error)}</p>` : null}
       <${Routes} />
     </main>
-    <footer class="bottom">Tollgate admin · <a href="/">Client area</a></footer>
+    <footer class="bottom">Tollgate admin · <a href="/">Client area</a> · <a href="/api/docs">API reference</a></footer>
   `;
 }
 
