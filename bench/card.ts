@@ -2,19 +2,19 @@
 // client/cart/add_item + client/cart/checkout, guest/invoice/payment (Tollgate creates the Checkout Session at
 // "Stripe" through the official library), and the customer paying on the hosted page, which makes "Stripe" send the
 // two signed webhooks (checkout.session.completed, payment_intent.succeeded) that Tollgate verifies, stores and applies
-// (the payment, the activation, the saved card — one more library call) before the page answers. "Stripe" is the
-// local stand-in the tests use (test/helpers/stripe-server.ts), in this process beside the server; the load runs in a
-// child process. SQLite file, rate limits off. Standalone: `npx tsx bench/card.ts`.
+// (the payment, the activation, the saved card — one more library call) before the page answers. Tollgate runs as
+// `npm start` starts it (bench/process.ts), in its own process on a SQLite file, with default settings except rate
+// limits off (ten customers check out far faster than CHECKOUT allows one person) and the Stripe settings; "Stripe" is
+// the local stand-in the tests use (test/helpers/stripe-server.ts), in this process; the load runs in a child
+// process. Port: BENCH_BASE_PORT (default 41600) + 91. Standalone: `npx tsx bench/card.ts`.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildApp } from '../src/app.ts';
-import { bootstrap, ensureFirstAdmin } from '../src/bootstrap.ts';
-import { loadConfig } from '../src/config.ts';
 import { StripeStandIn } from '../test/helpers/stripe-server.ts';
-import { listen, printTable, type LoadResult } from './lib.ts';
+import { printTable, type LoadResult } from './lib.ts';
+import { adminCall, BASE_PORT, startTollgate } from './process.ts';
 
 const CONNECTIONS = 10;
 
@@ -63,53 +63,42 @@ export async function runCardBench(seconds = 5): Promise<LoadResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-card-'));
   const stripe = new StripeStandIn();
   await stripe.start();
-  const services = await bootstrap(
-    loadConfig({
-      DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-      DATA_DIR: dir,
-      SCHEDULER: 'off',
-      RATE_LIMIT_ENABLED: 'false',
-      TOLLGATE_ADMIN_EMAIL: 'bench@example.com',
-      TOLLGATE_ADMIN_PASSWORD: 'Bench-Passw0rd',
-      ...stripe.env({ STRIPE_TIMEOUT_MS: '20000' }),
-    }),
-  );
-  const app = buildApp(services);
   try {
-    await ensureFirstAdmin(services);
-    const productId = await services.products.prepare('Bench card plan', 'custom');
-    await services.products.update(productId, { status: 'enabled', setup: 'after_payment', pricing: { type: 'recurrent', recurrent: { '1M': { price: '10.00' } } } });
-    const authorizations: string[] = [];
-    for (let i = 0; i < CONNECTIONS; i++) {
-      const id = await services.clients.create({ email: `card${i}@example.com`, first_name: `Card ${i}` });
-      authorizations.push(basic('client', await services.clients.apiToken(id)));
-    }
-    const url = await listen(app);
-    stripe.webhookUrl = `${url}/webhooks/stripe`;
-    const jobFile = join(dir, 'card.json');
-    writeFileSync(jobFile, JSON.stringify({ url, productId, seconds, authorizations }));
-    const report = await new Promise<{ perSecond: number; done: number; failed: number; p50: number; p99: number }>((resolve, reject) => {
-      execFile(process.execPath, ['--input-type=module', '-e', LOAD_SCRIPT, jobFile], { maxBuffer: 16 * 1024 * 1024, timeout: (seconds + 60) * 1000 }, (error, stdout, stderr) => {
-        if (process.env.BENCH_DEBUG !== undefined) process.stderr.write(stderr);
-        if (error !== null) reject(error);
-        else resolve(JSON.parse(stdout) as { perSecond: number; done: number; failed: number; p50: number; p99: number });
+    const server = await startTollgate('tollgate (npm start)', BASE_PORT + 91, { RATE_LIMIT_ENABLED: 'false', ...stripe.env({ STRIPE_TIMEOUT_MS: '20000' }) });
+    try {
+      stripe.webhookUrl = `${server.url}/webhooks/stripe`;
+      const productId = (await adminCall(server, 'product/prepare', { title: 'Bench card plan', type: 'custom' })) as number;
+      await adminCall(server, 'product/update', { id: productId, status: 'enabled', setup: 'after_payment', pricing: { type: 'recurrent', recurrent: { '1M': { price: '10.00' } } } });
+      const authorizations: string[] = [];
+      for (let i = 0; i < CONNECTIONS; i++) {
+        const id = (await adminCall(server, 'client/create', { email: `card${i}@example.com`, first_name: `Card ${i}` })) as number;
+        authorizations.push(basic('client', (await adminCall(server, 'profile/api_key_reset', { id })) as string));
+      }
+      const jobFile = join(dir, 'card.json');
+      writeFileSync(jobFile, JSON.stringify({ url: server.url, productId, seconds, authorizations }));
+      const report = await new Promise<{ perSecond: number; done: number; failed: number; p50: number; p99: number }>((resolve, reject) => {
+        execFile(process.execPath, ['--input-type=module', '-e', LOAD_SCRIPT, jobFile], { maxBuffer: 16 * 1024 * 1024, timeout: (seconds + 60) * 1000 }, (error, stdout, stderr) => {
+          if (process.env.BENCH_DEBUG !== undefined) process.stderr.write(stderr);
+          if (error !== null) reject(error);
+          else resolve(JSON.parse(stdout) as { perSecond: number; done: number; failed: number; p50: number; p99: number });
+        });
       });
-    });
-    // Every paid checkout is one processed transaction: the figure counts only payments Tollgate applied.
-    const applied = await services.db.selectFrom('transactions').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'processed').executeTakeFirstOrThrow();
-    const result: LoadResult = {
-      name: 'checkout + card payment (session + 2 webhooks)',
-      requestsPerSec: Math.round(report.perSecond * 10) / 10,
-      p50Ms: report.p50,
-      p99Ms: report.p99,
-      non2xx: report.failed,
-      errors: applied.n === report.done ? 0 : Math.abs(applied.n - report.done),
-    };
-    printTable(`card payments on SQLite, ${CONNECTIONS} concurrent customers, ${seconds} s (operations/s; ${report.done} paid)`, [result]);
-    return [result];
+      // Every paid checkout is one processed transaction: the figure counts only payments Tollgate applied.
+      const applied = ((await adminCall(server, 'invoice/transaction_get_list', { status: 'processed', per_page: 1 })) as { total: number }).total;
+      const result: LoadResult = {
+        name: 'checkout + card payment (session + 2 webhooks)',
+        requestsPerSec: Math.round(report.perSecond * 10) / 10,
+        p50Ms: report.p50,
+        p99Ms: report.p99,
+        non2xx: report.failed,
+        errors: Math.abs(applied - report.done),
+      };
+      printTable(`card payments on SQLite, npm start, ${CONNECTIONS} concurrent customers, ${seconds} s (operations/s; ${report.done} paid, ${applied} applied)`, [result]);
+      return [result];
+    } finally {
+      await server.stop();
+    }
   } finally {
-    await app.close();
-    await services.close();
     await stripe.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -155,14 +155,19 @@ export async function adminCall(server: Running, path: string, params: Record<st
   return body.result;
 }
 
-/** An active API key on `server`, made through its admin API (product, client, order, key). */
-export async function issueKey(server: Running, extraConfig: Record<string, unknown> = {}): Promise<string> {
+/** An active API key on `server` and its order, made through its admin API (product, client, order, key). */
+export async function sellKey(server: Running, extraConfig: Record<string, unknown> = {}): Promise<{ key: string; orderId: number }> {
   const product = await adminCall(server, 'product/prepare', { title: 'Bench API', type: 'apikey' });
   await adminCall(server, 'product/update', { id: product, status: 'enabled', config: { custom: { monthlyLimit: 1_000_000_000, tier: 'pro' }, ...extraConfig } });
   const client = await adminCall(server, 'client/create', { email: `bench-${randomBytes(4).toString('hex')}@example.com`, first_name: 'Bench' });
-  const order = await adminCall(server, 'order/create', { client_id: client, product_id: product, activate: true });
+  const order = (await adminCall(server, 'order/create', { client_id: client, product_id: product, activate: true })) as number;
   const key = (await adminCall(server, 'serviceapikey/get', { order_id: order })) as { api_key: string };
-  return key.api_key;
+  return { key: key.api_key, orderId: order };
+}
+
+/** An active API key on `server` (`extraConfig`: product options such as a rate limit). */
+export async function issueKey(server: Running, extraConfig: Record<string, unknown> = {}): Promise<string> {
+  return (await sellKey(server, extraConfig)).key;
 }
 
 /**

@@ -77,6 +77,7 @@ describe('settings', () => {
       country: 'DE',
       vat_number: 'DE123456789',
       logo_url: null,
+      public_url: t.services.config.publicUrl,
     });
   });
 

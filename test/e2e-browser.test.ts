@@ -4,21 +4,16 @@
 // Screenshots of the main pages land in test-results/.
 /// <reference lib="dom" />
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.ts';
-import { ensureWebBuilt, WEB_DIST_DIR } from '../src/web/build.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), 'test-results');
+import { createTestApp, type TestApp } from './helpers/app.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, serveWeb, settled, SHOTS } from './helpers/browser.ts';
 const CUSTOMER = { first: 'Ada', last: 'Lovelace', email: `ada-${Date.now()}@example.com`, password: 'Analytical-Engine1' };
 
-describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
+describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
   let t: TestApp;
   let web: FastifyInstance;
   let base: string;
@@ -48,21 +43,10 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
   const shot = async (page: Page, name: string): Promise<void> => {
     await page.screenshot({ path: join(SHOTS, name), fullPage: true });
   };
-  /** Waits until no element on the page reports aria-busy="true" (loads and actions finished). */
-  const settled = async (page: Page): Promise<void> => {
-    await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
-  };
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp();
-    await ensureWebBuilt();
-    // The UI is served by a second Fastify instance over the same services: createTestApp's app has no UI routes.
-    web = buildApp(t.services, { webDistDir: WEB_DIST_DIR });
-    await web.listen({ host: '127.0.0.1', port: 0 });
-    const address = web.server.address();
-    if (address === null || typeof address === 'string') throw new Error('no address');
-    base = `http://127.0.0.1:${address.port}`;
+    ({ web, base } = await serveWeb(t));
 
     // Staff sets up the plan through the API.
     productId = (await t.admin('product/prepare', { title: 'Pro API', type: 'apikey' })).result as number;
@@ -80,10 +64,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     expect((await t.admin('invoice/tax_create', { name: 'VAT', rate: '20' })).body.error).toBeNull();
     expect((await t.admin('product/promo_create', { code: 'WELCOME10', type: 'percentage', value: '10' })).body.error).toBeNull();
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launchChromium();
     // Two contexts: a browser has one session cookie, so the customer and the staff member need separate ones.
     clientContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     await clientContext.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -204,11 +185,7 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
   });
 
   it('lets staff log in and mark the invoice paid', async () => {
-    await staff.goto(`${base}/admin`);
-    await staff.getByLabel('E-mail').fill(ADMIN_EMAIL);
-    await staff.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await staff.getByRole('button', { name: 'Log in' }).click();
-    await staff.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await loginAsAdmin(staff, base);
 
     await staff.getByRole('link', { name: 'Invoices', exact: true }).click();
     await staff.getByRole('link', { name: `Invoice #${invoiceId}` }).click();

@@ -2,21 +2,16 @@
 // (it arrives), read the log, resend, edit a template with a preview; a client reads their own messages. Screenshots
 // land in test-results/.
 /// <reference lib="dom" />
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.ts';
-import { ensureWebBuilt, WEB_DIST_DIR } from '../src/web/build.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
+import { createTestApp, type TestApp } from './helpers/app.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, serveWeb, settled, SHOTS } from './helpers/browser.ts';
 import { TestSmtp } from './helpers/smtp.ts';
 import { makeProduct } from './selling-fixtures.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), 'test-results');
-
-describe.runIf(existsSync(CHROMIUM))('mail pages in the browser', () => {
+describe.runIf(HAVE_CHROMIUM)('mail pages in the browser', () => {
   let t: TestApp;
   let web: FastifyInstance;
   let base: string;
@@ -26,20 +21,10 @@ describe.runIf(existsSync(CHROMIUM))('mail pages in the browser', () => {
   const smtp = new TestSmtp();
   let customer: { id: number; email: string; password: string };
 
-  const settled = async (page: Page): Promise<void> => {
-    await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
-  };
-
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     await smtp.start();
     t = await createTestApp({ SMTP_URL: smtp.url });
-    await ensureWebBuilt();
-    web = buildApp(t.services, { webDistDir: WEB_DIST_DIR });
-    await web.listen({ host: '127.0.0.1', port: 0 });
-    const address = web.server.address();
-    if (address === null || typeof address === 'string') throw new Error('no address');
-    base = `http://127.0.0.1:${address.port}`;
+    ({ web, base } = await serveWeb(t));
 
     const productId = await makeProduct(t, { title: 'Pro plan' });
     customer = await t.createClient({ first_name: 'Grace', last_name: 'Hopper' });
@@ -49,10 +34,7 @@ describe.runIf(existsSync(CHROMIUM))('mail pages in the browser', () => {
     await smtp.waitFor(1);
     smtp.received.length = 0;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launchChromium();
     staff = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     client = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
     staff.setDefaultTimeout(20_000);
@@ -67,11 +49,7 @@ describe.runIf(existsSync(CHROMIUM))('mail pages in the browser', () => {
   });
 
   it('lets staff send a test message, see it delivered, and resend a notice', async () => {
-    await staff.goto(`${base}/admin`);
-    await staff.getByLabel('E-mail').fill(ADMIN_EMAIL);
-    await staff.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await staff.getByRole('button', { name: 'Log in' }).click();
-    await staff.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await loginAsAdmin(staff, base);
     await staff.getByRole('link', { name: 'Mail', exact: true }).click();
     await staff.getByRole('heading', { name: 'Mail', exact: true }).waitFor();
     await settled(staff);

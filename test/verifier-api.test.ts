@@ -267,6 +267,35 @@ describe('the events stream', () => {
     expect(wrong.status).toBe(401);
   });
 
+  it('ends an open stream within a keep-alive once its verifier token is rotated or revoked, or its group loses the permission', async () => {
+    const ended = (stream: Sse): Promise<void> => new Promise((done) => (stream.response.complete ? done() : stream.response.once('end', done)));
+    const made = async () => (await t.admin('staff/verifier_create', { name: 'Stream' })).result as { id: number; token: string };
+    const rotatedAway = await made();
+    const revoked = await made();
+    const streams = [await openStream(base, rotatedAway.token), await openStream(base, revoked.token), await openStream(base, token)];
+    try {
+      for (const stream of streams) await stream.until(/: keep-alive\n\n/);
+      await t.admin('staff/verifier_rotate', { id: rotatedAway.id });
+      await t.admin('staff/verifier_revoke', { id: revoked.id });
+      const deadline = new Promise((_, fail) => setTimeout(() => fail(new Error('a stream stayed open')), 3000));
+      await Promise.race([Promise.all([ended(streams[0]!), ended(streams[1]!)]), deadline]);
+      // The untouched verifier's stream stays open, keep-alives and all.
+      const length = streams[2]!.text().length;
+      await expect.poll(() => streams[2]!.text().length, { timeout: 2000 }).toBeGreaterThan(length);
+      expect(streams[2]!.response.complete).toBe(false);
+      // A group that no longer grants serviceapikey.check ends its members' streams too.
+      const group = await t.services.staff.createGroup('Verifiers for a while', ['serviceapikey.check']);
+      const member = await t.services.staff.create({ email: 'stream-member@example.com', password: 'Stream-Passw0rd', name: 'M', admin_group_id: group });
+      const memberStream = await openStream(base, member.apiToken);
+      streams.push(memberStream);
+      await memberStream.until(/: keep-alive\n\n/);
+      await t.admin('staff/group_update', { id: group, permissions: ['serviceapikey.manage'] });
+      await Promise.race([ended(memberStream), new Promise((_, fail) => setTimeout(() => fail(new Error('the stream stayed open')), 3000))]);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+
   it('sends one key.changed event per change with an id, and keep-alive comments', async () => {
     const stream = await openStream(base, token);
     try {

@@ -2,20 +2,15 @@
 // an endpoint and see its secret once, send a test that arrives signed, edit its events, rotate the secret, see a
 // failing delivery with its attempts and retry it, and delete the endpoint. Screenshots land in test-results/.
 /// <reference lib="dom" />
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.ts';
-import { ensureWebBuilt, WEB_DIST_DIR } from '../src/web/build.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp, type TestApp } from './helpers/app.ts';
+import { createTestApp, type TestApp } from './helpers/app.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, newStaffPage, serveWeb, settled, SHOTS } from './helpers/browser.ts';
 import { Receiver } from './helpers/webhook-receiver.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), 'test-results');
-
-describe.runIf(existsSync(CHROMIUM))('the Developers page in the browser', () => {
+describe.runIf(HAVE_CHROMIUM)('the Developers page in the browser', () => {
   let t: TestApp;
   let web: FastifyInstance;
   let base: string;
@@ -23,26 +18,12 @@ describe.runIf(existsSync(CHROMIUM))('the Developers page in the browser', () =>
   let staff: Page;
   const receiver = new Receiver();
 
-  const settled = async (page: Page): Promise<void> => {
-    await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
-  };
-
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     await receiver.start();
     t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '1000' });
-    await ensureWebBuilt();
-    web = buildApp(t.services, { webDistDir: WEB_DIST_DIR });
-    await web.listen({ host: '127.0.0.1', port: 0 });
-    const address = web.server.address();
-    if (address === null || typeof address === 'string') throw new Error('no address');
-    base = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
-    staff = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    staff.setDefaultTimeout(20_000);
+    ({ web, base } = await serveWeb(t));
+    browser = await launchChromium();
+    staff = await newStaffPage(browser);
   }, 240_000);
 
   afterAll(async () => {
@@ -53,11 +34,7 @@ describe.runIf(existsSync(CHROMIUM))('the Developers page in the browser', () =>
   });
 
   it('manages an endpoint and its deliveries', async () => {
-    await staff.goto(`${base}/admin`);
-    await staff.getByLabel('E-mail').fill(ADMIN_EMAIL);
-    await staff.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await staff.getByRole('button', { name: 'Log in' }).click();
-    await staff.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await loginAsAdmin(staff, base);
     await staff.getByRole('link', { name: 'Developers', exact: true }).click();
     await staff.getByRole('heading', { name: 'Developers', exact: true }).waitFor();
     await settled(staff);

@@ -21,7 +21,7 @@ interface BasicCredentials {
   password: string;
 }
 
-function readBasic(request: FastifyRequest): BasicCredentials | null {
+export function readBasic(request: FastifyRequest): BasicCredentials | null {
   const header = request.headers.authorization;
   if (header === undefined || !/^basic /i.test(header)) return null;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');

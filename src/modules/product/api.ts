@@ -1,6 +1,7 @@
 // product: the catalogue. Staff prepare, price, configure and enable products; guests read enabled ones.
 import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { Done, Money, PageOf, Timestamp, Nullable } from '../../http/result-schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { promoActions } from './promo-api.ts';
 
@@ -10,6 +11,38 @@ const Status = Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]);
 const Setup = Type.Union([Type.Literal('after_order'), Type.Literal('after_payment'), Type.Literal('manual')]);
 const Config = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown());
 
+/** PricingView: amounts as decimal strings; period code → price, setup fee and whether it is offered. */
+export const PricingSchema = Type.Object({
+  type: Type.Union([Type.Literal('free'), Type.Literal('once'), Type.Literal('recurrent')]),
+  once: Type.Object({ price: Money, setup: Money }),
+  recurrent: Type.Record(Type.String(), Type.Object({ price: Money, setup: Money, enabled: Type.Boolean() })),
+});
+/** A product as staff see it (ProductRecord). */
+const ProductRecord = Type.Object({
+  id: Type.Integer(),
+  title: Type.String(),
+  slug: Type.String(),
+  description: Nullable(Type.String()),
+  type: Type.String(),
+  status: Status,
+  hidden: Type.Boolean(),
+  setup: Setup,
+  pricing: PricingSchema,
+  config: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+/** A catalogue product (PublicProduct): enabled periods only, the product type's public config only. */
+export const PublicProductSchema = Type.Object({
+  id: Type.Integer(),
+  title: Type.String(),
+  slug: Type.String(),
+  description: Nullable(Type.String()),
+  type: Type.String(),
+  pricing: PricingSchema,
+  config: Type.Record(Type.String(), Type.Unknown()),
+});
+
 export const productApi: ModuleApi = {
   name: 'product',
   admin: {
@@ -17,7 +50,8 @@ export const productApi: ModuleApi = {
     prepare: adminAction({
       params: Type.Object({ title: Title, type: Type.String({ minLength: 1, maxLength: 32 }) }),
       permission: 'product.manage',
-      summary: 'Creates a disabled, free product of a registered type (custom, apikey…)',
+      summary: 'Creates a disabled, free product of a registered type (custom, apikey…) → its id',
+      result: Type.Integer(),
       handler: ({ title, type }, { services }) => services.products.prepare(title, type),
     }),
     update: adminAction({
@@ -34,6 +68,7 @@ export const productApi: ModuleApi = {
       }),
       permission: 'product.manage',
       summary: 'Changes a product; `config` is merged into the stored one',
+      result: Done,
       async handler({ id, ...fields }, { services }) {
         await services.products.update(id, fields);
         return true;
@@ -43,6 +78,7 @@ export const productApi: ModuleApi = {
       params: Type.Object({ id: Id, config: Config }),
       permission: 'product.manage',
       summary: "Replaces a product's config",
+      result: Done,
       async handler({ id, config }, { services }) {
         await services.products.updateConfig(id, config);
         return true;
@@ -51,6 +87,8 @@ export const productApi: ModuleApi = {
     get: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'product.view',
+      summary: 'One product with its pricing and whole config',
+      result: ProductRecord,
       handler: ({ id }, { services }) => services.products.get(id),
     }),
     get_list: adminAction({
@@ -61,12 +99,15 @@ export const productApi: ModuleApi = {
         ...paginationParams,
       }),
       permission: 'product.view',
+      summary: 'Products, oldest first; search matches the title or slug',
+      result: PageOf(ProductRecord),
       handler: (params, { services }) => services.products.list(params),
     }),
     delete: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'product.manage',
       summary: 'Deletes a product that no order uses (409 otherwise)',
+      result: Done,
       async handler({ id }, { services }) {
         await services.products.delete(id);
         return true;
@@ -77,11 +118,13 @@ export const productApi: ModuleApi = {
     get_list: guestAction({
       params: Type.Object({ ...paginationParams }),
       summary: 'Enabled, listed products with their pricing and public config',
+      result: PageOf(PublicProductSchema),
       handler: (params, { services }) => services.products.publicList(params),
     }),
     get: guestAction({
       params: Type.Object({ id: Type.Optional(Id), slug: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
       summary: 'One enabled product by id or slug',
+      result: PublicProductSchema,
       handler: (params, { services }) => services.products.publicGet(params),
     }),
   },

@@ -1,12 +1,32 @@
 // admin/product/promo_*: staff manage coupons (CONTRACT §8). Spread into the product module's admin actions.
 import { Type } from '@sinclair/typebox';
 import { adminAction } from '../../http/action.ts';
+import { Done, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const PromoType = Type.Union([Type.Literal('percentage'), Type.Literal('absolute')]);
 const Value = Type.Union([Type.String({ maxLength: 32 }), Type.Number()]);
 const Moment = Type.String({ maxLength: 40 });
+
+/** PromoRecord: `value` is a percent ("12.5") or an amount ("5.00"); null products/periods mean all of them. */
+const Promo = Type.Object({
+  id: Type.Integer(),
+  code: Type.String(),
+  type: PromoType,
+  value: Type.String(),
+  products: Nullable(Type.Array(Type.Integer())),
+  periods: Nullable(Type.Array(Type.String())),
+  max_uses: Nullable(Type.Integer()),
+  used: Type.Integer(),
+  once_per_client: Type.Boolean(),
+  recurring: Type.Boolean(),
+  active: Type.Boolean(),
+  start_at: Nullable(Timestamp),
+  end_at: Nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
 
 const fields = {
   products: Type.Optional(Type.Array(Id, { maxItems: 500 })),
@@ -24,17 +44,21 @@ export const promoActions = {
     params: Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }), type: PromoType, value: Value, ...fields }),
     permission: 'product.manage',
     summary: 'A coupon → id. value: percent for percentage, an amount for absolute; max_uses 0 = unlimited; duplicate code → 409',
+    result: Type.Integer(),
     handler: (params, { services }) => services.promos.create(params),
   }),
   promo_get_list: adminAction({
     params: Type.Object({ search: Type.Optional(Type.String({ maxLength: 64 })), ...paginationParams }),
     permission: 'product.view',
     summary: 'Coupons, newest first; search matches a code exactly (any case)',
+    result: PageOf(Promo),
     handler: (params, { services }) => services.promos.list(params),
   }),
   promo_get: adminAction({
     params: Type.Object({ id: Id }),
     permission: 'product.view',
+    summary: 'One coupon with its use count',
+    result: Promo,
     handler: ({ id }, { services }) => services.promos.get(id),
   }),
   promo_update: adminAction({
@@ -47,6 +71,7 @@ export const promoActions = {
     }),
     permission: 'product.manage',
     summary: 'Changes a coupon; uses already counted stay counted',
+    result: Done,
     async handler({ id, ...input }, { services }) {
       await services.promos.update(id, input);
       return true;
@@ -56,6 +81,7 @@ export const promoActions = {
     params: Type.Object({ id: Id }),
     permission: 'product.manage',
     summary: 'Deletes a coupon; orders that had it renew without its discount',
+    result: Done,
     async handler({ id }, { services }) {
       await services.promos.delete(id);
       return true;

@@ -3,10 +3,36 @@
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
 import { errors } from '../../http/errors.ts';
+import { Done, Nullable, Timestamp } from '../../http/result-schemas.ts';
 import { Id, profileParams } from '../client/api.ts';
+import { StaffRecordSchema } from '../staff/results.ts';
 
 const NO_PARAMS = Type.Object({});
 const Password = Type.String({ minLength: 1, maxLength: 256 });
+const Token = Type.String({ minLength: 1 });
+
+/** The client's own record (ClientRecord in the client service) with `auto_pay`. */
+const OwnClientRecord = Type.Object({
+  id: Type.Integer(),
+  email: Type.String(),
+  first_name: Type.String(),
+  last_name: Nullable(Type.String()),
+  company: Nullable(Type.String()),
+  phone: Nullable(Type.String()),
+  address_1: Nullable(Type.String()),
+  address_2: Nullable(Type.String()),
+  city: Nullable(Type.String()),
+  state: Nullable(Type.String()),
+  postcode: Nullable(Type.String()),
+  country: Nullable(Type.String()),
+  currency: Nullable(Type.String()),
+  vat_number: Nullable(Type.String()),
+  tax_exempt: Type.Boolean(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('suspended'), Type.Literal('canceled')]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  auto_pay: Type.Boolean(),
+});
 
 export const profileApi: ModuleApi = {
   name: 'profile',
@@ -14,6 +40,7 @@ export const profileApi: ModuleApi = {
     get: adminAction({
       params: NO_PARAMS,
       summary: "The staff member's own record, with its API token",
+      result: Type.Composite([StaffRecordSchema, Type.Object({ api_token: Token })]),
       handler: (_params, { services, identity }) => services.staff.profile(identity.staff.id),
     }),
     update: adminAction({
@@ -21,6 +48,8 @@ export const profileApi: ModuleApi = {
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
       }),
+      summary: "Changes the caller's own name or e-mail (409 when another staff member has the e-mail)",
+      result: Done,
       async handler(fields, { services, identity }) {
         await services.staff.update(identity.staff.id, identity.staff.id, fields);
         return true;
@@ -29,6 +58,8 @@ export const profileApi: ModuleApi = {
     change_password: adminAction({
       postOnly: true,
       params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
+      summary: "Changes the caller's own password (current_password required); the caller's other sessions end",
+      result: Done,
       async handler({ current_password, password, password_confirm }, { services, identity, session }) {
         if (!(await services.staff.verifyOwnPassword(identity.staff.id, current_password))) {
           throw errors.invalid('current_password', 'is not correct');
@@ -41,16 +72,20 @@ export const profileApi: ModuleApi = {
     generate_api_key: adminAction({
       params: NO_PARAMS,
       summary: 'Rotates the caller\'s API token and returns the new one (FOSSBilling returns true)',
+      result: Token,
       handler: (_params, { services, identity }) => services.staff.rotateApiToken(identity.staff.id),
     }),
     api_key_reset: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'client.manage',
       summary: "Rotates a client's API token and returns the new one",
+      result: Token,
       handler: ({ id }, { services }) => services.clients.rotateApiToken(id),
     }),
     logout: adminAction({
       params: NO_PARAMS,
+      summary: "Ends the caller's admin session",
+      result: Done,
       async handler(_params, { session }) {
         await session.end();
         return true;
@@ -61,6 +96,7 @@ export const profileApi: ModuleApi = {
     get: clientAction({
       params: NO_PARAMS,
       summary: "The client's own record, with `auto_pay` (renewals charged to the saved card)",
+      result: OwnClientRecord,
       handler: async (_params, { services, identity }) => ({
         ...(await services.clients.get(identity.client.id)),
         auto_pay: await services.payments.autoPay(identity.client.id),
@@ -72,6 +108,8 @@ export const profileApi: ModuleApi = {
         ...profileParams,
         auto_pay: Type.Optional(Type.Boolean()),
       }),
+      summary: "Changes the client's own profile fields and `auto_pay`",
+      result: Done,
       async handler({ auto_pay, ...fields }, { services, identity }) {
         if (Object.keys(fields).length > 0) await services.clients.update(identity.client.id, fields);
         if (auto_pay !== undefined) await services.payments.setAutoPay(identity.client.id, auto_pay);
@@ -81,6 +119,8 @@ export const profileApi: ModuleApi = {
     change_password: clientAction({
       postOnly: true,
       params: Type.Object({ current_password: Password, password: Password, password_confirm: Password }),
+      summary: "Changes the client's own password (current_password required); the client's other sessions end",
+      result: Done,
       async handler({ current_password, password, password_confirm }, { services, identity, session }) {
         const own = await session.current();
         await services.clients.changeOwnPassword(identity.client.id, current_password, password, password_confirm, own?.idHash);
@@ -89,14 +129,20 @@ export const profileApi: ModuleApi = {
     }),
     api_key_get: clientAction({
       params: NO_PARAMS,
+      summary: "The client's API token",
+      result: Token,
       handler: (_params, { services, identity }) => services.clients.apiToken(identity.client.id),
     }),
     api_key_reset: clientAction({
       params: NO_PARAMS,
+      summary: "Rotates the client's API token and returns the new one; the old one stops working at once",
+      result: Token,
       handler: (_params, { services, identity }) => services.clients.rotateApiToken(identity.client.id),
     }),
     logout: clientAction({
       params: NO_PARAMS,
+      summary: "Ends the client's session",
+      result: Done,
       async handler(_params, { session }) {
         await session.end();
         return true;

@@ -3,7 +3,7 @@
 // starts (no credentials, no permission, rate limit) answer the usual envelope.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { authenticate } from '../../http/auth.ts';
+import { authenticate, readBasic } from '../../http/auth.ts';
 import { errors } from '../../http/errors.ts';
 import { setApiHeaders } from '../../http/headers.ts';
 import { hasPermission } from '../../http/identity.ts';
@@ -57,7 +57,24 @@ export function registerKeyEventsRoute(app: FastifyInstance, services: Services,
     if (replay === null) raw.write(frame({ id: hub.lastId(), data: { type: 'resync' } }));
     else for (const event of replay) raw.write(frame(event));
 
-    const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), services.config.eventsKeepAliveMs);
+    // The credentials are checked again with every keep-alive: a verifier token rotated or revoked, a staff member
+    // deactivated or a group's permission withdrawn loses its open stream within one interval, not never. A failed
+    // lookup (database unreachable) keeps the stream: the next interval asks again.
+    const token = identity.via === 'token' ? (readBasic(request)?.password ?? null) : null;
+    const staffId = identity.staff.id;
+    const stillAllowed = async (): Promise<boolean> => {
+      const staff = token !== null ? await services.staff.principalByToken(token) : await services.staff.principalById(staffId);
+      return staff !== null && staff.id === staffId && hasPermission(staff, VERIFIER_PERMISSION);
+    };
+    const keepAlive = setInterval(() => {
+      raw.write(': keep-alive\n\n');
+      stillAllowed().then(
+        (allowed) => {
+          if (!allowed) raw.end();
+        },
+        () => undefined,
+      );
+    }, services.config.eventsKeepAliveMs);
     const unsubscribe = hub.subscribe(
       (event) => {
         // A client that stopped reading must not grow this process's memory: cut it; it reconnects with

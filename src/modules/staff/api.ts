@@ -8,12 +8,17 @@ import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
 // The registry imports this file too; `modules` is read only when the action runs, after every module has loaded.
 import { modules } from '../index.ts';
 import { permissionCatalogue, PermissionList } from './permissions.ts';
+import { Done, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { VERIFIER_PERMISSION } from '../serviceapikey/events-route.ts';
+import { AdminGroupSchema, StaffRecordSchema, StaffStatusSchema } from './results.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
 const Password = Type.String({ minLength: 1, maxLength: 256 });
 const Status = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
+const Token = Type.String({ minLength: 1 });
+const Verifier = Type.Object({ id: Type.Integer(), name: Type.String(), status: StaffStatusSchema, created_at: Timestamp, updated_at: Timestamp });
 const Permissions = Type.Array(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100 }), { maxItems: 200 });
 
 // `staff.manage` lets a group manage staff and groups only within the permissions it holds itself (authority.ts):
@@ -28,6 +33,7 @@ export const staffApi: ModuleApi = {
       // LOGIN is counted per (address, e-mail) inside guardLogin (a wrong two-factor code is another call, so it
       // counts too); the call itself counts under API_GUEST per address.
       summary: 'Staff login: starts an admin session and sets the session and csrf_token cookies; `code` when two-factor login is on',
+      result: Type.Object({ id: Type.Integer(), email: Type.String(), name: Type.String(), role: Type.Literal('admin') }),
       async handler({ email, password, code }, { services, reply, ip, session }) {
         await guardLogin(services, reply, ip, email);
         const staff = await services.staff.login(email, password);
@@ -43,6 +49,8 @@ export const staffApi: ModuleApi = {
       postOnly: true,
       params: Type.Object({ email: Email, password: Password, name: Name, admin_group_id: Id, status: Type.Optional(Status) }),
       permission: 'staff.manage',
+      summary: 'Adds a staff member to a group within your own permissions → new id; duplicate e-mail → 409',
+      result: Type.Integer(),
       async handler(params, { services, identity }) {
         await requireGroupsWithin(services.staff, identity.staff, [params.admin_group_id]);
         return (await services.staff.create(params)).id;
@@ -51,11 +59,15 @@ export const staffApi: ModuleApi = {
     get_list: adminAction({
       params: Type.Object({ search: Type.Optional(Type.String({ maxLength: 255 })), status: Type.Optional(Status), ...paginationParams }),
       permission: 'staff.manage',
+      summary: 'Staff members, oldest first; search matches e-mail or name',
+      result: PageOf(StaffRecordSchema),
       handler: (params, { services }) => services.staff.list(params),
     }),
     get: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
+      summary: 'One staff member (never the password or the API token)',
+      result: StaffRecordSchema,
       handler: ({ id }, { services }) => services.staff.get(id),
     }),
     update: adminAction({
@@ -67,6 +79,8 @@ export const staffApi: ModuleApi = {
         admin_group_id: Type.Optional(Id),
       }),
       permission: 'staff.manage',
+      summary: 'Changes a staff member; deactivating yourself or the last active administrator → 409',
+      result: Done,
       async handler({ id, ...fields }, { services, identity }) {
         await requireStaffWithin(services.staff, identity.staff, id, fields.admin_group_id);
         await services.staff.update(identity.staff.id, id, fields);
@@ -76,6 +90,8 @@ export const staffApi: ModuleApi = {
     delete: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
+      summary: 'Deletes a staff member and ends their sessions; yourself or the last active administrator → 409',
+      result: Done,
       async handler({ id }, { services, identity }) {
         await requireStaffWithin(services.staff, identity.staff, id);
         await services.staff.delete(identity.staff.id, id);
@@ -86,6 +102,8 @@ export const staffApi: ModuleApi = {
       postOnly: true,
       params: Type.Object({ id: Id, password: Password, password_confirm: Password }),
       permission: 'staff.manage',
+      summary: "Sets a staff member's password and ends their other sessions",
+      result: Done,
       async handler({ id, password, password_confirm }, { services, identity }) {
         await requireStaffWithin(services.staff, identity.staff, id);
         await services.staff.changePassword(id, password, password_confirm);
@@ -102,11 +120,15 @@ export const staffApi: ModuleApi = {
     group_get_list: adminAction({
       params: Type.Object({ ...paginationParams }),
       permission: 'staff.manage',
+      summary: 'Admin groups with their permissions (Administrators, id 1, holds every permission)',
+      result: PageOf(AdminGroupSchema),
       handler: (params, { services }) => services.staff.groups(params),
     }),
     group_create: adminAction({
       params: Type.Object({ name: Name, permissions: Type.Optional(Permissions) }),
       permission: 'staff.manage',
+      summary: 'A new admin group granting permissions you hold yourself → its id',
+      result: Type.Integer(),
       handler({ name, permissions }, { services, identity }) {
         requireHeld(identity.staff, permissions ?? []);
         return services.staff.createGroup(name, permissions ?? []);
@@ -115,6 +137,8 @@ export const staffApi: ModuleApi = {
     group_update: adminAction({
       params: Type.Object({ id: Id, name: Type.Optional(Name), permissions: Type.Optional(Permissions) }),
       permission: 'staff.manage',
+      summary: "Renames a group or replaces its permissions (the Administrators group's permissions → 409)",
+      result: Done,
       async handler({ id, ...fields }, { services, identity }) {
         // Both what the group grants now and what it would grant: a weaker member may not edit a stronger group.
         await requireGroupsWithin(services.staff, identity.staff, [id]);
@@ -126,9 +150,51 @@ export const staffApi: ModuleApi = {
     group_delete: adminAction({
       params: Type.Object({ id: Id }),
       permission: 'staff.manage',
+      summary: 'Deletes a group without members (Administrators, or a group with members → 409)',
+      result: Done,
       async handler({ id }, { services, identity }) {
         await requireGroupsWithin(services.staff, identity.staff, [id]);
         await services.staff.deleteGroup(id);
+        return true;
+      },
+    }),
+    // Verifier tokens (CONTRACT §11): credentials for the operator's app servers, made from the Developers page.
+    // Making one grants `serviceapikey.check`, so the caller must hold it (administrators hold everything).
+    verifier_create: adminAction({
+      params: Type.Object({ name: Name }),
+      permission: 'staff.manage',
+      summary: 'A new verifier token (permission serviceapikey.check only) → {id, name, token}; the token is shown here and by verifier_rotate only',
+      result: Type.Object({ id: Type.Integer(), name: Type.String(), token: Token }),
+      handler({ name }, { services, identity }) {
+        requireHeld(identity.staff, [VERIFIER_PERMISSION]);
+        return services.staff.createVerifier(name);
+      },
+    }),
+    verifier_get_list: adminAction({
+      params: Type.Object({ ...paginationParams }),
+      permission: 'staff.manage',
+      summary: 'Verifier tokens, newest first (without the tokens)',
+      result: PageOf(Verifier),
+      handler: (params, { services }) => services.staff.verifiers(params),
+    }),
+    verifier_rotate: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'staff.manage',
+      summary: 'A new token for a verifier → {token}; the old one stops working at once',
+      result: Type.Object({ token: Token }),
+      handler({ id }, { services, identity }) {
+        requireHeld(identity.staff, [VERIFIER_PERMISSION]);
+        return services.staff.rotateVerifier(id);
+      },
+    }),
+    verifier_revoke: adminAction({
+      params: Type.Object({ id: Id }),
+      permission: 'staff.manage',
+      summary: 'Deletes a verifier: its token stops working at once',
+      result: Done,
+      async handler({ id }, { services, identity }) {
+        requireHeld(identity.staff, [VERIFIER_PERMISSION]);
+        await services.staff.revokeVerifier(id);
         return true;
       },
     }),

@@ -1,4 +1,5 @@
 // Staff members, admin groups and the admin's own profile. The only writer of `staff` and `admin_groups`.
+import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
@@ -12,6 +13,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwor
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { VERIFIER_PERMISSION } from '../serviceapikey/events-route.ts';
 
 export const ADMINISTRATORS_GROUP_ID = 1;
 
@@ -34,6 +36,18 @@ export interface AdminGroupRecord {
   created_at: string;
   updated_at: string;
 }
+
+/** A verifier token's holder (CONTRACT §11): a staff member whose group grants only `serviceapikey.check`. */
+export interface VerifierRecord {
+  id: number;
+  name: string;
+  status: StaffStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The group verifier tokens are made in when none exists yet. */
+export const VERIFIERS_GROUP_NAME = 'Verifiers';
 
 export interface StaffServiceDeps {
   db: Kysely<Database>;
@@ -108,6 +122,26 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       .where('id', '!=', staffId)
       .executeTakeFirstOrThrow();
     if (others.n === 0) throw errors.conflict('This is the last active administrator');
+  }
+
+  const isVerifierGroup = (group: { id: number; permissions: string }): boolean => {
+    if (group.id === ADMINISTRATORS_GROUP_ID) return false;
+    const permissions = parsePermissions(group.permissions);
+    return permissions.length === 1 && permissions[0] === VERIFIER_PERMISSION;
+  };
+
+  /** Groups granting exactly `serviceapikey.check`: their members are verifiers, whoever made them. */
+  async function verifierGroupIds(trx: Kysely<Database> = db): Promise<number[]> {
+    const groups = await trx.selectFrom('admin_groups').select(['id', 'permissions']).orderBy('id').execute();
+    return groups.filter(isVerifierGroup).map((group) => group.id);
+  }
+
+  /** The verifier `id`; 404 for any other staff member, so these actions never reach a person's account. */
+  async function requireVerifier(id: number, trx: Kysely<Database> = db): Promise<Selectable<StaffTable>> {
+    const groups = await verifierGroupIds(trx);
+    const row = await trx.selectFrom('staff').selectAll().where('id', '=', id).executeTakeFirst();
+    if (row === undefined || !groups.includes(row.admin_group_id)) throw errors.notFound('Verifier token');
+    return row;
   }
 
   const service = {
@@ -288,6 +322,82 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
     async verifyOwnPassword(id: number, password: string): Promise<boolean> {
       const row = await requireStaff(id);
       return verifyPassword(row.password_hash, password);
+    },
+
+    // --- verifier tokens (CONTRACT §11) ---------------------------------------------------------------------------
+    // A verifier is a staff member of a group that grants only `serviceapikey.check`, made without a usable password
+    // (nobody knows it) and with an address that cannot receive mail: it exists for its API token alone.
+
+    /** A new verifier in the Verifiers group (created on first use); its token is returned here only. */
+    async createVerifier(name: string): Promise<{ id: number; name: string; token: string }> {
+      const token = newApiToken();
+      // A password nobody holds: argon2id of 32 random bytes that are then forgotten.
+      const passwordHash = await hashPassword(randomBytes(32).toString('base64'));
+      const now = nowIso();
+      const id = await inTransaction(db, async (trx) => {
+        const groups = await verifierGroupIds(trx);
+        const groupId =
+          groups[0] ??
+          (
+            await trx
+              .insertInto('admin_groups')
+              .values({ name: VERIFIERS_GROUP_NAME, permissions: JSON.stringify([VERIFIER_PERMISSION]), created_at: now, updated_at: now })
+              .returning('id')
+              .executeTakeFirstOrThrow()
+          ).id;
+        const row = await trx
+          .insertInto('staff')
+          .values({
+            email: `verifier-${randomBytes(8).toString('hex')}@verifiers.invalid`,
+            name,
+            password_hash: passwordHash,
+            status: 'active',
+            admin_group_id: groupId,
+            api_token_hash: secrets.hash(token),
+            api_token_enc: secrets.encrypt(token),
+            created_at: now,
+            updated_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return row.id;
+      });
+      return { id, name, token };
+    },
+
+    async verifiers(params: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<VerifierRecord>> {
+      const request = pageRequest(params);
+      const groups = await verifierGroupIds();
+      if (groups.length === 0) return toPage(request, 0, []);
+      const query = db.selectFrom('staff').where('admin_group_id', 'in', groups);
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.select(['id', 'name', 'status', 'created_at', 'updated_at']).orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      return toPage(request, total.n, rows);
+    },
+
+    /** A new token for the verifier; the old one stops working at once. */
+    async rotateVerifier(id: number): Promise<{ token: string }> {
+      const token = newApiToken();
+      await inTransaction(db, async (trx) => {
+        await requireVerifier(id, trx);
+        await trx
+          .updateTable('staff')
+          .set({ api_token_hash: secrets.hash(token), api_token_enc: secrets.encrypt(token), updated_at: nowIso() })
+          .where('id', '=', id)
+          .execute();
+      });
+      return { token };
+    },
+
+    /** Deletes the verifier: its token stops working at once. */
+    async revokeVerifier(id: number): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        await requireVerifier(id, trx);
+        await sessions.destroyAllOf('admin', id, trx);
+        const result = await trx.deleteFrom('staff').where('id', '=', id).executeTakeFirst();
+        // A concurrent revoke got there first.
+        if (Number(result.numDeletedRows) === 0) throw errors.notFound('Verifier token');
+      });
     },
 
     // --- admin groups -------------------------------------------------------------------------------------------

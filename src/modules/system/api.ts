@@ -2,10 +2,11 @@
 // and phone-code lists the forms use (CONTRACT §8).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { Done, Nullable } from '../../http/result-schemas.ts';
 import { PERIOD_LABELS } from '../../lib/periods.ts';
 import { VERSION } from '../../version.ts';
 import { countryNames, phoneCodes } from './countries.ts';
-import { SETTING_NAMES, SETTINGS } from './settings-catalogue.ts';
+import { PUBLIC_NAMES, SECRET_NAMES, SETTING_NAMES, SETTINGS } from './settings-catalogue.ts';
 
 const NO_PARAMS = Type.Object({});
 
@@ -22,6 +23,38 @@ for (const name of SETTING_NAMES) {
   );
 }
 
+// settings_get answers each public setting as its kind reads (readSetting) and each secret only as `<name>_set`.
+const settingResults: Record<string, TSchema> = {};
+for (const name of PUBLIC_NAMES) {
+  const kind: string = SETTINGS[name].kind;
+  settingResults[name] =
+    kind === 'bool'
+      ? Type.Boolean()
+      : kind === 'counter'
+        ? Type.Integer()
+        : kind === 'days' || kind === 'offsets'
+          ? Type.Array(Type.Integer())
+          : Nullable(Type.String());
+}
+for (const name of SECRET_NAMES) settingResults[`${name}_set`] = Type.Boolean();
+
+const Text = Nullable(Type.String());
+const Company = Type.Object({
+  name: Text,
+  email: Text,
+  address_1: Text,
+  address_2: Text,
+  address_3: Text,
+  city: Text,
+  postcode: Text,
+  country: Text,
+  vat_number: Text,
+  logo_url: Text,
+  /** PUBLIC_URL without a trailing slash: the instance's base URL (links in mail, the SDK's baseUrl). */
+  public_url: Type.String(),
+});
+const CodeToText = Type.Record(Type.String(), Type.String());
+
 export const systemApi: ModuleApi = {
   name: 'system',
   admin: {
@@ -29,6 +62,7 @@ export const systemApi: ModuleApi = {
       params: NO_PARAMS,
       permission: 'system.manage',
       summary: 'Every setting; secrets only as <name>_set (never their value)',
+      result: Type.Object(settingResults),
       handler: (_params, { services }) => services.settings.all(),
     }),
     settings_update: adminAction({
@@ -37,6 +71,7 @@ export const systemApi: ModuleApi = {
       params: Type.Object(settingParams),
       permission: 'system.manage',
       summary: 'Saves the settings given (all checked first); a secret set to "" is cleared',
+      result: Done,
       async handler(params, { services }) {
         await services.settings.update(params);
         return true;
@@ -44,14 +79,15 @@ export const systemApi: ModuleApi = {
     }),
   },
   guest: {
-    periods: guestAction({ params: NO_PARAMS, summary: 'Billing periods offered by default', handler: () => PERIOD_LABELS }),
-    version: guestAction({ params: NO_PARAMS, summary: 'Semantic version of the API', handler: () => VERSION }),
+    periods: guestAction({ params: NO_PARAMS, summary: 'Billing periods offered by default', result: CodeToText, handler: () => PERIOD_LABELS }),
+    version: guestAction({ params: NO_PARAMS, summary: 'Semantic version of the API', result: Type.String(), handler: () => VERSION }),
     company: guestAction({
       params: NO_PARAMS,
-      summary: "The seller's details: {name, email, address_1..3, city, postcode, country, vat_number, logo_url}",
-      handler: (_params, { services }) => services.settings.company(),
+      summary: "The seller's details: {name, email, address_1..3, city, postcode, country, vat_number, logo_url}, and public_url (this instance's base URL)",
+      result: Company,
+      handler: async (_params, { services }) => ({ ...(await services.settings.company()), public_url: services.config.publicUrl.replace(/\/+$/, '') }),
     }),
-    countries: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → English name', handler: () => countryNames() }),
-    phone_codes: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → international calling code', handler: () => phoneCodes() }),
+    countries: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → English name', result: CodeToText, handler: () => countryNames() }),
+    phone_codes: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → international calling code', result: CodeToText, handler: () => phoneCodes() }),
   },
 };

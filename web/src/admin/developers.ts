@@ -1,16 +1,21 @@
 // Developers: what an operator needs to integrate their API with Tollgate. The page is a list of sections, each its
-// own component; add a section by adding it to SECTIONS. Today: webhook endpoints (create with the secret shown
-// once, edit events, switch on/off, rotate the secret, delete, send a test) and their deliveries (status, attempts
-// with each attempt's status code and duration, retry).
+// own component; add a section by adding it to SECTIONS. Today: verifier tokens (verifier-tokens.ts), the SDK quick
+// start (quick-start.ts), webhook endpoints (create with the secret shown once, edit events, switch on/off, rotate the
+// secret, delete, send a test) and their deliveries (status, attempts with each attempt's status code and duration,
+// retry).
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
-import { announce, Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, copyText, useAction, useLoad } from '../lib/ui.ts';
+import { announce, Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../../src/modules/webhook/event-types.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../../../src/modules/webhook/service.ts';
 import { createStore, useStore } from '../lib/store.ts';
 import { DataTable, filled } from './common.ts';
+import { QuickStartSection } from './quick-start.ts';
+import { useRowActions } from './row-actions.ts';
+import { SecretOnce } from './secret-once.ts';
+import { VerifierTokensSection } from './verifier-tokens.ts';
 
 /** Bumped whenever something queues deliveries, so the delivery log reloads. */
 const deliveriesChanged = createStore(0);
@@ -29,16 +34,9 @@ function EventPicker({ value, onChange, legend }: { value: string[]; onChange: (
   </fieldset>`;
 }
 
-/** A secret shown once, with a copy button. */
-function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  return html`<div class="card" role="status">
-    <p><strong>The signing secret — copy it now; it is not shown again</strong> (rotate it to get a new one):</p>
-    <p><code class="secret">${secret}</code></p>
-    <${Button} onClick=${() => void copyText(secret).then((ok) => setCopied(ok))}>${copied ? 'Copied' : 'Copy'}<//>
-    <button type="button" onClick=${onDone}>Done</button>
-  </div>`;
-}
+/** The webhook signing secret, shown once. */
+const SigningSecret = ({ secret, onDone }: { secret: string; onDone: () => void }) =>
+  html`<${SecretOnce} secret=${secret} what="The signing secret" again="rotate it to get a new one" onDone=${onDone} />`;
 
 function CreateEndpoint({ onCreated }: { onCreated: () => void }) {
   const [url, setUrl] = useState('');
@@ -64,7 +62,7 @@ function CreateEndpoint({ onCreated }: { onCreated: () => void }) {
     <${EventPicker} legend="Events" value=${events} onChange=${setEvents} />
     <${FormError} error=${action.error} fields=${['url', 'description']} />
     <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Add endpoint<//></div>
-    ${secret !== null ? html`<${SecretOnce} secret=${secret} onDone=${() => setSecret(null)} />` : null}
+    ${secret !== null ? html`<${SigningSecret} secret=${secret} onDone=${() => setSecret(null)} />` : null}
   </form>`;
 }
 
@@ -101,14 +99,7 @@ function EndpointsSection() {
   const [editing, setEditing] = useState<WebhookRecord | null>(null);
   const [deleting, setDeleting] = useState<number | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [working, setWorking] = useState<string | null>(null);
-  const action = useAction();
-  const act = (key: string, work: () => Promise<void>): void => {
-    setWorking(key);
-    setMessage(null);
-    void action.run(work).finally(() => setWorking(null));
-  };
+  const { working, message, setMessage, error, act } = useRowActions();
   const rotate = (endpoint: WebhookRecord): void =>
     act(`rotate-${endpoint.id}`, async () => {
       const rotated = await call<{ secret: string }>('admin/webhook/rotate_secret', { id: endpoint.id });
@@ -142,10 +133,10 @@ function EndpointsSection() {
       5 min, 30 min, 2 h, 5 h, 10 h and 10 h; an answer of 410 switches the endpoint off.
     </p>
     <${CreateEndpoint} onCreated=${() => endpoints.reload()} />
-    <${ErrorMessage} error=${action.error} />
+    <${ErrorMessage} error=${error} />
     <${ErrorMessage} error=${endpoints.error} />
     <${Notice}>${message}<//>
-    ${secret !== null ? html`<${SecretOnce} secret=${secret} onDone=${() => setSecret(null)} />` : null}
+    ${secret !== null ? html`<${SigningSecret} secret=${secret} onDone=${() => setSecret(null)} />` : null}
     ${editing !== null
       ? html`<${EditEndpoint} key=${editing.id} endpoint=${editing} onChanged=${() => endpoints.reload()} onClose=${() => setEditing(null)} />`
       : null}
@@ -299,7 +290,7 @@ function DeliveriesSection() {
 }
 
 /** The page's sections, in order. */
-const SECTIONS = [EndpointsSection, DeliveriesSection] as const;
+const SECTIONS = [VerifierTokensSection, QuickStartSection, EndpointsSection, DeliveriesSection] as const;
 
 export function DevelopersPage() {
   return html`<h1>Developers</h1>
