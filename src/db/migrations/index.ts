@@ -10,6 +10,7 @@ import * as accounts from './009_accounts.ts';
 import * as search from './010_search.ts';
 import * as verifier from './011_verifier.ts';
 import * as webhooks from './012_webhooks.ts';
+import * as usageBilling from './013_usage_billing.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '010_search': search,
   '011_verifier': verifier,
   '012_webhooks': webhooks,
+  '013_usage_billing': usageBilling,
 };

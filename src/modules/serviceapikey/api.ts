@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { VERIFIER_PERMISSION } from './events-route.ts';
+import { KeyInfoSchema, VerifierInfoSchema } from './info-schema.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 /** Longer than any key can be (128 characters + 127 dashes), short enough to refuse junk before hashing it. */
@@ -26,7 +27,8 @@ export const serviceApiKeyApi: ModuleApi = {
     get_info: guestAction({
       params: Type.Object({ key: Key }),
       rateLimit: 'API_KEY_CHECK',
-      summary: "A key's validity, custom parameters, reason and usage this month",
+      summary: "A key's validity, custom parameters, reason, and usage this period with its projected overage",
+      result: KeyInfoSchema,
       handler: ({ key }, { services, ip, reply }) => services.apikeys.getInfo(key, ip, reply),
     }),
   },
@@ -45,6 +47,7 @@ export const serviceApiKeyApi: ModuleApi = {
       permission: VERIFIER_PERMISSION,
       accountRateLimit: 'API_KEY_CHECK_VERIFIER',
       summary: "For app servers: a key's validity, parameters, reason, usage, order_id and key_id",
+      result: VerifierInfoSchema,
       handler: ({ key, ip }, { services, reply }) => services.apikeys.verifierInfo(key, ip ?? null, reply),
     }),
     report_usage: adminAction({

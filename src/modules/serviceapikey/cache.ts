@@ -9,6 +9,9 @@
 // Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
 // against the current time.
 
+import type { UsagePeriod } from './usage-period.ts';
+import type { UsagePlan } from './usage-plan.ts';
+
 export interface KeyEntry {
   id: number;
   orderId: number;
@@ -24,9 +27,15 @@ export interface KeyEntry {
   config: Record<string, unknown>;
   limit: number | null;
   enforceLimit: boolean;
-  /** Uses in `usedMonth` ('YYYY-MM'): database total at load + this process's counts since. */
+  /** The usage options the key applies (CONTRACT §12): period kind, included uses, overage, hard limit. */
+  plan: UsagePlan;
+  /** The order's billing period code (`1M`), for `billing_period` usage periods. */
+  orderPeriod: string | null;
+  /** The usage period `used` counts in, and its meter bucket (`start/end`). */
+  period: UsagePeriod;
+  bucket: string;
+  /** Uses in `period`: database total at load + this process's counts since. */
   used: number;
-  usedMonth: string;
   /** When `used` was last read from the database (epoch ms); 0 asks for a refresh. */
   usedAt: number;
   refreshing: boolean;

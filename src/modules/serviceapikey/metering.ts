@@ -8,10 +8,22 @@ import type { Database } from '../../db/schema.ts';
 
 const CHUNK_ROWS = 500;
 
-interface UsageRow {
+/** Counts of one key in one bucket: a UTC day here, a usage period for the period meter (period-usage.ts). */
+export interface UsageRow {
   api_key_id: number;
   day: string;
   count: number;
+}
+
+/** Adds rows to their table (count = count + n); the daily table unless the meter is given another writer. */
+export type UsageWriter = (db: Kysely<Database>, rows: UsageRow[]) => Promise<void>;
+
+async function upsertDays(db: Kysely<Database>, rows: UsageRow[]): Promise<void> {
+  await db
+    .insertInto('api_key_usage')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['api_key_id', 'day']).doUpdateSet({ count: sql<number>`api_key_usage.count + excluded.count` }))
+    .execute();
 }
 
 export interface UsageClock {
@@ -52,6 +64,7 @@ export class Metering {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onError: (error: unknown) => void = () => undefined,
+    private readonly writer: UsageWriter = upsertDays,
   ) {}
 
   start(intervalMs = 1000): void {
@@ -175,12 +188,8 @@ export class Metering {
     }
   }
 
-  private async upsert(rows: UsageRow[]): Promise<void> {
-    await this.db
-      .insertInto('api_key_usage')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['api_key_id', 'day']).doUpdateSet({ count: sql<number>`api_key_usage.count + excluded.count` }))
-      .execute();
+  private upsert(rows: UsageRow[]): Promise<void> {
+    return this.writer(this.db, rows);
   }
 
   async close(): Promise<void> {

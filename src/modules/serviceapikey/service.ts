@@ -32,15 +32,28 @@ import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, 
 import { reportUsage, type UsageItem } from './usage-report.ts';
 import { Metering, monthBounds, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
+import type { Money } from '../../lib/money.ts';
+import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';
+import { addPeriodUses, periodUsageWriter } from './period-usage.ts';
+import { createThresholdWatcher } from './thresholds.ts';
+import { bucketOf, calendarMonth, periodDays, usagePeriodAt, type UsagePeriod } from './usage-period.ts';
+import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsagePlan } from './usage-plan.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED';
 
 export interface UsageSummary {
+  /** Calendar month: its first and last day (`YYYY-MM-DD`); billing period: its start and end instants. */
   period_start: string;
   period_end: string;
   used: number;
   limit: number | null;
   remaining: number | null;
+  /** CONTRACT §12: uses included per period (null: unlimited), uses beyond them billed, their projected price. */
+  included: number | null;
+  overage_units: number;
+  /** Null when the plan bills no overage. */
+  overage_amount: string | null;
+  hard_limit: number | null;
 }
 
 export interface KeyInfo {
@@ -83,6 +96,8 @@ export interface ApiKeyServiceDeps {
   events: Pick<EventBus, 'on' | 'emit'>;
   /** Where background failures (flush, pub/sub) are reported; never receives a key. */
   log?: (error: unknown, what: string) => void;
+  /** The currency overage amounts are projected in (get_info.usage.overage_amount). */
+  money: Pick<Money, 'format' | 'precision'>;
 }
 
 type KeyRow = Selectable<ApiKeyTable>;
@@ -108,6 +123,14 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const cache = new KeyCache({ maxEntries: deps.keyCacheSize });
   const metering = new Metering(db, (error) => log(error, 'usage flush'));
   metering.start();
+  // Uses per usage period (what limits and bills read); its flush also announces the usage thresholds crossed.
+  const thresholds = createThresholdWatcher({ db, events: deps.events });
+  const periodMeter = new Metering(
+    db,
+    (error) => log(error, 'usage flush'),
+    periodUsageWriter((rows) => thresholds.afterWrite(rows), (error) => log(error, 'usage thresholds')),
+  );
+  periodMeter.start();
   const channel: InvalidationChannel =
     deps.redisUrl !== null
       ? new RedisChannel(deps.redisUrl, deps.redisPrefix, cache, log)
@@ -141,13 +164,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       status: string;
       expires_at: string | null;
       client_status: string;
-      used: number | string | bigint | null;
+      order_period: string | null;
     },
-    clock: UsageClock,
+    used: number,
+    period: UsagePeriod,
     now: number,
   ): KeyEntry {
     const config = parseJson(row.config);
     const options = parseJson(row.options);
+    const bucket = bucketOf(period);
     return {
       id: row.id,
       orderId: row.order_id,
@@ -159,8 +184,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       config,
       limit: monthlyLimitOf(config),
       enforceLimit: options.enforce_limit === true,
-      used: Number(row.used ?? 0) + metering.unflushedTotal(row.id, clock.monthStart, clock.monthEnd),
-      usedMonth: clock.month,
+      plan: planOf(usageOptionsOf(options), config),
+      orderPeriod: row.order_period,
+      period,
+      bucket,
+      used: used + periodMeter.unflushedTotal(row.id, bucket, bucket),
       usedAt: now,
       refreshing: false,
       loadedAt: now,
@@ -168,40 +196,53 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     };
   }
 
-  function monthTotal(keyId: number, clock: UsageClock) {
-    return db
-      .selectFrom('api_key_usage')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
+  /** A key's flushed uses in the period starting at `periodStart`. */
+  async function periodTotal(trx: Kysely<Database>, keyId: number, periodStart: string): Promise<number> {
+    const row = await trx
+      .selectFrom('api_key_period_usage')
+      .select('count')
       .where('api_key_id', '=', keyId)
-      .where('day', '>=', clock.monthStart)
-      .where('day', '<=', clock.monthEnd);
+      .where('period_start', '=', periodStart)
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
   }
 
-  async function readEntry(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
+  /** The usage period a key of this plan is in at `now`. */
+  function periodOf(plan: Pick<UsagePlan, 'period'>, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
+    return usagePeriodAt(plan.period, now, order);
+  }
+
+  async function readEntry(hash: string): Promise<KeyEntry | null> {
+    const now = Date.now();
+    const month = calendarMonth(now);
     const row = await db
       .selectFrom('api_keys as k')
       .innerJoin('orders as o', 'o.id', 'k.order_id')
       .innerJoin('clients as c', 'c.id', 'k.client_id')
-      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'o.status', 'o.expires_at', 'c.status as client_status'])
+      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'o.status', 'o.expires_at', 'o.period as order_period', 'c.status as client_status'])
+      // The calendar month's uses come with the key; a key counting by billing period reads its period after.
       .select((eb) =>
         eb
-          .selectFrom('api_key_usage as u')
-          .select((inner) => inner.fn.coalesce(inner.fn.sum<number>('u.count'), inner.lit(0)).as('total'))
+          .selectFrom('api_key_period_usage as u')
+          .select('u.count')
           .whereRef('u.api_key_id', '=', 'k.id')
-          .where('u.day', '>=', clock.monthStart)
-          .where('u.day', '<=', clock.monthEnd)
+          .where('u.period_start', '=', month.start)
           .as('used'),
       )
       .where('k.key_hash', '=', hash)
       .executeTakeFirst();
-    return row === undefined ? null : entryOf(row, clock, Date.now());
+    if (row === undefined) return null;
+    const options = parseJson(row.options);
+    const period = periodOf(planOf(usageOptionsOf(options), {}), now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    const used = period.start === month.start ? Number(row.used ?? 0) : await periodTotal(db, row.id, period.start);
+    return entryOf(row, used, period, now);
   }
 
-  function load(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
+  function load(hash: string): Promise<KeyEntry | null> {
     const epoch = cache.epoch;
     const pending = loading.get(hash);
     if (pending !== undefined && pending.epoch === epoch) return pending.promise;
-    const promise = readEntry(hash, clock)
+    const promise = readEntry(hash)
       .then((entry) => {
         cache.fill(hash, entry, epoch, Date.now());
         return entry;
@@ -213,14 +254,14 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     return promise;
   }
 
-  function refreshUsage(entry: KeyEntry, clock: UsageClock): void {
+  function refreshUsage(entry: KeyEntry): void {
     if (entry.refreshing || closed) return;
     entry.refreshing = true;
-    monthTotal(entry.id, clock)
-      .executeTakeFirst()
-      .then((row) => {
-        if (entry.usedMonth !== clock.month) return;
-        entry.used = (row?.used ?? 0) + metering.unflushedTotal(entry.id, clock.monthStart, clock.monthEnd);
+    const bucket = entry.bucket;
+    periodTotal(db, entry.id, entry.period.start)
+      .then((used) => {
+        if (entry.bucket !== bucket) return;
+        entry.used = used + periodMeter.unflushedTotal(entry.id, bucket, bucket);
         entry.usedAt = Date.now();
       })
       .catch((error: unknown) => log(error, 'usage refresh'))
@@ -229,20 +270,39 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       });
   }
 
-  /** Whether the key is valid now, and why not; rolls the monthly count over at a month boundary. */
-  function judge(entry: KeyEntry, now: number, clock: UsageClock): Reason {
+  /** Moves the key's count to the usage period holding `now` (a period ended). */
+  function rollPeriod(entry: KeyEntry, now: number): void {
+    const period = periodOf(entry.plan, now, { period: entry.orderPeriod, expiresAtMs: entry.expiresAtMs });
+    const bucket = bucketOf(period);
+    entry.period = period;
+    if (bucket === entry.bucket) return;
+    entry.bucket = bucket;
+    entry.used = periodMeter.unflushedTotal(entry.id, bucket, bucket);
+    entry.usedAt = 0;
+  }
+
+  /** Whether the key's uses this period have reached a stop: the hard limit, or the quota when it is enforced without overage. */
+  function limitReached(entry: KeyEntry): boolean {
+    const { hardLimit, included, overage } = entry.plan;
+    if (hardLimit !== null && entry.used >= hardLimit) return true;
+    return entry.enforceLimit && overage === null && included !== null && entry.used >= included;
+  }
+
+  /** Whether a key's count matters to its answer (a limit to stop at): then it is re-read every few seconds. */
+  function watched(entry: KeyEntry): boolean {
+    return entry.limit !== null || entry.plan.included !== null || entry.plan.hardLimit !== null;
+  }
+
+  /** Whether the key is valid now, and why not; rolls the count over at the end of a usage period. */
+  function judge(entry: KeyEntry, now: number): Reason {
     if (!entry.enabled) return 'DISABLED';
     if (!entry.clientActive) return 'CLIENT_INACTIVE';
     if (entry.orderStatus !== 'active') return 'NOT_ACTIVE';
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return 'EXPIRED';
-    if (entry.usedMonth !== clock.month) {
-      entry.usedMonth = clock.month;
-      entry.used = metering.unflushedTotal(entry.id, clock.monthStart, clock.monthEnd);
-      entry.usedAt = 0;
-    }
-    if (entry.limit !== null) {
-      if (now - entry.usedAt > USAGE_REFRESH_MS) refreshUsage(entry, clock);
-      if (entry.enforceLimit && entry.used >= entry.limit) return 'LIMIT_EXCEEDED';
+    if (now >= entry.period.endMs || now < entry.period.startMs) rollPeriod(entry, now);
+    if (watched(entry)) {
+      if (now - entry.usedAt > USAGE_REFRESH_MS) refreshUsage(entry);
+      if (limitReached(entry)) return 'LIMIT_EXCEEDED';
     }
     return 'VALID';
   }
@@ -268,7 +328,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** The key's cached record (null when unknown), from the cache when warm. Throws 429 for a blocked address. */
-  function resolve(key: string, ip: string | null, reply: FastifyReply, now: number, clock: UsageClock): KeyEntry | null | Promise<KeyEntry | null> {
+  function resolve(key: string, ip: string | null, reply: FastifyReply, now: number): KeyEntry | null | Promise<KeyEntry | null> {
     if (blocked.size > 0 && ip !== null) {
       const until = blocked.get(ip);
       if (until !== undefined) {
@@ -281,7 +341,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     const cached = cache.get(hash, now);
     if (cached !== undefined) return cached === null ? unknown(ip, reply) : cached;
     listenForChanges();
-    return load(hash, clock).then((entry) => (entry === null ? unknown(ip, reply) : entry));
+    return load(hash).then((entry) => (entry === null ? unknown(ip, reply) : entry));
   }
 
   function listenForChanges(): void {
@@ -297,30 +357,40 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       reasons.NOT_FOUND++;
       return 'NOT_FOUND';
     }
-    const reason = judge(entry, now, clock);
+    const reason = judge(entry, now);
     reasons[reason]++;
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
+      periodMeter.count(entry.id, entry.bucket);
       entry.used++;
       // This use exhausted the quota: the key's quota state changed (the verifiers' events stream, §11).
-      if (entry.enforceLimit && entry.used === entry.limit) channel.publish([refToken(entry.id, entry.orderId)]);
+      if (limitReached(entry)) channel.publish([refToken(entry.id, entry.orderId)]);
     }
     return reason;
   }
 
-  function usageOf(entry: KeyEntry, clock: UsageClock): UsageSummary {
+  function usageOf(entry: KeyEntry): UsageSummary {
+    return { ...summaryOf(entry.plan, entry.period, entry.used), limit: entry.limit, remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.used) };
+  }
+
+  /** The period's bounds and the plan's figures for `used` uses (the projected overage at today's count). */
+  function summaryOf(plan: UsagePlan, period: UsagePeriod, used: number): Omit<UsageSummary, 'limit' | 'remaining'> {
+    const units = plan.overage === null ? 0 : overageUnits(used, plan.included);
+    const days = periodDays(period);
     return {
-      period_start: clock.monthStart,
-      period_end: clock.monthEnd,
-      used: entry.used,
-      limit: entry.limit,
-      remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.used),
+      period_start: period.calendar ? days.from : period.start,
+      period_end: period.calendar ? days.to : period.end,
+      used,
+      included: plan.included,
+      overage_units: units,
+      overage_amount: plan.overage === null ? null : deps.money.format(overageMinor(plan.overage, units, deps.money.precision)),
+      hard_limit: plan.hardLimit,
     };
   }
 
-  function infoOf(entry: KeyEntry | null, reason: Reason, clock: UsageClock): KeyInfo {
+  function infoOf(entry: KeyEntry | null, reason: Reason): KeyInfo {
     if (entry === null) return { valid: 0, config: null, reason, usage: null };
-    return { valid: reason === 'VALID' ? 1 : 0, config: reason === 'VALID' ? entry.config : null, reason, usage: usageOf(entry, clock) };
+    return { valid: reason === 'VALID' ? 1 : 0, config: reason === 'VALID' ? entry.config : null, reason, usage: usageOf(entry) };
   }
 
   // ---- writes: consistency with the cache ----------------------------------------------------------------------
@@ -366,26 +436,27 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
     if (order.status !== 'active') return 'NOT_ACTIVE';
     if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
-    const limit = monthlyLimitOf(parseJson(row.config));
-    if (parseJson(row.options).enforce_limit === true && limit !== null && used >= limit) return 'LIMIT_EXCEEDED';
+    const options = parseJson(row.options);
+    const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseJson(row.config));
+    if (hardLimit !== null && used >= hardLimit) return 'LIMIT_EXCEEDED';
+    if (options.enforce_limit === true && overage === null && included !== null && used >= included) return 'LIMIT_EXCEEDED';
     return 'VALID';
   }
 
-  async function currentUse(trx: Kysely<Database>, keyId: number): Promise<number> {
-    const clock = metering.clock(Date.now());
-    const row = await trx
-      .selectFrom('api_key_usage')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
-      .where('api_key_id', '=', keyId)
-      .where('day', '>=', clock.monthStart)
-      .where('day', '<=', clock.monthEnd)
-      .executeTakeFirst();
-    return (row?.used ?? 0) + metering.unflushedTotal(keyId, clock.monthStart, clock.monthEnd);
+  /** A key's plan, its usage period now and its uses in it (flushed and this process's unflushed counts). */
+  async function currentUsage(
+    trx: Kysely<Database>,
+    row: { id: number; options: string; config: string; expires_at: string | null; order_period: string | null },
+  ): Promise<{ plan: UsagePlan; period: UsagePeriod; used: number }> {
+    const plan = planOf(usageOptionsOf(parseJson(row.options)), parseJson(row.config));
+    const period = periodOf(plan, Date.now(), { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    const bucket = bucketOf(period);
+    return { plan, period, used: (await periodTotal(trx, row.id, period.start)) + periodMeter.unflushedTotal(row.id, bucket, bucket) };
   }
 
   async function recordOf(
     trx: Kysely<Database>,
-    row: KeyRow & { status: string; expires_at: string | null; client_status: string },
+    row: KeyRow & { status: string; expires_at: string | null; client_status: string; order_period: string | null },
   ): Promise<KeyRecord> {
     return {
       order_id: row.order_id,
@@ -393,7 +464,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       api_key: secrets.decrypt(row.key_enc),
       valid: row.valid === 1 ? 1 : 0,
       config: parseJson(row.config),
-      reason: reasonOf(row, row, await currentUse(trx, row.id)),
+      reason: reasonOf(row, row, (await currentUsage(trx, row)).used),
       created_at: row.created_at,
       updated_at: row.updated_at,
     };
@@ -405,7 +476,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       .innerJoin('orders', 'orders.id', 'api_keys.order_id')
       .innerJoin('clients', 'clients.id', 'api_keys.client_id')
       .selectAll('api_keys')
-      .select(['orders.status', 'orders.expires_at', 'clients.status as client_status']);
+      .select(['orders.status', 'orders.expires_at', 'orders.period as order_period', 'clients.status as client_status']);
   }
 
   /** The key of an order (or of a key string), the caller's own when `clientId` is given; 404 otherwise. */
@@ -447,7 +518,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     check(key: string, ip: string, reply: FastifyReply): boolean | Promise<boolean> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const found = resolve(key, ip, reply, now, clock);
+      const found = resolve(key, ip, reply, now);
       if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
       return use(found, now, clock) === 'VALID';
     },
@@ -456,10 +527,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     getInfo(key: string, ip: string, reply: FastifyReply): KeyInfo | Promise<KeyInfo> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const found = resolve(key, ip, reply, now, clock);
-      if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock), clock));
-      if (found !== null && found.limit === null && now - found.usedAt > USAGE_REFRESH_MS) refreshUsage(found, clock);
-      return infoOf(found, use(found, now, clock), clock);
+      const found = resolve(key, ip, reply, now);
+      if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock)));
+      if (found !== null && !watched(found) && now - found.usedAt > USAGE_REFRESH_MS) refreshUsage(found);
+      return infoOf(found, use(found, now, clock));
     },
 
     // ---- verifiers (CONTRACT §11): failed lookups count against the end user's `ip`, never the app server ----
@@ -468,7 +539,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     verifierCheck(key: string, ip: string | null, reply: FastifyReply): boolean | Promise<boolean> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const found = resolve(key, ip, reply, now, clock);
+      const found = resolve(key, ip, reply, now);
       if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
       return use(found, now, clock) === 'VALID';
     },
@@ -477,24 +548,28 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async verifierInfo(key: string, ip: string | null, reply: FastifyReply): Promise<KeyInfo & { order_id: number | null; key_id: number | null }> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const entry = await resolve(key, ip, reply, now, clock);
-      const info = infoOf(entry, use(entry, Date.now(), clock), clock);
+      const entry = await resolve(key, ip, reply, now);
+      const info = infoOf(entry, use(entry, Date.now(), clock));
       return { ...info, order_id: entry?.orderId ?? null, key_id: entry?.id ?? null };
     },
 
     /** admin/serviceapikey/report_usage: uses answered from an SDK's cache; a batch id already seen adds nothing. */
     async reportUsage(batchId: string, usage: readonly UsageItem[], staffId: number): Promise<true> {
-      const clock = metering.clock(Date.now());
-      const added = await reportUsage(db, { batchId, usage, staffId, day: clock.day });
+      const now = Date.now();
+      const clock = metering.clock(now);
+      const added = await reportUsage(db, { batchId, usage, staffId, day: clock.day, now });
       for (const key of added) {
         // Cached records learn the uses now; a key whose quota this exhausted changed state (events stream).
         const entry = cache.get(key.key_hash, Date.now());
-        if (entry !== undefined && entry !== null && entry.usedMonth === clock.month) entry.used += key.count;
-        if (key.enforceLimit && key.limit !== null) {
-          const used = await currentUse(db, key.id);
-          if (used >= key.limit && used - key.count < key.limit) channel.publish([refToken(key.id, key.order_id)]);
+        if (entry !== undefined && entry !== null && entry.period.start === key.periodStart) entry.used += key.count;
+        const stop = key.hardLimit ?? (key.enforceLimit && !key.overage ? key.included : null);
+        if (stop !== null) {
+          const bucket = bucketOf({ start: key.periodStart, end: key.periodEnd });
+          const used = (await periodTotal(db, key.id, key.periodStart)) + periodMeter.unflushedTotal(key.id, bucket, bucket);
+          if (used >= stop && used - key.count < stop) channel.publish([refToken(key.id, key.order_id)]);
         }
       }
+      await thresholds.afterWrite(added.map((key) => ({ api_key_id: key.id, period_start: key.periodStart })));
       return true;
     },
 
@@ -530,6 +605,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
             split_interval: config.split_interval,
             capitalization: config.capitalization,
             enforce_limit: config.enforce_limit,
+            ...usageOptionsOf(order.config),
           }),
           config: JSON.stringify(config.custom),
           created_at: now,
@@ -556,7 +632,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const existing = await trx.selectFrom('api_keys').select(['id', 'key_hash', 'options']).where('order_id', '=', orderId).executeTakeFirst();
       if (existing === undefined) return;
       const config = readApiKeyConfig(productConfig);
-      const options = { ...(JSON.parse(existing.options) as Record<string, unknown>), enforce_limit: config.enforce_limit };
+      // The new plan's usage options replace the old ones; the period's overage is billed at the plan in force when
+      // the period closes (CONTRACT §12, README "Pricing by use").
+      const kept = Object.fromEntries(Object.entries(parseJson(existing.options)).filter(([name]) => !USAGE_OPTION_NAMES.includes(name)));
+      const options = { ...kept, enforce_limit: config.enforce_limit, ...usageOptionsOf(productConfig) };
       await trx
         .updateTable('api_keys')
         .set({ config: JSON.stringify(config.custom), options: JSON.stringify(options), updated_at: nowIso() })
@@ -578,9 +657,13 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     /** `{api_key, config, valid, reason}` for order/service; nulls before the key is issued. */
     async serviceFields(trx: Kysely<Database>, order: OrderSnapshot): Promise<Record<string, unknown>> {
       const row = await keysWithOrders(trx).where('api_keys.order_id', '=', order.id).executeTakeFirst();
-      if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE' };
+      if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE', usage: null };
       const record = await recordOf(trx, row);
-      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason };
+      // This period's use and its projected overage, as get_info shows it (the client area and the admin order page).
+      const { plan, period, used } = await currentUsage(trx, row);
+      const limit = monthlyLimitOf(record.config);
+      const usage: UsageSummary = { ...summaryOf(plan, period, used), limit, remaining: limit === null ? null : Math.max(0, limit - used) };
+      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage };
     },
 
     // ---- staff and clients ----
@@ -663,9 +746,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     /** Usage per day of an order's key over [from, to] (default: the current month), unflushed counts included. */
     async usage(params: { order_id: number; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
       const key = await requireKey(db, { order_id: params.order_id }, clientId);
-      const clock = metering.clock(Date.now());
-      const from = params.from ?? clock.monthStart;
-      const to = params.to ?? (params.from === undefined ? clock.monthEnd : monthBounds(params.from.slice(0, 7)).end);
+      const current = periodDays((await currentUsage(db, key)).period);
+      const from = params.from ?? current.from;
+      const to = params.to ?? (params.from === undefined ? current.to : monthBounds(params.from.slice(0, 7)).end);
       const fromMs = Date.parse(`${from}T00:00:00Z`);
       const toMs = Date.parse(`${to}T00:00:00Z`);
       if (Number.isNaN(fromMs) || isoDay(fromMs) !== from) throw errors.invalid('from', 'must be a calendar date YYYY-MM-DD');
