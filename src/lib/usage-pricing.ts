@@ -40,7 +40,7 @@ export function overageMicros(rule: OverageRule, units: number): bigint {
       const size = BigInt(rule.package_size);
       return ((count + size - 1n) / size) * priceMicros(rule.package_price);
     }
-    case 'graduated': {
+    default: {
       let total = 0n;
       let below = 0n;
       for (const tier of rule.tiers) {

@@ -40,7 +40,7 @@ export async function up(db: AnyDb): Promise<void> {
     .execute();
 
   // Uses counted before this migration were kept per day: carry them into their calendar month.
-  const days = (await db.selectFrom('api_key_usage').select(['api_key_id', 'day', 'count']).execute()) as Array<{ api_key_id: number; day: string; count: number }>;
+  const days = (await db.selectFrom('api_key_usage').select(['api_key_id', 'day', 'count']).execute()) as Array<{ api_key_id: number; day: string; count: number | string }>;
   const months = new Map<string, { api_key_id: number; period_start: string; period_end: string; count: number }>();
   for (const row of days) {
     const [year, month] = row.day.split('-').map(Number) as [number, number];

@@ -30,8 +30,8 @@ export interface UsageCloseTable {
   /** Null: unlimited. */
   included: number | string | null;
   overage_units: number | string;
-  /** Minor units; 0 issues no invoice. */
-  amount: number;
+  /** Minor units; 0 issues no invoice. int8 on PostgreSQL. */
+  amount: number | string;
   /** The overage invoice; null when there was nothing to bill. */
   invoice_id: number | null;
   created_at: string;

@@ -65,6 +65,11 @@ export class Metering {
     private readonly db: Kysely<Database>,
     private readonly onError: (error: unknown) => void = () => undefined,
     private readonly writer: UsageWriter = upsertDays,
+    /**
+     * Told of the rows a flush wrote, once they are in the database and no longer counted as unflushed (so a reader
+     * meanwhile never counts them twice); its failures go to `onError` and never undo the counts.
+     */
+    private readonly afterWrite?: (rows: UsageRow[]) => Promise<void>,
   ) {}
 
   start(intervalMs = 1000): void {
@@ -140,6 +145,7 @@ export class Metering {
     const batch = this.inFlight;
     const rows: UsageRow[] = [];
     for (const [day, counts] of batch) for (const [id, count] of counts) rows.push({ api_key_id: id, day, count });
+    let unwritten: ReadonlySet<UsageRow> = new Set();
     this.flushing = this.write(rows)
       .then(() => {
         this.lastFlushedAt = Date.now();
@@ -147,6 +153,7 @@ export class Metering {
       .catch((error: unknown) => {
         // Keep the counts that were not written for the next attempt rather than lose them.
         const { rest } = error as { rest?: UsageRow[] };
+        unwritten = new Set(rest ?? rows);
         for (const row of rest ?? []) {
           const target = this.pending.get(row.day) ?? new Map<number, number>();
           target.set(row.api_key_id, (target.get(row.api_key_id) ?? 0) + row.count);
@@ -159,7 +166,12 @@ export class Metering {
         this.inFlight = new Map();
         this.flushing = null;
       });
-    return this.flushing;
+    const { afterWrite } = this;
+    if (afterWrite === undefined) return this.flushing;
+    return this.flushing.then(async () => {
+      const written = rows.filter((row) => !unwritten.has(row));
+      if (written.length > 0) await afterWrite(written).catch(this.onError);
+    });
   }
 
   /** Upserts the rows chunk by chunk; on failure the error carries `rest`, the rows not written. */

@@ -1,23 +1,21 @@
 // Uses per key and usage period (api_key_period_usage): a second meter beside the daily one (metering.ts), whose
 // bucket is the period's ISO 8601 interval `start/end`, so a billing period that starts at 14:23:05 is counted
-// exactly, and a use in the last second before a period's end lands in that period. The flush that writes them also
-// hands the keys it wrote to the threshold watcher — the only extra work usage thresholds cost.
+// exactly, and a use in the last second before a period's end lands in that period. The flush that writes them then
+// hands the rows it wrote to the threshold watcher — the only extra work usage thresholds cost.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { UsageRow, UsageWriter } from './metering.ts';
 
-export interface PeriodTotal {
-  api_key_id: number;
-  period_start: string;
+/** A meter row's key and period (its bucket is `start/end`). */
+export function periodOfRow(row: UsageRow): { api_key_id: number; period_start: string; period_end: string; count: number } {
+  const [start = '', end = ''] = row.day.split('/');
+  return { api_key_id: row.api_key_id, period_start: start, period_end: end, count: row.count };
 }
 
-/** The period meter's writer; `afterWrite` failures are reported, never undo the counts written. */
-export function periodUsageWriter(afterWrite: (rows: PeriodTotal[]) => Promise<void>, onError: (error: unknown) => void): UsageWriter {
+/** The period meter's writer. */
+export function periodUsageWriter(): UsageWriter {
   return async (db: Kysely<Database>, rows: UsageRow[]) => {
-    const values = rows.map((row) => {
-      const [start = '', end = ''] = row.day.split('/');
-      return { api_key_id: row.api_key_id, period_start: start, period_end: end, count: row.count };
-    });
+    const values = rows.map(periodOfRow);
     await db
       .insertInto('api_key_period_usage')
       .values(values)
@@ -25,11 +23,6 @@ export function periodUsageWriter(afterWrite: (rows: PeriodTotal[]) => Promise<v
         oc.columns(['api_key_id', 'period_start']).doUpdateSet({ count: sql<number>`api_key_period_usage.count + excluded.count`, period_end: sql<string>`excluded.period_end` }),
       )
       .execute();
-    try {
-      await afterWrite(values);
-    } catch (error) {
-      onError(error);
-    }
   };
 }
 

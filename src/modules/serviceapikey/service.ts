@@ -34,7 +34,7 @@ import { Metering, monthBounds, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 import type { Money } from '../../lib/money.ts';
 import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';
-import { addPeriodUses, periodUsageWriter } from './period-usage.ts';
+import { periodOfRow, periodUsageWriter } from './period-usage.ts';
 import { createThresholdWatcher } from './thresholds.ts';
 import { bucketOf, calendarMonth, periodDays, usagePeriodAt, type UsagePeriod } from './usage-period.ts';
 import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsagePlan } from './usage-plan.ts';
@@ -125,11 +125,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   metering.start();
   // Uses per usage period (what limits and bills read); its flush also announces the usage thresholds crossed.
   const thresholds = createThresholdWatcher({ db, events: deps.events });
-  const periodMeter = new Metering(
-    db,
-    (error) => log(error, 'usage flush'),
-    periodUsageWriter((rows) => thresholds.afterWrite(rows), (error) => log(error, 'usage thresholds')),
-  );
+  const periodMeter = new Metering(db, (error) => log(error, 'usage flush'), periodUsageWriter(), (rows) => thresholds.afterWrite(rows.map(periodOfRow)));
   periodMeter.start();
   const channel: InvalidationChannel =
     deps.redisUrl !== null
@@ -776,8 +772,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     },
 
     /** Writes the usage counts now (tests, shutdown). */
-    flushUsage(): Promise<void> {
-      return metering.flush();
+    async flushUsage(): Promise<void> {
+      await Promise.all([metering.flush(), periodMeter.flush()]);
     },
 
     /** Flushes the counts and closes the listener; the database must still be open. */
@@ -785,6 +781,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       closed = true;
       keyEvents.close();
       await metering.close();
+      await periodMeter.close();
       await channel.close();
     },
   };
