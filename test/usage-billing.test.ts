@@ -165,7 +165,7 @@ describe('get_info and the limits', () => {
     expect(closed).toMatchObject({ period_start: '2027-01-10T14:23:05Z', period_end: '2027-02-10T14:23:05Z' });
     expect(Number(closed!.used)).toBe(5);
     expect(Number(closed!.amount)).toBe(75);
-    expect((await usageInvoices(orderId)).map((row) => Number(row.total))).toEqual([75]);
+    expect((await usageInvoices(orderId)).map((row) => row.total)).toEqual([75]);
   });
 });
 
@@ -207,8 +207,8 @@ describe('the close of a usage period', () => {
     // (Periods of the other tests' orders close in these runs too: count per order.)
     const runs = await Promise.all(Array.from({ length: 10 }, () => t.services.usageCloser.closePeriods(new Date())));
     expect(runs.reduce((sum, run) => sum + run.failed, 0)).toBe(0);
-    expect((await usageInvoices(first.orderId)).map((row) => Number(row.total))).toEqual([200]);
-    expect((await usageInvoices(second.orderId)).map((row) => Number(row.total))).toEqual([100]);
+    expect((await usageInvoices(first.orderId)).map((row) => row.total)).toEqual([200]);
+    expect((await usageInvoices(second.orderId)).map((row) => row.total)).toEqual([100]);
     expect(await closes(first.orderId)).toHaveLength(1);
     // Once more, later: nothing new.
     at('2027-06-01T00:30:00Z');
@@ -238,7 +238,7 @@ describe('the close of a usage period', () => {
       ['2027-08', 2, 0, true],
       ['2027-09', 4, 20, false],
     ]);
-    expect((await usageInvoices(orderId)).map((row) => Number(row.total))).toEqual([30, 20]);
+    expect((await usageInvoices(orderId)).map((row) => row.total)).toEqual([30, 20]);
   });
 
   it('a plan change mid-period bills the whole period at the plan in force when it closes', async () => {
@@ -295,10 +295,10 @@ describe('usage thresholds', () => {
     await flush();
     await use(key, 5);
     await flush();
-    expect((await announced()).map((data) => [data.threshold, data.used])).toEqual([
-      [80, 8],
-      [100, 13],
-    ]);
+    // 100% comes with the flush that carried the count past 10 (the background flush may run in between).
+    const both = await announced();
+    expect(both.map((data) => data.threshold)).toEqual([80, 100]);
+    expect(both[1]!.used).toBeGreaterThanOrEqual(10);
     expect(await mails()).toHaveLength(2);
     // The next month starts clean and announces again.
     at('2028-02-02T10:00:00Z');
