@@ -7,6 +7,7 @@ import { formatDate, formatValue, humanize, REASON_LABELS } from '../lib/format.
 import { Link } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Loading, Notice, Pager, UsageChart, copyText, useAction, useLoad } from '../lib/ui.ts';
 import { currentPeriod, type ApiKey, type KeyInfo, type Order, type Usage } from '../lib/types.ts';
+import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
 export function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
@@ -23,6 +24,8 @@ function KeyCard({ apiKey, onChanged }: { apiKey: ApiKey; onChanged: () => void 
   const orderId = apiKey.order_id;
   const order = useLoad(() => call<Order>('client/order/get', { id: orderId }), [orderId]);
   const usage = useLoad(() => call<Usage>('client/serviceapikey/usage', { order_id: orderId }), [orderId, apiKey.api_key]);
+  // This period's use against the plan: used / included, projected extra charge.
+  const service = useLoad(() => call<{ usage: UsageSummary | null }>('client/order/service', { id: orderId }), [orderId, apiKey.api_key]);
   const [shown, setShown] = useState(false);
   const [copied, setCopied] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
@@ -87,7 +90,8 @@ function KeyCard({ apiKey, onChanged }: { apiKey: ApiKey; onChanged: () => void 
       ? html`<h3>Plan parameters</h3>
           <ul class="features">${custom.map(([name, value]) => html`<li>${humanize(name)}: <strong>${formatValue(value)}</strong></li>`)}</ul>`
       : null}
-    <h3>Usage this month</h3>
+    <h3>Usage this period</h3>
+    <${UsageLine} usage=${service.data?.usage} currency=${order.data?.currency} />
     <${ErrorMessage} error=${usage.error} />
     ${usage.data === undefined && usage.loading ? html`<${Loading} label="Loading usage…" />` : null}
     ${usage.data !== undefined
