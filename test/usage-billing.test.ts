@@ -4,9 +4,10 @@
 // close, plan changes, nothing for 0 overage). The clock is faked (Date only), so periods can end inside a test.
 // Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createUsageCloser } from '../src/modules/serviceapikey/overage.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 import { expectInvalid } from './helpers/assertions.ts';
-import { asClient, MONTHLY } from './selling-fixtures.ts';
+import { asClient, asStaff, MONTHLY, staffWith } from './selling-fixtures.ts';
 
 const PACKAGE = { mode: 'package', package_size: 100, package_price: '1.00' };
 
@@ -241,6 +242,34 @@ describe('the close of a usage period', () => {
     expect((await usageInvoices(orderId)).map((row) => row.total)).toEqual([30, 20]);
   });
 
+  it('a failure between recording the close and issuing the invoice leaves neither: the next run bills it once', async () => {
+    at('2027-08-10T10:00:00Z');
+    const id = await plan({ included: 1, overage: { mode: 'per_unit', unit_price: '0.50' } });
+    const { orderId, key } = await buy(id);
+    await use(key, 3);
+    await flush();
+    at('2027-09-01T00:01:00Z');
+    // A closer whose invoice step dies (the process crashing at the worst moment, inside the transaction).
+    const crashing = createUsageCloser({
+      db: t.services.db,
+      invoices: {
+        issueUsageInvoice: () => {
+          throw new Error('killed');
+        },
+      },
+      money: { precision: 2, format: (minor: number) => (minor / 100).toFixed(2) },
+      flushUsage: flush,
+    });
+    const failed = await crashing.closePeriods(new Date());
+    expect(failed.failed).toBeGreaterThanOrEqual(1);
+    expect(await closes(orderId)).toEqual([]);
+    expect(await usageInvoices(orderId)).toEqual([]);
+    await t.services.usageCloser.closePeriods(new Date());
+    await t.services.usageCloser.closePeriods(new Date());
+    expect((await usageInvoices(orderId)).map((row) => row.total)).toEqual([100]);
+    expect(await closes(orderId)).toHaveLength(1);
+  });
+
   it('a plan change mid-period bills the whole period at the plan in force when it closes', async () => {
     at('2027-11-03T09:00:00Z');
     const cheap = await plan({ included: 10, overage: { mode: 'per_unit', unit_price: '0.01' } }, 'Cheap', {
@@ -310,7 +339,18 @@ describe('usage thresholds', () => {
       [80, '2028-02-01T00:00:00Z'],
       [100, '2028-02-01T00:00:00Z'],
     ]);
-    // Uses reported by an SDK cross thresholds too; a key without a quota announces nothing.
+    // Uses reported by an SDK (report_usage) count in the period and cross thresholds too.
+    const sdk = await buy(await plan({ included: 100, overage: PACKAGE }), buyer);
+    const verifier = await staffWith(t, ['serviceapikey.check']);
+    const keyId = (await asStaff(t, verifier, 'serviceapikey/get_info', { key: sdk.key })).result.key_id as number;
+    await flush();
+    const reported = await asStaff(t, verifier, 'serviceapikey/report_usage', { batch_id: 'usage-test-1', usage: [{ key_id: keyId, count: 85 }] });
+    expect(reported.body).toEqual({ result: true, error: null });
+    expect((await announced()).filter((data) => data.order_id === sdk.orderId)).toEqual([]);
+    const sdkAnnounced = (await t.services.db.selectFrom('usage_thresholds').select(['threshold', 'used']).where('order_id', '=', sdk.orderId).execute()).map((row) => [row.threshold, Number(row.used)]);
+    expect(sdkAnnounced).toEqual([[80, 86]]);
+    expect((await info(sdk.key)).usage).toMatchObject({ used: 87, included: 100 });
+    // A key without a quota announces nothing.
     const free = await buy(await plan({}), buyer);
     await use(free.key, 50);
     await flush();

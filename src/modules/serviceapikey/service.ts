@@ -366,7 +366,13 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   function usageOf(entry: KeyEntry): UsageSummary {
-    return { ...summaryOf(entry.plan, entry.period, entry.used), limit: entry.limit, remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.used) };
+    return withLimit(summaryOf(entry.plan, entry.period, entry.used), entry.limit);
+  }
+
+  /** The summary with §7.1's `limit` and `remaining` after `used`, in the contract's order. */
+  function withLimit(summary: Omit<UsageSummary, 'limit' | 'remaining'>, limit: number | null): UsageSummary {
+    const { period_start, period_end, used, ...plan } = summary;
+    return { period_start, period_end, used, limit, remaining: limit === null ? null : Math.max(0, limit - used), ...plan };
   }
 
   /** The period's bounds and the plan's figures for `used` uses (the projected overage at today's count). */
@@ -658,7 +664,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       // This period's use and its projected overage, as get_info shows it (the client area and the admin order page).
       const { plan, period, used } = await currentUsage(trx, row);
       const limit = monthlyLimitOf(record.config);
-      const usage: UsageSummary = { ...summaryOf(plan, period, used), limit, remaining: limit === null ? null : Math.max(0, limit - used) };
+      const usage = withLimit(summaryOf(plan, period, used), limit);
       return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage };
     },
 
