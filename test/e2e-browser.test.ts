@@ -391,6 +391,8 @@ describe.runIf(existsSync(CHROMIUM))('browser UI end to end', () => {
     await staff.getByRole('heading', { name: 'Actions' }).waitFor();
     await settled(staff);
     expect(await staff.getByRole('alert').count()).toBe(0);
+    // The admin order page shows this period's use against the plan, as the client area does.
+    expect(await staff.getByTestId('usage-line').textContent()).toMatch(/\d+ used \/ 1,000 included/);
     expect(problems.filter((problem) => !/status of 4\d\d/.test(problem))).toEqual([]);
   });
 
