@@ -7,6 +7,7 @@ import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
+import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { filled } from './common.ts';
 
@@ -177,7 +178,8 @@ export function OrderPage({ id }: { id: number }) {
             <${ErrorMessage} error=${service.error} />
             ${service.data && typeof service.data === 'object'
               ? html`<h3>Service</h3>
-                  <${DefinitionList} items=${Object.entries(service.data).map(([name, value]) => [humanize(name), formatValue(value)] as const)} />`
+                  ${data.type === 'apikey' ? html`<h4>Usage this period</h4><${UsageLine} usage=${service.data.usage as UsageSummary | null} currency=${data.currency} />` : null}
+                  <${DefinitionList} items=${Object.entries(service.data).filter(([name]) => name !== 'usage').map(([name, value]) => [humanize(name), formatValue(value)] as const)} />`
               : null}
           </section>
           <${OrderActions} order=${data} onDone=${order.reload} />
