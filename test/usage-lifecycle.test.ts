@@ -1,8 +1,10 @@
 // The lifecycle of a usage-priced plan (issue 12 "Done when"): "10 $/month, 1,000 included, 1 $ per 100 more, hard
 // limit 5,000". Bought and paid by card (the Stripe stand-in, card saved), used 1,750 times, crossing 80% and 100%
 // (a mail each, a signed webhook each at a real receiver), the month closes, the overage invoice of 8 $ is issued on
-// its own and charged to the saved card off-session, and the next month starts clean. The clock is faked (Date
-// only). Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
+// its own and charged to the saved card off-session, and the next month starts clean. The uses go through two keys of
+// the order (i12-keys: the quota, thresholds and overage are the order's), and the plan's rate limit refuses calls
+// past it without counting them. The clock is faked (Date only). Runs on SQLite, and on PostgreSQL + Redis when
+// TEST_* are set.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Receiver } from './helpers/webhook-receiver.ts';
 import { asClient } from './selling-fixtures.ts';
@@ -11,7 +13,14 @@ import { payByCard, purchase, stripeStand, type StripeStand } from './stripe-fix
 const PLAN = {
   title: 'Metered API',
   pricing: { type: 'recurrent', recurrent: { '1M': { price: '10.00', setup: '0', enabled: true } } },
-  config: { included: 1000, overage: { mode: 'package', package_size: 100, package_price: '1.00' }, hard_limit: 5000 },
+  config: {
+    included: 1000,
+    overage: { mode: 'package', package_size: 100, package_price: '1.00' },
+    hard_limit: 5000,
+    max_keys: 2,
+    // Shared by the order's keys; the April uses (1,750) stay under it, the last step goes past it.
+    rate_limit: { limit: 2000, window_seconds: 3600 },
+  },
 };
 
 let stand: StripeStand;
@@ -48,8 +57,12 @@ describe('a usage-priced plan from purchase to the next period', () => {
     await payByCard(stand, bought.hash);
     const service = await asClient(t, bought.token, 'order/service', { id: bought.orderId });
     expect(service.result).toMatchObject({ status: 'active', valid: 1 });
-    // The keys the plan's uses go through (i12-keys adds a second key here; the quota is the order's).
+    // The keys the plan's uses go through, in turn: the order's first and a second one (the plan allows two).
     const keys: string[] = [service.result.api_key as string];
+    const second = await asClient(t, bought.token, 'serviceapikey/create', { order_id: bought.orderId, name: 'staging' });
+    expect(second.status).toBe(200);
+    keys.push(second.result.api_key as string);
+    expect((await asClient(t, bought.token, 'serviceapikey/create', { order_id: bought.orderId, name: 'third' })).status).toBe(409);
     let turn = 0;
     const use = async (times: number) => {
       for (let i = 0; i < times; i++) {
@@ -87,6 +100,11 @@ describe('a usage-priced plan from purchase to the next period', () => {
     const mails = await thresholdMails();
     expect(mails.map((mail) => mail.subject)).toEqual(['Metered API: 80% of the included usage', 'Metered API: 100% of the included usage']);
     expect(mails[1]!.text).toContain('of the 1,000 calls included in this period (100%)');
+    // Each key's share (alternating, get_info on the first key was a use too); together they are the order's 1,750.
+    const usageOf = async (keyId?: number) =>
+      (await asClient(t, bought.token, 'serviceapikey/usage', keyId === undefined ? { order_id: bought.orderId } : { order_id: bought.orderId, key_id: keyId })).result.total as number;
+    expect(await usageOf()).toBe(1750);
+    expect(await usageOf(second.result.id as number)).toBe(874);
     // The client area's figures: used / included, projected extra charge.
     expect((await asClient(t, bought.token, 'order/service', { id: bought.orderId })).result.usage).toMatchObject({ used: 1750, included: 1000, overage_amount: '8.00' });
 
@@ -111,5 +129,19 @@ describe('a usage-priced plan from purchase to the next period', () => {
     // The next period starts clean.
     const next = await t.call('/api/guest/serviceapikey/get_info', { key: keys[0] });
     expect(next.result.usage).toMatchObject({ period_start: '2027-05-01', period_end: '2027-05-31', used: 1, overage_units: 0, overage_amount: '0.00' });
+
+    // The rate limit (2,000 an hour, both keys together): past it a check answers false and is not a use.
+    let accepted = 0;
+    let refused = false;
+    for (let i = 0; i < 2100 && !refused; i++) {
+      const reply = await t.call('/api/guest/serviceapikey/check', { key: keys[i % 2] });
+      if (reply.result === true) accepted++;
+      else refused = true;
+    }
+    expect(refused).toBe(true);
+    expect(accepted).toBeLessThan(2000);
+    const limited = await t.call('/api/guest/serviceapikey/get_info', { key: keys[1] });
+    expect(limited.result).toMatchObject({ valid: 0, reason: 'RATE_LIMITED', usage: { used: 1 + accepted } });
+    expect(limited.result.retry_after).toBeGreaterThanOrEqual(1);
   });
 });
