@@ -297,6 +297,44 @@ describe('the close of a usage period', () => {
     const [november] = await closes(orderId);
     expect({ used: Number(november!.used), included: Number(november!.included), amount: Number(november!.amount) }).toEqual({ used: 31, included: 20, amount: 110 });
   });
+
+  it("an order's keys share its period's uses, and a plan change moves every key of the order to the new plan", async () => {
+    at('2027-08-03T09:00:00Z');
+    const small = await plan({ included: 10, overage: { mode: 'per_unit', unit_price: '0.01' }, max_keys: 2 }, 'Small', {
+      type: 'recurrent',
+      recurrent: { '1M': { price: '5.00', setup: '0', enabled: true } },
+    });
+    const large = await plan({ included: 20, overage: { mode: 'per_unit', unit_price: '0.10' }, hard_limit: 30, max_keys: 2 }, 'Large', {
+      type: 'recurrent',
+      recurrent: { '1M': { price: '50.00', setup: '0', enabled: true } },
+    });
+    const buyer = await t.createClient();
+    const { orderId, key: first } = await buy(small, buyer);
+    const added = await t.admin('serviceapikey/create', { order_id: orderId, name: 'second' });
+    expect(added.body.error).toBeNull();
+    const second = added.result.api_key as string;
+    await use(first, 6);
+    await use(second, 6);
+    // The order's 12 uses and this get_info, whichever key asks.
+    expect((await info(second)).usage).toMatchObject({ used: 13, included: 10, overage_units: 3, overage_amount: '0.03', hard_limit: null });
+    at('2027-08-18T09:00:00Z');
+    const changed = await asClient(t, buyer.token, 'order/change_plan', { id: orderId, product_id: large, period: '1M' });
+    expect(changed.body.error).toBeNull();
+    if (changed.result.invoice_id !== null) await t.admin('invoice/mark_as_paid', { id: changed.result.invoice_id });
+    expect((await t.admin('order/get', { id: orderId })).result.product_id).toBe(large);
+    // Both keys apply the new plan, to the period's uses so far.
+    expect((await info(first)).usage).toMatchObject({ used: 14, included: 20, overage_units: 0, hard_limit: 30 });
+    expect((await info(second)).usage).toMatchObject({ used: 15, included: 20, overage_units: 0, hard_limit: 30 });
+    // The hard limit is the order's: 15 more through the second key stop the first one too.
+    await use(second, 15);
+    expect(await check(first)).toBe(false);
+    expect(await info(first)).toMatchObject({ valid: 0, reason: 'LIMIT_EXCEEDED', usage: { used: 30, overage_units: 10, overage_amount: '1.00' } });
+    await flush();
+    at('2027-09-01T00:05:00Z');
+    await t.services.usageCloser.closePeriods(new Date());
+    const [august] = await closes(orderId);
+    expect({ used: Number(august!.used), included: Number(august!.included), amount: Number(august!.amount) }).toEqual({ used: 30, included: 20, amount: 100 });
+  });
 });
 
 describe('usage thresholds', () => {
