@@ -33,6 +33,7 @@ import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
 import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
+import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/overage.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
@@ -83,6 +84,8 @@ export interface Services {
   cron: CronService;
   /** The API key product: keys, the check hot path, usage metering. */
   apikeys: ApiKeyService;
+  /** The close of usage periods: overage invoices (CONTRACT §12). */
+  usageCloser: UsageCloser;
   /** Gateway payments on the invoice side: payments, failures and refunds reported by providers; transactions. */
   invoicePayments: InvoicePayments;
   /** Auto-pay, gateway customers, saved cards, starting a payment. */
@@ -153,6 +156,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     keyRateStore,
     keyCacheSize: config.keyCacheSize,
     events,
+    money: moneyFor(config.currency),
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));
@@ -208,6 +212,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     timeoutMs: config.webhookTimeoutMs,
   });
   const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
+  const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,
     orders,
@@ -216,6 +221,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     invoiceDaysBeforeExpiry: config.invoiceDaysBeforeExpiry,
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
     reminders: notices,
+    usage: usageCloser,
     log: logSchedulerError,
   });
   const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
@@ -270,6 +276,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     carts,
     cron,
     apikeys,
+    usageCloser,
     invoicePayments,
     payments,
     inboundEvents,

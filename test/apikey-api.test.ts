@@ -100,6 +100,11 @@ describe('serviceapikey over HTTP', () => {
       used: 2,
       limit: 1000,
       remaining: 998,
+      // CONTRACT §12: the included uses default to monthlyLimit; this plan bills no overage.
+      included: 1000,
+      overage_units: 0,
+      overage_amount: null,
+      hard_limit: null,
     });
 
     // The client's own list.

@@ -4,6 +4,7 @@
 // step by step: "a read starts" is taking `cache.epoch`, "the read ends" is `fill(…, epoch, now)`.
 import { describe, expect, it } from 'vitest';
 import { FLUX_MAX_MS, KeyCache, UNTRUSTED_MAX_AGE_MS, type KeyEntry } from '../src/modules/serviceapikey/cache.ts';
+import { bucketOf, calendarMonth } from '../src/modules/serviceapikey/usage-period.ts';
 import { createTestApp } from './helpers/app.ts';
 
 const T0 = 1_000_000;
@@ -20,7 +21,9 @@ function record(id: number, loadedAt = T0, enabled = true): KeyEntry {
     config: {},
     limit: null,
     enforceLimit: false,
-    usage: { keyIds: [id], used: 0, usedMonth: '2026-11', usedAt: loadedAt, refreshing: false },
+    plan: { period: 'calendar_month', included: null, overage: null, hardLimit: null },
+    orderPeriod: null,
+    usage: { keyIds: [id], period: calendarMonth(T0), bucket: bucketOf(calendarMonth(T0)), used: 0, usedAt: loadedAt, refreshing: false },
     rateLimit: null,
     rotatingUntilMs: null,
     loadedAt,

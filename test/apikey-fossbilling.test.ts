@@ -11,9 +11,9 @@ import { ORDER_FIELDS } from './selling-fixtures.ts';
 /**
  * What an apikey order's service adds to the order record (CONTRACT §7, with §7.1's reason). The key's `reason`
  * takes the place of the order record's `reason` in this result (as before this issue; admin/order/get keeps the
- * order's own).
+ * order's own). `usage`: this period's use and projected overage (§12), for the client area and the admin order page.
  */
-const SERVICE_FIELDS = ['api_key', 'config', 'valid', 'reason'];
+const SERVICE_FIELDS = ['api_key', 'config', 'valid', 'reason', 'usage'];
 const keysOf = (value: object): string[] => Object.keys(value).toSorted();
 const SERVICE_RESULT = [...new Set([...ORDER_FIELDS, ...SERVICE_FIELDS])].toSorted();
 

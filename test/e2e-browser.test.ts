@@ -272,6 +272,9 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
         { timeout: 15_000, interval: 1_000 },
       )
       .toContain('3 of 1,000 used this period');
+    // Used / included, projected extra charge (this plan bills no overage: no extra charge is shown).
+    const usageLine = client.getByRole('article').filter({ hasText: 'Pro API' }).getByTestId('usage-line');
+    expect(await usageLine.textContent()).toMatch(/3 used \/ 1,000 included/);
     await settled(client);
     await shot(client, 'client-keys.png');
     await client.setViewportSize({ width: 390, height: 844 });
@@ -365,6 +368,8 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await staff.getByRole('heading', { name: 'Actions' }).waitFor();
     await settled(staff);
     expect(await staff.getByRole('alert').count()).toBe(0);
+    // The admin order page shows this period's use against the plan, as the client area does.
+    expect(await staff.getByTestId('usage-line').textContent()).toMatch(/\d+ used \/ 1,000 included/);
     expect(problems.filter((problem) => !/status of 4\d\d/.test(problem))).toEqual([]);
   });
 
@@ -461,10 +466,52 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await shot(staff, 'admin-client.png');
 
     await staff.getByRole('link', { name: 'Products', exact: true }).click();
+    // A "New product" button, not a form at the top; the type reads "API key".
+    await staff.getByRole('button', { name: 'New product' }).waitFor();
+    expect(await staff.getByRole('heading', { name: 'New product' }).count()).toBe(0);
+    expect(await staff.getByRole('row').filter({ hasText: 'Pro API' }).textContent()).toContain('API key');
     await staff.getByRole('link', { name: 'Pro API' }).click();
     await staff.getByRole('heading', { name: 'Key options and plan parameters' }).waitFor();
     await settled(staff);
-    expect(await staff.getByLabel('Parameter 1 name').inputValue()).not.toBe('');
+    // monthlyLimit is a number field of its own; the rows keep the other custom parameters.
+    expect(await staff.getByLabel('Included calls per period').inputValue()).toBe('1000');
+    expect(await staff.getByLabel('Parameter 1 name').inputValue()).toBe('tier');
+    expect(await staff.getByRole('button', { name: /^Save/ }).count()).toBe(1);
     await shot(staff, 'admin-product.png');
+  });
+
+  it('lets staff price a plan by use in the product form, with a live price preview and errors named by field', async () => {
+    await staff.getByLabel('Included calls per period').fill('10000');
+    await staff.getByLabel('Beyond the included calls').selectOption('package');
+    await staff.getByLabel('Calls per package').fill('1000');
+    await staff.getByLabel('Price per package').fill('1.00');
+    await staff.getByLabel('Hard limit (calls per period)').fill('50000');
+    expect(await staff.getByTestId('price-preview').textContent()).toBe('$19/month includes 10,000 calls, then $1 per 1,000, at most 50,000 calls.');
+    // Graduated tiers: rows, with the preview following them.
+    await staff.getByLabel('Beyond the included calls').selectOption('graduated');
+    // A new tier goes before the last one ("all the rest").
+    await staff.getByRole('button', { name: 'Add a tier' }).click();
+    await staff.getByLabel('Tier 1 price per call').fill('0.002');
+    await staff.getByLabel('Tier 1 up to').fill('5000');
+    await staff.getByLabel('Tier 2 price per call').fill('0.001');
+    expect(await staff.getByTestId('price-preview').textContent()).toBe(
+      '$19/month includes 10,000 calls, then $0.002 per call up to 15,000, $0.001 per call beyond 15,000, at most 50,000 calls.',
+    );
+    // A price with 7 decimals: the server's 422 names the field, shown in the form.
+    await staff.getByLabel('Tier 2 price per call').fill('0.0000001');
+    await staff.getByRole('button', { name: 'Save' }).click();
+    await staff.getByText(/tiers\[1\]\.unit_price/).waitFor();
+    await staff.getByLabel('Tier 2 price per call').fill('0.001');
+    await staff.getByRole('button', { name: 'Save' }).click();
+    await staff.getByText('Saved.').waitFor();
+    const saved = (await t.admin('product/get', { id: productId })).result.config;
+    expect(saved).toMatchObject({
+      included: 10000,
+      hard_limit: 50000,
+      custom: { tier: 'pro', monthlyLimit: 10000 },
+      overage: { mode: 'graduated', tiers: [{ up_to: 5000, unit_price: '0.002' }, { up_to: null, unit_price: '0.001' }] },
+    });
+    await settled(staff);
+    await shot(staff, 'admin-product-usage.png');
   });
 });

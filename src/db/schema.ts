@@ -9,5 +9,6 @@ import type { SellingTables } from './tables/selling.ts';
 import type { PaymentTables } from './tables/payments.ts';
 import type { VerifierTables } from './tables/verifier.ts';
 import type { WebhookTables } from './tables/webhook.ts';
+import type { UsageBillingTables } from './tables/usage-billing.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables & WebhookTables & KeysTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables & WebhookTables & UsageBillingTables & KeysTables;

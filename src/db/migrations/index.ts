@@ -10,6 +10,7 @@ import * as accounts from './009_accounts.ts';
 import * as search from './010_search.ts';
 import * as verifier from './011_verifier.ts';
 import * as webhooks from './012_webhooks.ts';
+import * as usageBilling from './013_usage_billing.ts';
 import * as keys from './014_keys.ts';
 import * as searchMore from './015_search_more.ts';
 
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '010_search': search,
   '011_verifier': verifier,
   '012_webhooks': webhooks,
+  '013_usage_billing': usageBilling,
   '014_keys': keys,
   '015_search_more': searchMore,
 };

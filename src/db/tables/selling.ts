@@ -7,7 +7,8 @@ export type SetupMode = 'after_order' | 'after_payment' | 'manual';
 export type OrderStatusColumn = 'pending_setup' | 'failed_setup' | 'active' | 'suspended' | 'canceled';
 export type InvoiceStatus = 'unpaid' | 'paid' | 'canceled' | 'refunded';
 /** `change`: a plan upgrade (CONTRACT §8), applied when the invoice is paid. */
-export type InvoiceTask = 'activate' | 'renew' | 'change';
+/** `usage`: a usage period's overage (CONTRACT §12); paying it runs nothing. */
+export type InvoiceTask = 'activate' | 'renew' | 'change' | 'usage';
 
 export interface ProductTable {
   id: Generated<number>;

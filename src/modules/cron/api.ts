@@ -13,6 +13,7 @@ const CronReport = Type.Object(
     canceled: Count('Orders canceled (at period end, or after a long suspension)'),
     carts_purged: Count('Abandoned guest cart lines deleted'),
     invoice_reminders: Count('Payment reminders queued'),
+    usage_invoices: Count('Overage invoices issued for usage periods that closed'),
     failed: Count('Orders a job could not change (logged); the next run tries again'),
   },
   { $id: 'CronReport' },

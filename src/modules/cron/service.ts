@@ -24,6 +24,8 @@ export interface CronReport {
   carts_purged: number;
   /** Payment reminders queued (invoice_reminder mails). */
   invoice_reminders: number;
+  /** Overage invoices issued for usage periods that closed (CONTRACT §12). */
+  usage_invoices: number;
   /** Orders a job could not change (logged); the next run tries again. */
   failed: number;
 }
@@ -37,12 +39,14 @@ export interface CronServiceDeps {
   cancelSuspendedAfterDays: number;
   /** Queues the day's payment reminders (the e-mail notices). */
   reminders?: { queueInvoiceReminders(now: Date): Promise<number> };
+  /** Closes the usage periods that ended and bills their overage (serviceapikey/overage.ts). */
+  usage?: { closePeriods(now: Date): Promise<{ invoices: number; failed: number }> };
   log?: (message: string, error: unknown) => void;
 }
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, invoices, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, log }: CronServiceDeps) {
+export function createCronService({ db, orders, invoices, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -186,7 +190,13 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
 
     /** Every job, in order. */
     async run(now: Date = new Date()): Promise<CronReport> {
-      const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, failed: 0 };
+      const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, usage_invoices: 0, failed: 0 };
+      // Usage periods first: a billing period ends at the expiry the renewal jobs below act on.
+      if (usage !== undefined) {
+        const closed = await usage.closePeriods(now);
+        report.usage_invoices += closed.invoices;
+        report.failed += closed.failed;
+      }
       await this.renewFreeOrders(now, report);
       await this.issueRenewalInvoices(now, report);
       await this.cancelAtPeriodEnd(now, report);

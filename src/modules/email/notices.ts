@@ -156,6 +156,18 @@ export function registerNotices({ db, events, mail, publicUrl, money, log = defa
     await toClient(trx, clientId, 'apikey_disabled', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() });
   });
 
+  // Usage plans (CONTRACT §12): 80% and 100% of the included uses, each once per period (serviceapikey/thresholds.ts).
+  events.on('usage.threshold_reached', async ({ orderId, clientId, threshold, used, included }, trx) => {
+    const order = await orderOf(trx, orderId);
+    await toClient(trx, clientId, 'usage_threshold', {
+      order_title: order?.title ?? `Order #${orderId}`,
+      threshold,
+      used: used.toLocaleString('en-US'),
+      included: included.toLocaleString('en-US'),
+      keys_url: links.keys(),
+    });
+  });
+
   return {
     /**
      * invoice_reminder, run by the scheduled jobs: an unpaid invoice is mentioned 3 days and 1 day before its due

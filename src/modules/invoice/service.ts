@@ -529,6 +529,15 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       });
     },
 
+    /**
+     * Issues, inside `trx`, the invoice of one usage period's overage (CONTRACT §12): one `usage` line on an invoice
+     * of its own, due now; auto-pay charges it like a renewal (payment/charges.ts).
+     */
+    async issueUsageInvoice(trx: Kysely<Database>, line: { orderId: number; clientId: number; title: string; amount: number }, now: Date): Promise<number> {
+      const row = await create(trx, line.clientId, [{ orderId: line.orderId, task: 'usage', title: line.title, period: null, quantity: 1, price: line.amount, total: line.amount }], { now });
+      return row.id;
+    },
+
     gateways(): Array<{ id: number; code: string; title: string; instructions: string | null }> {
       return gateways.list().map((gateway) => ({ id: gateway.id, code: gateway.code, title: gateway.title, instructions: gateway.instructions(null) }));
     },

@@ -61,7 +61,8 @@ export function createChargeService({ db, events, outbox, invoicePayments, payme
   async function schedule(trx: Kysely<Database>, invoiceId: number): Promise<boolean> {
     const invoice = await trx.selectFrom('invoices').select(['id', 'client_id', 'status', 'total']).where('id', '=', invoiceId).executeTakeFirst();
     if (invoice === undefined || invoice.status !== 'unpaid' || invoice.total <= 0) return false;
-    const renewal = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', invoiceId).where('task', '=', 'renew').executeTakeFirst();
+    // Renewals and usage overage (CONTRACT §12) are charged off-session; a new order's first invoice never is.
+    const renewal = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', invoiceId).where('task', 'in', ['renew', 'usage']).executeTakeFirst();
     if (renewal === undefined) return false;
     if ((await payments.chargeableMethod(trx, invoice.client_id)) === null) return false;
     await outbox.enqueue(trx, { kind: CHARGE_KIND, payload: { invoiceId }, dedupeKey: `${CHARGE_KIND}:invoice:${invoiceId}` });

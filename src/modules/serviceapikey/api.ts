@@ -38,7 +38,7 @@ export const serviceApiKeyApi: ModuleApi = {
     get_info: guestAction({
       params: Type.Object({ key: Key }),
       rateLimit: 'API_KEY_CHECK',
-      summary: "A key's validity, custom parameters, reason (RATE_LIMITED with retry_after), usage and rotation",
+      summary: "A key's validity, custom parameters, reason (RATE_LIMITED with retry_after), usage this period with its projected overage, and rotation",
       result: KeyInfoResult,
       handler: ({ key }, { services, ip, reply }) => services.apikeys.getInfo(key, ip, reply),
     }),

@@ -9,14 +9,18 @@
 // Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
 // against the current time.
 import type { KeyRateLimit } from './key-limits.ts';
+import type { UsagePeriod } from './usage-period.ts';
+import type { UsagePlan } from './usage-plan.ts';
 
-/** An order's uses in the current period, shared by the cached records of all its keys (they share its quota). */
+/** An order's uses in the current usage period, shared by the cached records of all its keys (they share its quota). */
 export interface OrderUsage {
   /** The order's keys (deleted ones included: their uses stay counted). */
   keyIds: number[];
-  /** Uses in `usedMonth` ('YYYY-MM'): database total at load + this process's counts since. */
+  /** The usage period `used` counts in, and its meter bucket (`start/end`). */
+  period: UsagePeriod;
+  bucket: string;
+  /** Uses in `period` summed over `keyIds`: database total at load + this process's counts since. */
   used: number;
-  usedMonth: string;
   /** When `used` was last read from the database (epoch ms); 0 asks for a refresh. */
   usedAt: number;
   refreshing: boolean;
@@ -37,7 +41,11 @@ export interface KeyEntry {
   config: Record<string, unknown>;
   limit: number | null;
   enforceLimit: boolean;
-  /** The order's uses, shared with its other keys' records. */
+  /** The usage options the key applies (CONTRACT §12): period kind, included uses, overage, hard limit. */
+  plan: UsagePlan;
+  /** The order's billing period code (`1M`), for `billing_period` usage periods. */
+  orderPeriod: string | null;
+  /** The order's uses in the current period, shared with its other keys' records. */
   usage: OrderUsage;
   /** The order's per-key rate limit (CONTRACT §12), or null. */
   rateLimit: KeyRateLimit | null;

@@ -17,5 +17,7 @@ declare module '../../events.ts' {
     'apikey.enabled': ApiKeyEvent;
     /** Staff changed a key's custom parameters. */
     'apikey.updated': ApiKeyEvent;
+    /** An order's uses in its current usage period reached `threshold` percent of its included uses (thresholds.ts). */
+    'usage.threshold_reached': { orderId: number; clientId: number; threshold: 80 | 100; used: number; included: number; periodStart: string };
   }
 }

@@ -1,6 +1,6 @@
 // The result schemas of the serviceapikey actions (ActionDef.result, CONTRACT §7, §7.1, §11, §12).
 import { Type } from '@sinclair/typebox';
-import { CalendarDate, Done, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { CalendarDate, Done, Money, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
 
 export { Done };
 
@@ -12,12 +12,17 @@ const Flag = Type.Union([Type.Literal(0), Type.Literal(1)]);
 
 export const KeyString = Type.String({ description: 'The new key' });
 
+/** A key's usage this period (the order's, over all its keys) with the plan's figures and projected overage. */
 export const UsageSummary = Type.Object({
-  period_start: CalendarDate,
-  period_end: CalendarDate,
+  period_start: Type.String({ description: 'Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601)' }),
+  period_end: Type.String({ description: 'Calendar month: its last day (YYYY-MM-DD); billing period: its end, exclusive (ISO 8601)' }),
   used: Type.Integer(),
   limit: Nullable(Type.Integer()),
   remaining: Nullable(Type.Integer()),
+  included: Nullable(Type.Integer({ description: 'Uses included per period; null: unlimited' })),
+  overage_units: Type.Integer({ description: 'Uses beyond the included ones, billed at the close of the period' }),
+  overage_amount: Nullable(Money),
+  hard_limit: Nullable(Type.Integer()),
 });
 
 const infoFields = {

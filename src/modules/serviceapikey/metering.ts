@@ -8,10 +8,22 @@ import type { Database } from '../../db/schema.ts';
 
 const CHUNK_ROWS = 500;
 
-interface UsageRow {
+/** Counts of one key in one bucket: a UTC day here, a usage period for the period meter (period-usage.ts). */
+export interface UsageRow {
   api_key_id: number;
   day: string;
   count: number;
+}
+
+/** Adds rows to their table (count = count + n); the daily table unless the meter is given another writer. */
+export type UsageWriter = (db: Kysely<Database>, rows: UsageRow[]) => Promise<void>;
+
+async function upsertDays(db: Kysely<Database>, rows: UsageRow[]): Promise<void> {
+  await db
+    .insertInto('api_key_usage')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['api_key_id', 'day']).doUpdateSet({ count: sql<number>`api_key_usage.count + excluded.count` }))
+    .execute();
 }
 
 export interface UsageClock {
@@ -52,6 +64,12 @@ export class Metering {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onError: (error: unknown) => void = () => undefined,
+    private readonly writer: UsageWriter = upsertDays,
+    /**
+     * Told of the rows a flush wrote, once they are in the database and no longer counted as unflushed (so a reader
+     * meanwhile never counts them twice); its failures go to `onError` and never undo the counts.
+     */
+    private readonly afterWrite?: (rows: UsageRow[]) => Promise<void>,
   ) {}
 
   start(intervalMs = 1000): void {
@@ -127,6 +145,7 @@ export class Metering {
     const batch = this.inFlight;
     const rows: UsageRow[] = [];
     for (const [day, counts] of batch) for (const [id, count] of counts) rows.push({ api_key_id: id, day, count });
+    let unwritten: ReadonlySet<UsageRow> = new Set();
     this.flushing = this.write(rows)
       .then(() => {
         this.lastFlushedAt = Date.now();
@@ -134,6 +153,7 @@ export class Metering {
       .catch((error: unknown) => {
         // Keep the counts that were not written for the next attempt rather than lose them.
         const { rest } = error as { rest?: UsageRow[] };
+        unwritten = new Set(rest ?? rows);
         for (const row of rest ?? []) {
           const target = this.pending.get(row.day) ?? new Map<number, number>();
           target.set(row.api_key_id, (target.get(row.api_key_id) ?? 0) + row.count);
@@ -146,7 +166,12 @@ export class Metering {
         this.inFlight = new Map();
         this.flushing = null;
       });
-    return this.flushing;
+    const { afterWrite } = this;
+    if (afterWrite === undefined) return this.flushing;
+    return this.flushing.then(async () => {
+      const written = rows.filter((row) => !unwritten.has(row));
+      if (written.length > 0) await afterWrite(written).catch(this.onError);
+    });
   }
 
   /** Upserts the rows chunk by chunk; on failure the error carries `rest`, the rows not written. */
@@ -175,12 +200,8 @@ export class Metering {
     }
   }
 
-  private async upsert(rows: UsageRow[]): Promise<void> {
-    await this.db
-      .insertInto('api_key_usage')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['api_key_id', 'day']).doUpdateSet({ count: sql<number>`api_key_usage.count + excluded.count` }))
-      .execute();
+  private upsert(rows: UsageRow[]): Promise<void> {
+    return this.writer(this.db, rows);
   }
 
   async close(): Promise<void> {

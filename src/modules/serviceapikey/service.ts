@@ -35,15 +35,28 @@ import { createSeveralKeys } from './several-keys.ts';
 import { usageReport, type UsageReport } from './usage-range.ts';
 import { Metering, type UsageClock } from './metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
+import type { Money } from '../../lib/money.ts';
+import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';
+import { periodOfRow, periodUsageWriter } from './period-usage.ts';
+import { createThresholdWatcher } from './thresholds.ts';
+import { bucketOf, periodDays, usagePeriodAt, type UsagePeriod } from './usage-period.ts';
+import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsageOptions, type UsagePlan } from './usage-plan.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
 export interface UsageSummary {
+  /** Calendar month: its first and last day (`YYYY-MM-DD`); billing period: its start and end instants. */
   period_start: string;
   period_end: string;
   used: number;
   limit: number | null;
   remaining: number | null;
+  /** CONTRACT §12: uses included per period (null: unlimited), uses beyond them billed, their projected price. */
+  included: number | null;
+  overage_units: number;
+  /** Null when the plan bills no overage. */
+  overage_amount: string | null;
+  hard_limit: number | null;
 }
 
 export interface KeyInfo {
@@ -94,6 +107,8 @@ export interface ApiKeyServiceDeps {
   events: Pick<EventBus, 'on' | 'emit'>;
   /** Where background failures (flush, pub/sub) are reported; never receives a key. */
   log?: (error: unknown, what: string) => void;
+  /** The currency overage amounts are projected in (get_info.usage.overage_amount). */
+  money: Pick<Money, 'format' | 'precision'>;
 }
 
 type KeyRow = Selectable<Database['api_keys']>;
@@ -124,6 +139,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   let retryAfter = 0;
   const metering = new Metering(db, (error) => log(error, 'usage flush'));
   metering.start();
+  // Uses per usage period (what limits and bills read); its flush also announces the usage thresholds crossed.
+  const thresholds = createThresholdWatcher({ db, events: deps.events });
+  const periodMeter = new Metering(db, (error) => log(error, 'usage flush'), periodUsageWriter(), (rows) => thresholds.afterWrite(rows.map(periodOfRow)));
+  periodMeter.start();
   const channel: InvalidationChannel =
     deps.redisUrl !== null
       ? new RedisChannel(deps.redisUrl, deps.redisPrefix, cache, log)
@@ -147,22 +166,24 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   // ---- hot path ----------------------------------------------------------------------------------------------
 
   /** The order's shared usage record, refreshed in place with a total just read (its keys' records keep sharing it). */
-  function orderUsageOf(orderId: number, keyIds: number[], used: number, clock: UsageClock, now: number): OrderUsage {
+  function orderUsageOf(orderId: number, keyIds: number[], period: UsagePeriod, used: number, now: number): OrderUsage {
+    const bucket = bucketOf(period);
     let usage = orderUsage.get(orderId);
     if (usage === undefined) {
       // Bounded like the cache: records still holding a dropped object keep working; they refresh on their own.
       if (orderUsage.size >= deps.keyCacheSize * 2) orderUsage.clear();
-      usage = { keyIds, used, usedMonth: clock.month, usedAt: now, refreshing: false };
+      usage = { keyIds, period, bucket, used, usedAt: now, refreshing: false };
       orderUsage.set(orderId, usage);
     } else {
-      Object.assign(usage, { keyIds, used, usedMonth: clock.month, usedAt: now });
+      Object.assign(usage, { keyIds, period, bucket, used, usedAt: now });
     }
     return usage;
   }
 
-  function unflushedOf(keyIds: readonly number[], clock: UsageClock): number {
+  /** This process's uses of these keys not yet written, in the period of this meter bucket. */
+  function unflushedOf(keyIds: readonly number[], bucket: string): number {
     let total = 0;
-    for (const id of keyIds) total += metering.unflushedTotal(id, clock.monthStart, clock.monthEnd);
+    for (const id of keyIds) total += periodMeter.unflushedTotal(id, bucket, bucket);
     return total;
   }
 
@@ -177,11 +198,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       status: string;
       expires_at: string | null;
       client_status: string;
-      used: number | string | bigint | null;
+      order_period: string | null;
     },
     keyIds: number[],
     rotatingUntilMs: number | null,
-    clock: UsageClock,
+    used: number,
+    period: UsagePeriod,
     now: number,
   ): KeyEntry {
     const config = parseJson(row.config);
@@ -197,7 +219,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       config,
       limit: monthlyLimitOf(config),
       enforceLimit: options.enforce_limit === true,
-      usage: orderUsageOf(row.order_id, keyIds, Number(row.used ?? 0) + unflushedOf(keyIds, clock), clock, now),
+      plan: planOf(usageOptionsOf(options), config),
+      orderPeriod: row.order_period,
+      usage: orderUsageOf(row.order_id, keyIds, period, used + unflushedOf(keyIds, bucketOf(period)), now),
       rateLimit: readKeyLimits(options).rate_limit,
       rotatingUntilMs,
       loadedAt: now,
@@ -205,47 +229,66 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     };
   }
 
-  /** The month's uses of an order's keys (deleted keys included: their uses stay counted). */
-  function monthTotal(trx: Kysely<Database>, keyIds: readonly number[], clock: UsageClock) {
-    return trx
-      .selectFrom('api_key_usage')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('count'), eb.lit(0)).as('used'))
+  /** The flushed uses of an order's keys (deleted keys included: their uses stay counted) in the period starting at `periodStart`. */
+  async function periodTotal(trx: Kysely<Database>, keyIds: readonly number[], periodStart: string): Promise<number> {
+    const row = await trx
+      .selectFrom('api_key_period_usage')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('count'), eb.lit(0)).as('used'))
       .where('api_key_id', 'in', keyIds.length === 0 ? [0] : keyIds)
-      .where('day', '>=', clock.monthStart)
-      .where('day', '<=', clock.monthEnd);
+      .where('period_start', '=', periodStart)
+      .executeTakeFirst();
+    return Number(row?.used ?? 0);
   }
 
-  async function readEntry(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
+  /** The ids of all an order's keys, deleted ones included. */
+  async function orderKeyIds(trx: Kysely<Database>, orderId: number): Promise<number[]> {
+    return (await trx.selectFrom('api_keys').select('id').where('order_id', '=', orderId).execute()).map((key) => key.id);
+  }
+
+  /** The usage period a key of this plan is in at `now`. */
+  function periodOf(plan: Pick<UsagePlan, 'period'>, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
+    return usagePeriodAt(plan.period, now, order);
+  }
+
+  async function readEntry(hash: string): Promise<KeyEntry | null> {
+    const now = Date.now();
     const row = await db
       .selectFrom('api_keys as k')
       .innerJoin('orders as o', 'o.id', 'k.order_id')
       .innerJoin('clients as c', 'c.id', 'k.client_id')
-      .select(['k.id', 'k.order_id', 'k.client_id', 'k.valid', 'k.config', 'k.options', 'k.key_hash', 'k.grace_until', 'o.status', 'o.expires_at', 'c.status as client_status'])
-      .select((eb) =>
-        eb
-          .selectFrom('api_key_usage as u')
-          .innerJoin('api_keys as sibling', 'sibling.id', 'u.api_key_id')
-          .select((inner) => inner.fn.coalesce(inner.fn.sum<number>('u.count'), inner.lit(0)).as('total'))
-          .whereRef('sibling.order_id', '=', 'k.order_id')
-          .where('u.day', '>=', clock.monthStart)
-          .where('u.day', '<=', clock.monthEnd)
-          .as('used'),
-      )
+      .select([
+        'k.id',
+        'k.order_id',
+        'k.client_id',
+        'k.valid',
+        'k.config',
+        'k.options',
+        'k.key_hash',
+        'k.grace_until',
+        'o.status',
+        'o.expires_at',
+        'o.period as order_period',
+        'c.status as client_status',
+      ])
       .where((eb) => eb.or([eb('k.key_hash', '=', hash), eb('k.grace_hash', '=', hash)]))
       .where('k.deleted_at', 'is', null)
       .executeTakeFirst();
     if (row === undefined) return null;
     // Found by its grace hash: a replaced key, validating until the grace ends (then as unknown as any other).
     const rotatingUntilMs = row.key_hash === hash ? null : row.grace_until === null ? 0 : Date.parse(row.grace_until);
-    const siblings = await db.selectFrom('api_keys').select('id').where('order_id', '=', row.order_id).execute();
-    return entryOf(row, siblings.map((sibling) => sibling.id), rotatingUntilMs, clock, Date.now());
+    const options = parseJson(row.options);
+    const period = periodOf(planOf(usageOptionsOf(options), {}), now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    // The order's keys share its quota: its uses in the period are the sum over all of them.
+    const keyIds = await orderKeyIds(db, row.order_id);
+    const used = await periodTotal(db, keyIds, period.start);
+    return entryOf(row, keyIds, rotatingUntilMs, used, period, Date.now());
   }
 
-  function load(hash: string, clock: UsageClock): Promise<KeyEntry | null> {
+  function load(hash: string): Promise<KeyEntry | null> {
     const epoch = cache.epoch;
     const pending = loading.get(hash);
     if (pending !== undefined && pending.epoch === epoch) return pending.promise;
-    const promise = readEntry(hash, clock)
+    const promise = readEntry(hash)
       .then((entry) => {
         cache.fill(hash, entry, epoch, Date.now());
         return entry;
@@ -257,15 +300,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     return promise;
   }
 
-  function refreshUsage(entry: KeyEntry, clock: UsageClock): void {
+  function refreshUsage(entry: KeyEntry): void {
     const usage = entry.usage;
     if (usage.refreshing || closed) return;
     usage.refreshing = true;
-    monthTotal(db, usage.keyIds, clock)
-      .executeTakeFirst()
-      .then((row) => {
-        if (usage.usedMonth !== clock.month) return;
-        usage.used = (row?.used ?? 0) + unflushedOf(usage.keyIds, clock);
+    const bucket = usage.bucket;
+    periodTotal(db, usage.keyIds, usage.period.start)
+      .then((used) => {
+        if (usage.bucket !== bucket) return;
+        usage.used = used + unflushedOf(usage.keyIds, bucket);
         usage.usedAt = Date.now();
       })
       .catch((error: unknown) => log(error, 'usage refresh'))
@@ -274,21 +317,42 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       });
   }
 
-  /** Whether the key is valid now, and why not; rolls the monthly count over at a month boundary. */
-  function judge(entry: KeyEntry, now: number, clock: UsageClock): Reason {
+  /** Moves the order's count to the usage period holding `now` (a period ended). */
+  function rollPeriod(entry: KeyEntry, now: number): void {
+    const usage = entry.usage;
+    const period = periodOf(entry.plan, now, { period: entry.orderPeriod, expiresAtMs: entry.expiresAtMs });
+    const bucket = bucketOf(period);
+    usage.period = period;
+    if (bucket === usage.bucket) return;
+    usage.bucket = bucket;
+    usage.used = unflushedOf(usage.keyIds, bucket);
+    usage.usedAt = 0;
+  }
+
+  /** Whether the order's uses this period have reached a stop: the hard limit, or the quota when it is enforced without overage. */
+  function limitReached(entry: KeyEntry): boolean {
+    const { hardLimit, included, overage } = entry.plan;
+    const used = entry.usage.used;
+    if (hardLimit !== null && used >= hardLimit) return true;
+    return entry.enforceLimit && overage === null && included !== null && used >= included;
+  }
+
+  /** Whether a key's count matters to its answer (a limit to stop at): then it is re-read every few seconds. */
+  function watched(entry: KeyEntry): boolean {
+    return entry.limit !== null || entry.plan.included !== null || entry.plan.hardLimit !== null;
+  }
+
+  /** Whether the key is valid now, and why not; rolls the count over at the end of a usage period. */
+  function judge(entry: KeyEntry, now: number): Reason {
     if (!entry.enabled) return 'DISABLED';
     if (!entry.clientActive) return 'CLIENT_INACTIVE';
     if (entry.orderStatus !== 'active') return 'NOT_ACTIVE';
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return 'EXPIRED';
-    const usage = entry.usage;
-    if (usage.usedMonth !== clock.month) {
-      usage.usedMonth = clock.month;
-      usage.used = unflushedOf(usage.keyIds, clock);
-      usage.usedAt = 0;
-    }
-    if (entry.limit !== null) {
-      if (now - usage.usedAt > USAGE_REFRESH_MS) refreshUsage(entry, clock);
-      if (entry.enforceLimit && usage.used >= entry.limit) return 'LIMIT_EXCEEDED';
+    const period = entry.usage.period;
+    if (now >= period.endMs || now < period.startMs) rollPeriod(entry, now);
+    if (watched(entry)) {
+      if (now - entry.usage.usedAt > USAGE_REFRESH_MS) refreshUsage(entry);
+      if (limitReached(entry)) return 'LIMIT_EXCEEDED';
     }
     return 'VALID';
   }
@@ -314,7 +378,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** The key's cached record (null when unknown), from the cache when warm. Throws 429 for a blocked address. */
-  function resolve(key: string, ip: string | null, reply: FastifyReply, now: number, clock: UsageClock): KeyEntry | null | Promise<KeyEntry | null> {
+  function resolve(key: string, ip: string | null, reply: FastifyReply, now: number): KeyEntry | null | Promise<KeyEntry | null> {
     if (blocked.size > 0 && ip !== null) {
       const until = blocked.get(ip);
       if (until !== undefined) {
@@ -327,7 +391,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     const cached = cache.get(hash, now);
     if (cached !== undefined) return cached === null || graceOver(cached, now) ? unknown(ip, reply) : cached;
     listenForChanges();
-    return load(hash, clock).then((entry) => (entry === null || graceOver(entry, Date.now()) ? unknown(ip, reply) : entry));
+    return load(hash).then((entry) => (entry === null || graceOver(entry, Date.now()) ? unknown(ip, reply) : entry));
   }
 
   /** A replaced key whose grace period has ended is as unknown as any other key, on every process at the same time. */
@@ -348,7 +412,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       reasons.NOT_FOUND++;
       return 'NOT_FOUND';
     }
-    let reason = judge(entry, now, clock);
+    let reason = judge(entry, now);
     if (reason === 'VALID' && entry.rateLimit !== null) {
       // Over the order's per-key rate limit: refused, and not counted as a use (CONTRACT §12).
       const wait = keyRates.hit(entry.orderId, entry.rateLimit);
@@ -360,30 +424,46 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     reasons[reason]++;
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
+      periodMeter.count(entry.id, entry.usage.bucket);
       entry.usage.used++;
       // This use exhausted the quota: the key's quota state changed (the verifiers' events stream, §11).
-      if (entry.enforceLimit && entry.usage.used === entry.limit) channel.publish([refToken(entry.id, entry.orderId)]);
+      if (limitReached(entry)) channel.publish([refToken(entry.id, entry.orderId)]);
     }
     return reason;
   }
 
-  function usageOf(entry: KeyEntry, clock: UsageClock): UsageSummary {
+  function usageOf(entry: KeyEntry): UsageSummary {
+    return withLimit(summaryOf(entry.plan, entry.usage.period, entry.usage.used), entry.limit);
+  }
+
+  /** The summary with §7.1's `limit` and `remaining` after `used`, in the contract's order. */
+  function withLimit(summary: Omit<UsageSummary, 'limit' | 'remaining'>, limit: number | null): UsageSummary {
+    const { period_start, period_end, used, ...plan } = summary;
+    return { period_start, period_end, used, limit, remaining: limit === null ? null : Math.max(0, limit - used), ...plan };
+  }
+
+  /** The period's bounds and the plan's figures for `used` uses (the projected overage at today's count). */
+  function summaryOf(plan: UsagePlan, period: UsagePeriod, used: number): Omit<UsageSummary, 'limit' | 'remaining'> {
+    const units = plan.overage === null ? 0 : overageUnits(used, plan.included);
+    const days = periodDays(period);
     return {
-      period_start: clock.monthStart,
-      period_end: clock.monthEnd,
-      used: entry.usage.used,
-      limit: entry.limit,
-      remaining: entry.limit === null ? null : Math.max(0, entry.limit - entry.usage.used),
+      period_start: period.calendar ? days.from : period.start,
+      period_end: period.calendar ? days.to : period.end,
+      used,
+      included: plan.included,
+      overage_units: units,
+      overage_amount: plan.overage === null ? null : deps.money.format(overageMinor(plan.overage, units, deps.money.precision)),
+      hard_limit: plan.hardLimit,
     };
   }
 
-  function infoOf(entry: KeyEntry | null, reason: Reason, clock: UsageClock): KeyInfo {
+  function infoOf(entry: KeyEntry | null, reason: Reason): KeyInfo {
     if (entry === null) return { valid: 0, config: null, reason, usage: null, retry_after: null, rotating_until: null };
     return {
       valid: reason === 'VALID' ? 1 : 0,
       config: reason === 'VALID' ? entry.config : null,
       reason,
-      usage: usageOf(entry, clock),
+      usage: usageOf(entry),
       retry_after: reason === 'RATE_LIMITED' ? retryAfter : null,
       rotating_until: entry.rotatingUntilMs === null ? null : new Date(entry.rotatingUntilMs).toISOString().replace('.000Z', 'Z'),
     };
@@ -437,17 +517,25 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
     if (order.status !== 'active') return 'NOT_ACTIVE';
     if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
-    const limit = monthlyLimitOf(parseJson(row.config));
-    if (parseJson(row.options).enforce_limit === true && limit !== null && used >= limit) return 'LIMIT_EXCEEDED';
+    const options = parseJson(row.options);
+    const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseJson(row.config));
+    if (hardLimit !== null && used >= hardLimit) return 'LIMIT_EXCEEDED';
+    if (options.enforce_limit === true && overage === null && included !== null && used >= included) return 'LIMIT_EXCEEDED';
     return 'VALID';
   }
 
-  /** The month's uses of the order (all its keys), unflushed counts of this process included. */
-  async function currentUse(trx: Kysely<Database>, orderId: number): Promise<number> {
-    const clock = metering.clock(Date.now());
-    const ids = (await trx.selectFrom('api_keys').select('id').where('order_id', '=', orderId).execute()).map((key) => key.id);
-    const row = await monthTotal(trx, ids, clock).executeTakeFirst();
-    return (row?.used ?? 0) + unflushedOf(ids, clock);
+  /**
+   * The order's plan (its keys share it), its usage period now and its uses in it: the sum over all its keys,
+   * deleted ones included, flushed and this process's unflushed counts.
+   */
+  async function currentUsage(
+    trx: Kysely<Database>,
+    row: { order_id: number; options: string; config: string; expires_at: string | null; order_period: string | null },
+  ): Promise<{ plan: UsagePlan; period: UsagePeriod; used: number }> {
+    const plan = planOf(usageOptionsOf(parseJson(row.options)), parseJson(row.config));
+    const period = periodOf(plan, Date.now(), { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    const keyIds = await orderKeyIds(trx, row.order_id);
+    return { plan, period, used: (await periodTotal(trx, keyIds, period.start)) + unflushedOf(keyIds, bucketOf(period)) };
   }
 
   function rotatingUntil(row: { grace_until: string | null }): string | null {
@@ -456,7 +544,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   async function recordOf(
     trx: Kysely<Database>,
-    row: KeyRow & { status: string; expires_at: string | null; client_status: string },
+    row: KeyRow & { status: string; expires_at: string | null; client_status: string; order_period: string | null },
     used?: number,
   ): Promise<KeyRecord> {
     return {
@@ -467,7 +555,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       api_key: secrets.decrypt(row.key_enc),
       valid: row.valid === 1 ? 1 : 0,
       config: parseJson(row.config),
-      reason: reasonOf(row, row, used ?? (await currentUse(trx, row.order_id))),
+      reason: reasonOf(row, row, used ?? (await currentUsage(trx, row)).used),
       rotating_until: rotatingUntil(row),
       created_at: row.created_at,
       updated_at: row.updated_at,
@@ -481,7 +569,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       .innerJoin('orders', 'orders.id', 'api_keys.order_id')
       .innerJoin('clients', 'clients.id', 'api_keys.client_id')
       .selectAll('api_keys')
-      .select(['orders.status', 'orders.expires_at', 'clients.status as client_status'])
+      .select(['orders.status', 'orders.expires_at', 'orders.period as order_period', 'clients.status as client_status'])
       .where('api_keys.deleted_at', 'is', null);
   }
 
@@ -522,8 +610,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     changedInTransaction(trx, hashes, keys.map((key) => refToken(key.id, orderId)));
   }
 
-  /** The options stored with each key: the key options and the §12 limits, from a product config. */
-  function storedOptions(config: ReturnType<typeof readApiKeyConfig>): string {
+  /** The options stored with each key: the key options, the §12 limits and the usage options, from a product config. */
+  function storedOptions(config: ReturnType<typeof readApiKeyConfig>, usage: UsageOptions): string {
     return JSON.stringify({
       length: config.length,
       split: config.split,
@@ -532,6 +620,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       enforce_limit: config.enforce_limit,
       rate_limit: config.rate_limit,
       max_keys: config.max_keys,
+      ...usage,
     });
   }
 
@@ -561,7 +650,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     check(key: string, ip: string, reply: FastifyReply): boolean | Promise<boolean> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const found = resolve(key, ip, reply, now, clock);
+      const found = resolve(key, ip, reply, now);
       if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
       return use(found, now, clock) === 'VALID';
     },
@@ -570,10 +659,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     getInfo(key: string, ip: string, reply: FastifyReply): KeyInfo | Promise<KeyInfo> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const found = resolve(key, ip, reply, now, clock);
-      if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock), clock));
-      if (found !== null && found.limit === null && now - found.usage.usedAt > USAGE_REFRESH_MS) refreshUsage(found, clock);
-      return infoOf(found, use(found, now, clock), clock);
+      const found = resolve(key, ip, reply, now);
+      if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock)));
+      if (found !== null && !watched(found) && now - found.usage.usedAt > USAGE_REFRESH_MS) refreshUsage(found);
+      return infoOf(found, use(found, now, clock));
     },
 
     // ---- verifiers (CONTRACT §11): failed lookups count against the end user's `ip`, never the app server ----
@@ -582,7 +671,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     verifierCheck(key: string, ip: string | null, reply: FastifyReply): boolean | Promise<boolean> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const found = resolve(key, ip, reply, now, clock);
+      const found = resolve(key, ip, reply, now);
       if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
       return use(found, now, clock) === 'VALID';
     },
@@ -591,24 +680,29 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async verifierInfo(key: string, ip: string | null, reply: FastifyReply): Promise<KeyInfo & { order_id: number | null; key_id: number | null }> {
       const now = Date.now();
       const clock = metering.clock(now);
-      const entry = await resolve(key, ip, reply, now, clock);
-      const info = infoOf(entry, use(entry, Date.now(), clock), clock);
+      const entry = await resolve(key, ip, reply, now);
+      const info = infoOf(entry, use(entry, Date.now(), clock));
       return { ...info, order_id: entry?.orderId ?? null, key_id: entry?.id ?? null };
     },
 
     /** admin/serviceapikey/report_usage: uses answered from an SDK's cache; a batch id already seen adds nothing. */
     async reportUsage(batchId: string, usage: readonly UsageItem[], staffId: number): Promise<true> {
-      const clock = metering.clock(Date.now());
-      const added = await reportUsage(db, { batchId, usage, staffId, day: clock.day });
+      const now = Date.now();
+      const clock = metering.clock(now);
+      const added = await reportUsage(db, { batchId, usage, staffId, day: clock.day, now });
       for (const key of added) {
         // Cached records learn the uses now; a key whose quota this exhausted changed state (events stream).
         const entry = cache.get(key.key_hash, Date.now());
-        if (entry !== undefined && entry !== null && entry.usage.usedMonth === clock.month) entry.usage.used += key.count;
-        if (key.enforceLimit && key.limit !== null) {
-          const used = await currentUse(db, key.order_id);
-          if (used >= key.limit && used - key.count < key.limit) channel.publish([refToken(key.id, key.order_id)]);
+        if (entry !== undefined && entry !== null && entry.usage.period.start === key.periodStart) entry.usage.used += key.count;
+        const stop = key.hardLimit ?? (key.enforceLimit && !key.overage ? key.included : null);
+        if (stop !== null) {
+          // The order's keys share its quota: its uses in the period, over all its keys.
+          const keyIds = await orderKeyIds(db, key.order_id);
+          const used = (await periodTotal(db, keyIds, key.periodStart)) + unflushedOf(keyIds, bucketOf({ start: key.periodStart, end: key.periodEnd }));
+          if (used >= stop && used - key.count < stop) channel.publish([refToken(key.id, key.order_id)]);
         }
       }
+      await thresholds.afterWrite(added.map((key) => ({ api_key_id: key.id, period_start: key.periodStart })));
       return true;
     },
 
@@ -638,7 +732,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
           key_hash: hash,
           key_enc: sealed,
           valid: 1,
-          options: storedOptions(config),
+          options: storedOptions(config, usageOptionsOf(order.config)),
           config: JSON.stringify(config.custom),
           created_at: now,
           updated_at: now,
@@ -662,9 +756,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const existing = await orderKeys(trx, orderId);
       if (existing.length === 0) return;
       const config = readApiKeyConfig(productConfig);
-      const plan = { enforce_limit: config.enforce_limit, rate_limit: config.rate_limit, max_keys: config.max_keys };
+      // The new plan's usage options replace the old ones on every key of the order; the period's overage is billed at
+      // the plan in force when the period closes (CONTRACT §12, README "Pricing by use").
+      const plan = { enforce_limit: config.enforce_limit, rate_limit: config.rate_limit, max_keys: config.max_keys, ...usageOptionsOf(productConfig) };
       for (const key of existing) {
-        const options = { ...parseJson(key.options), ...plan };
+        const kept = Object.fromEntries(Object.entries(parseJson(key.options)).filter(([name]) => !USAGE_OPTION_NAMES.includes(name)));
+        const options = { ...kept, ...plan };
         await trx
           .updateTable('api_keys')
           .set({ config: JSON.stringify(config.custom), options: JSON.stringify(options), updated_at: nowIso() })
@@ -681,16 +778,23 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const ids = existing.map((key) => key.id);
       await trx.deleteFrom('api_key_usage').where('api_key_id', 'in', ids).execute();
       await trx.deleteFrom('api_keys').where('id', 'in', ids).execute();
-      for (const id of ids) metering.forget(id);
+      for (const id of ids) {
+        metering.forget(id);
+        periodMeter.forget(id);
+      }
       orderChangedIn(trx, order.id, existing);
     },
 
     /** `{api_key, config, valid, reason}` of the order's first key for order/service; nulls before it is issued. */
     async serviceFields(trx: Kysely<Database>, order: OrderSnapshot): Promise<Record<string, unknown>> {
       const row = await keysWithOrders(trx).where('api_keys.order_id', '=', order.id).orderBy('api_keys.id').executeTakeFirst();
-      if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE' };
-      const record = await recordOf(trx, row);
-      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason };
+      if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE', usage: null };
+      // This period's use and its projected overage, as get_info shows it (the client area and the admin order page).
+      const { plan, period, used } = await currentUsage(trx, row);
+      const record = await recordOf(trx, row, used);
+      const limit = monthlyLimitOf(record.config);
+      const usage = withLimit(summaryOf(plan, period, used), limit);
+      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage };
     },
 
     // ---- staff and clients ----
@@ -774,14 +878,14 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
      */
     async find(key: string): Promise<{ order_id: number; client_id: number; valid: 0 | 1; reason: Reason }> {
       const row = await requireKey(db, { key: key.trim() });
-      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, await currentUse(db, row.order_id)) };
+      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, (await currentUsage(db, row)).used) };
     },
 
     /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
     async get(orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> {
       const rows = await keysWithOrders(db).where('api_keys.order_id', '=', orderId).orderBy('api_keys.id').execute();
       if (rows.length === 0) throw errors.notFound('API key');
-      const used = await currentUse(db, orderId);
+      const { used } = await currentUsage(db, rows[0]!);
       const keys: KeyRecord[] = [];
       for (const row of rows) keys.push(await recordOf(db, row, used));
       return { ...keys[0]!, keys };
@@ -802,21 +906,23 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const usedByOrder = new Map<number, number>();
       for (const row of rows) {
         let used = usedByOrder.get(row.order_id);
-        if (used === undefined) usedByOrder.set(row.order_id, (used = await currentUse(db, row.order_id)));
+        if (used === undefined) usedByOrder.set(row.order_id, (used = (await currentUsage(db, row)).used));
         const { client_id: _client, ...record } = await recordOf(db, row, used);
         list.push(record);
       }
       return toPage(request, total.n, list);
     },
 
-    /** client and admin usage: per day over a range, of the order's keys or of one (usage-range.ts). */
-    usage(params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
-      return usageReport(db, metering, params, clientId);
+    /** client and admin usage: per day over a range (default: the current usage period), of the order's keys or of one (usage-range.ts). */
+    async usage(params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> {
+      const key = await keysWithOrders(db).where('api_keys.order_id', '=', params.order_id).orderBy('api_keys.id').executeTakeFirst();
+      const current = key === undefined ? undefined : periodDays((await currentUsage(db, key)).period);
+      return usageReport(db, metering, params, clientId, current);
     },
 
     /** Writes the usage counts now (tests, shutdown). */
-    flushUsage(): Promise<void> {
-      return metering.flush();
+    async flushUsage(): Promise<void> {
+      await Promise.all([metering.flush(), periodMeter.flush()]);
     },
 
     /** Flushes the counts and closes the listener; the database must still be open. */
@@ -824,6 +930,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       closed = true;
       keyEvents.close();
       await metering.close();
+      await periodMeter.close();
       await channel.close();
     },
   };

@@ -17,12 +17,16 @@ function isoDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-/** Usage per day over [from, to] (default: the current month): the whole order, or one key with `key_id`. */
+/**
+ * Usage per day over [from, to] (default: `current`, the days of the order's current usage period, else the current
+ * month): the whole order, or one key with `key_id`.
+ */
 export async function usageReport(
   db: Kysely<Database>,
   metering: Pick<Metering, 'clock' | 'unflushed'>,
   params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined },
   clientId?: number,
+  current?: { from: string; to: string },
 ): Promise<UsageReport> {
   let owned = db.selectFrom('api_keys').select(['id', 'deleted_at']).where('order_id', '=', params.order_id);
   if (clientId !== undefined) owned = owned.where('client_id', '=', clientId);
@@ -34,8 +38,8 @@ export async function usageReport(
     ids = [params.key_id];
   }
   const clock = metering.clock(Date.now());
-  const from = params.from ?? clock.monthStart;
-  const to = params.to ?? (params.from === undefined ? clock.monthEnd : monthBounds(params.from.slice(0, 7)).end);
+  const from = params.from ?? current?.from ?? clock.monthStart;
+  const to = params.to ?? (params.from === undefined ? (current?.to ?? clock.monthEnd) : monthBounds(params.from.slice(0, 7)).end);
   const fromMs = Date.parse(`${from}T00:00:00Z`);
   const toMs = Date.parse(`${to}T00:00:00Z`);
   if (Number.isNaN(fromMs) || isoDay(fromMs) !== from) throw errors.invalid('from', 'must be a calendar date YYYY-MM-DD');

@@ -8,6 +8,10 @@ import { inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { monthlyLimitOf } from './options.ts';
+import { addPeriodUses } from './period-usage.ts';
+import { usagePeriodAt } from './usage-period.ts';
+import { planOf, usageOptionsOf } from './usage-plan.ts';
+import type { OverageRule } from '../../lib/usage-pricing.ts';
 
 export interface UsageItem {
   key_id: number;
@@ -21,6 +25,12 @@ export interface AddedUsage {
   count: number;
   limit: number | null;
   enforceLimit: boolean;
+  /** The key's usage period now, which the uses were added to, and its plan's stops. */
+  periodStart: string;
+  periodEnd: string;
+  included: number | null;
+  hardLimit: number | null;
+  overage: OverageRule | null;
 }
 
 function parseObject(text: string): Record<string, unknown> {
@@ -35,7 +45,7 @@ function parseObject(text: string): Record<string, unknown> {
 /** Adds the batch's uses to `day`; returns what it added per key (empty when the batch was seen before). */
 export async function reportUsage(
   db: Kysely<Database>,
-  input: { batchId: string; usage: readonly UsageItem[]; staffId: number; day: string },
+  input: { batchId: string; usage: readonly UsageItem[]; staffId: number; day: string; now: number },
 ): Promise<AddedUsage[]> {
   // The same key twice in one batch is summed.
   const counts = new Map<number, number>();
@@ -46,7 +56,15 @@ export async function reportUsage(
 
   return inTransaction(db, async (trx) => {
     const ids = [...counts.keys()];
-    const keys = ids.length === 0 ? [] : await trx.selectFrom('api_keys').select(['id', 'order_id', 'key_hash', 'config', 'options']).where('id', 'in', ids).execute();
+    const keys =
+      ids.length === 0
+        ? []
+        : await trx
+            .selectFrom('api_keys')
+            .innerJoin('orders', 'orders.id', 'api_keys.order_id')
+            .select(['api_keys.id', 'api_keys.order_id', 'api_keys.key_hash', 'api_keys.config', 'api_keys.options', 'orders.period', 'orders.expires_at'])
+            .where('api_keys.id', 'in', ids)
+            .execute();
     if (keys.length !== ids.length) {
       const known = new Set(keys.map((key) => key.id));
       const index = input.usage.findIndex((item) => !known.has(item.key_id));
@@ -66,13 +84,26 @@ export async function reportUsage(
         .onConflict((oc) => oc.columns(['api_key_id', 'day']).doUpdateSet({ count: sql<number>`api_key_usage.count + excluded.count` }))
         .execute();
     }
-    return keys.map((key) => ({
-      id: key.id,
-      order_id: key.order_id,
-      key_hash: key.key_hash,
-      count: counts.get(key.id)!,
-      limit: monthlyLimitOf(parseObject(key.config)),
-      enforceLimit: parseObject(key.options).enforce_limit === true,
-    }));
+    const added = keys.map((key): AddedUsage => {
+      const options = parseObject(key.options);
+      const config = parseObject(key.config);
+      const plan = planOf(usageOptionsOf(options), config);
+      const period = usagePeriodAt(plan.period, input.now, { period: key.period, expiresAtMs: key.expires_at === null ? null : Date.parse(key.expires_at) });
+      return {
+        id: key.id,
+        order_id: key.order_id,
+        key_hash: key.key_hash,
+        count: counts.get(key.id)!,
+        limit: monthlyLimitOf(config),
+        enforceLimit: options.enforce_limit === true,
+        periodStart: period.start,
+        periodEnd: period.end,
+        included: plan.included,
+        hardLimit: plan.hardLimit,
+        overage: plan.overage,
+      };
+    });
+    await addPeriodUses(trx, added.map((key) => ({ api_key_id: key.id, period_start: key.periodStart, period_end: key.periodEnd, count: key.count })));
+    return added;
   });
 }

@@ -17,6 +17,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'apikey.disabled',
   'apikey.enabled',
   'apikey.updated',
+  'usage.threshold_reached',
 ] as const;
 
 /** The type of the deliveries `send_test` makes; not subscribable. */

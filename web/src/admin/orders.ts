@@ -8,6 +8,7 @@ import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
+import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 import type { TransactionRecord } from '../../../src/modules/invoice/gateway-payments.ts';
@@ -276,6 +277,7 @@ export function OrderPage({ id }: { id: number }) {
             />
             <${ErrorMessage} error=${service.error} />
             <${OrderParameters} service=${service.data ?? undefined} />
+            ${data.type === 'apikey' && service.data ? html`<h3>Usage this period</h3><${UsageLine} usage=${(service.data.usage ?? null) as UsageSummary | null} currency=${data.currency} />` : null}
             ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
             ${data.notes ? html`<h3>Notes</h3><p class="instructions">${data.notes}</p>` : null}
           </section>

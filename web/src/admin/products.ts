@@ -1,5 +1,6 @@
-// Products: the list, a new-product form (admin/product/prepare), and the editor: details, pricing, and the config
-// (an apikey plan's key options, and every plan's custom parameters).
+// Products: the list with a "New product" button (admin/product/prepare), and the editor: one form, one Save, for
+// details, pricing and the config (an apikey plan's key options and usage plan as real fields, with a price preview;
+// every plan's other custom parameters as name/value rows).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
@@ -8,6 +9,7 @@ import { Link, navigate } from '../lib/router.ts';
 import { Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { truthy, type PeriodPrice, type Pricing, type Product } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
+import { planConfig, PlanFields, pricePreview, toPlanForm, type PlanForm } from './plan-fields.ts';
 
 const TYPES = [
   ['apikey', 'API key'],
@@ -18,6 +20,11 @@ let periodLabels: Promise<Record<string, string>> | null = null;
 function periods(): Promise<Record<string, string>> {
   periodLabels ??= call<Record<string, string>>('guest/system/periods');
   return periodLabels;
+}
+
+/** "API key" rather than `apikey`, everywhere a person reads it. */
+function typeLabel(type: string): string {
+  return TYPES.find(([code]) => code === type)?.[1] ?? type;
 }
 
 function priceSummary(product: Product): string {
@@ -35,6 +42,7 @@ export function ProductsPage() {
   const products = useLoad(() => call<Page<Product>>('admin/product/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
   const [title, setTitle] = useState('');
   const [type, setType] = useState('apikey');
+  const [creating, setCreating] = useState(false);
   const create = useAction();
   const submitNew = (event: Event): void => {
     event.preventDefault();
@@ -49,16 +57,21 @@ export function ProductsPage() {
     setApplied(filters);
   };
   return html`<h1>Products</h1>
-    <form class="card" onSubmit=${submitNew} aria-labelledby="new-product">
-      <h2 id="new-product">New product</h2>
-      <div class="row">
-        <${Field} label="Title" name="title" required value=${title} onInput=${setTitle} error=${create.error} />
-        <${Field} label="Type" name="type" value=${type} onInput=${setType} options=${TYPES} error=${create.error} />
-      </div>
-      <${FormError} error=${create.error} fields=${['title', 'type']} />
-      <p class="hint">A new product starts disabled and free; set its pricing and enable it on the next page.</p>
-      <${Button} type="submit" variant="primary" busy=${create.busy}>Create product<//>
-    </form>
+    ${creating
+      ? html`<form class="card" onSubmit=${submitNew} aria-labelledby="new-product">
+          <h2 id="new-product">New product</h2>
+          <div class="row">
+            <${Field} label="Title" name="title" required value=${title} onInput=${setTitle} error=${create.error} />
+            <${Field} label="Type" name="type" value=${type} onInput=${setType} options=${TYPES} error=${create.error} />
+          </div>
+          <${FormError} error=${create.error} fields=${['title', 'type']} />
+          <p class="hint">A new product starts disabled and free; set its pricing and enable it on the next page.</p>
+          <div class="actions">
+            <${Button} type="submit" variant="primary" busy=${create.busy}>Create product<//>
+            <button type="button" onClick=${() => setCreating(false)}>Cancel</button>
+          </div>
+        </form>`
+      : html`<p><button type="button" class="primary" onClick=${() => setCreating(true)}>New product</button></p>`}
     <form class="card row" role="search" aria-label="Filter products" onSubmit=${search}>
       <${Field} label="Search" name="search" type="search" value=${filters.search} onInput=${(value: string) => setFilters({ ...filters, search: value })} error=${products.error} />
       <${Field} label="Type" name="type" value=${filters.type} onInput=${(value: string) => setFilters({ ...filters, type: value })} options=${[['', 'Any type'], ...TYPES]} error=${products.error} />
@@ -75,7 +88,7 @@ export function ProductsPage() {
           columns=${[
             ['#', (product: Product) => product.id],
             ['Title', (product: Product) => html`<${Link} href=${`/admin/products/${product.id}`}>${product.title}<//>`],
-            ['Type', (product: Product) => product.type],
+            ['Type', (product: Product) => typeLabel(product.type)],
             ['Pricing', (product: Product) => priceSummary(product), 'hide-narrow'],
             ['Status', (product: Product) => html`<${Badge} status=${product.status} />${truthy(product.hidden) ? ' (hidden)' : ''}`],
           ]}
@@ -99,9 +112,50 @@ function toPricingForm(pricing: Pricing | null, codes: string[]): PricingForm {
   return { type: pricing?.type ?? 'free', once: { price: pricing?.once?.price ?? '0', setup: pricing?.once?.setup ?? '0' }, recurrent };
 }
 
-function DetailsForm({ product, labels, onSaved }: { product: Product; labels: Record<string, string>; onSaved: () => void }) {
+interface KeyOptions {
+  length: string;
+  split: boolean;
+  split_interval: string;
+  capitalization: string;
+}
+
+interface CustomRow {
+  name: string;
+  value: string;
+}
+
+function scalarText(value: unknown, fallback: string): string {
+  return typeof value === 'number' || typeof value === 'string' ? String(value) : fallback;
+}
+
+/** The first period on offer as "$10/month", for the price preview. */
+function basePrice(pricing: PricingForm, labels: Record<string, string>): string | null {
+  if (pricing.type === 'free') return 'Free';
+  if (pricing.type === 'once') return `$${pricing.once.price} once`;
+  const offered = Object.entries(pricing.recurrent).find(([, entry]) => entry.enabled);
+  if (offered === undefined) return null;
+  const [code, entry] = offered;
+  const unit: Record<string, string> = { '1M': 'month', '1Y': 'year', '1W': 'week' };
+  const price = entry.price.includes('.') ? entry.price.replace(/\.?0+$/, '') : entry.price;
+  return `$${price}/${unit[code] ?? labels[code] ?? code}`;
+}
+
+/** Parameters that have a field of their own (which shows its error); any other error shows above Save. */
+const FIELD_NAMES = [
+  'title', 'slug', 'description', 'status', 'setup', 'pricing.type', 'pricing.once.price', 'pricing.once.setup',
+  'config.length', 'config.split_interval', 'config.capitalization', 'config.included', 'config.usage_period', 'config.hard_limit',
+  'config.overage.mode', 'config.overage.unit_price', 'config.overage.package_size', 'config.overage.package_price',
+  'config.rate_limit.limit', 'config.rate_limit.window_seconds', 'config.max_keys',
+];
+
+/** The product editor: details, pricing, key options, the usage plan and custom parameters, saved together. */
+function ProductForm({ product, labels, onSaved }: { product: Product; labels: Record<string, string>; onSaved: () => void }) {
+  const isApiKey = product.type === 'apikey';
   const [form, setForm] = useState({ title: '', slug: '', description: '', status: 'disabled', hidden: false, setup: 'after_payment' });
   const [pricing, setPricing] = useState<PricingForm>(toPricingForm(null, []));
+  const [options, setOptions] = useState<KeyOptions>({ length: '32', split: true, split_interval: '8', capitalization: 'uppercase' });
+  const [plan, setPlan] = useState<PlanForm>(toPlanForm({}));
+  const [rows, setRows] = useState<CustomRow[]>([]);
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
   useEffect(() => {
@@ -114,11 +168,33 @@ function DetailsForm({ product, labels, onSaved }: { product: Product; labels: R
       setup: product.setup ?? 'after_payment',
     });
     setPricing(toPricingForm(product.pricing, Object.keys(labels)));
+    const config = product.config ?? {};
+    setOptions({
+      length: scalarText(config.length, '32'),
+      split: config.split === undefined ? true : truthy(config.split),
+      split_interval: scalarText(config.split_interval, '8'),
+      capitalization: typeof config.capitalization === 'string' ? config.capitalization : 'uppercase',
+    });
+    setPlan(toPlanForm(config));
+    const custom = typeof config.custom === 'object' && config.custom !== null ? (config.custom as Record<string, unknown>) : {};
+    // An API key plan edits monthlyLimit as "Included calls per period"; every other parameter is a row.
+    setRows(Object.entries(custom).filter(([name]) => !isApiKey || name !== 'monthlyLimit').map(([name, value]) => ({ name, value: valueToText(value) })));
   }, [product.updated_at, Object.keys(labels).length]);
   const submit = (event: Event): void => {
     event.preventDefault();
     setSaved(null);
     void action.run(async () => {
+      const custom: Record<string, unknown> = {};
+      for (const row of rows) if (row.name.trim() !== '') custom[row.name.trim()] = parseValue(row.value);
+      const config: Record<string, unknown> = isApiKey
+        ? {
+            length: Number(options.length),
+            split: options.split,
+            split_interval: Number(options.split_interval),
+            capitalization: options.capitalization,
+            ...planConfig(plan, custom),
+          }
+        : { custom };
       await call('admin/product/update', {
         id: product.id,
         ...form,
@@ -127,6 +203,7 @@ function DetailsForm({ product, labels, onSaved }: { product: Product; labels: R
           once: pricing.once,
           recurrent: Object.fromEntries(Object.entries(pricing.recurrent).filter(([, entry]) => entry.enabled || Number(entry.price) > 0)),
         },
+        config,
       });
       setSaved('Saved.');
       onSaved();
@@ -134,6 +211,7 @@ function DetailsForm({ product, labels, onSaved }: { product: Product; labels: R
   };
   const setPeriod = (code: string, patch: Partial<PricingForm['recurrent'][string]>) =>
     setPricing({ ...pricing, recurrent: { ...pricing.recurrent, [code]: { ...pricing.recurrent[code]!, ...patch } } });
+  const setRow = (index: number, patch: Partial<CustomRow>) => setRows(rows.map((row, at) => (at === index ? { ...row, ...patch } : row)));
   return html`<form class="card" onSubmit=${submit} aria-labelledby="product-details">
     <h2 id="product-details">Details and pricing</h2>
     <div class="row">
@@ -186,85 +264,30 @@ function DetailsForm({ product, labels, onSaved }: { product: Product; labels: R
           </table></div>`
         : null}
     </fieldset>
-    <${FormError} error=${action.error} fields=${['title', 'slug', 'description', 'status', 'setup', 'pricing.type', 'pricing.once.price', 'pricing.once.setup']} />
-    <${Notice}>${saved}<//>
-    <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Save details and pricing<//></div>
-  </form>`;
-}
-
-function scalarText(value: unknown, fallback: string): string {
-  return typeof value === 'number' || typeof value === 'string' ? String(value) : fallback;
-}
-
-interface CustomRow {
-  name: string;
-  value: string;
-}
-
-function ConfigForm({ product, onSaved }: { product: Product; onSaved: () => void }) {
-  const isApiKey = product.type === 'apikey';
-  const [options, setOptions] = useState({ length: '32', split: true, split_interval: '8', capitalization: 'uppercase', enforce_limit: false });
-  const [rows, setRows] = useState<CustomRow[]>([]);
-  const [saved, setSaved] = useState<string | null>(null);
-  const action = useAction();
-  useEffect(() => {
-    const config = product.config ?? {};
-    setOptions({
-      length: scalarText(config.length, '32'),
-      split: config.split === undefined ? true : truthy(config.split),
-      split_interval: scalarText(config.split_interval, '8'),
-      capitalization: typeof config.capitalization === 'string' ? config.capitalization : 'uppercase',
-      enforce_limit: truthy(config.enforce_limit),
-    });
-    const custom = typeof config.custom === 'object' && config.custom !== null ? (config.custom as Record<string, unknown>) : {};
-    setRows(Object.entries(custom).map(([name, value]) => ({ name, value: valueToText(value) })));
-  }, [product.updated_at]);
-  const submit = (event: Event): void => {
-    event.preventDefault();
-    setSaved(null);
-    void action.run(async () => {
-      const custom: Record<string, unknown> = {};
-      for (const row of rows) if (row.name.trim() !== '') custom[row.name.trim()] = parseValue(row.value);
-      const config: Record<string, unknown> = { ...product.config, custom };
-      if (isApiKey) {
-        Object.assign(config, {
-          length: Number(options.length),
-          split: options.split,
-          split_interval: Number(options.split_interval),
-          capitalization: options.capitalization,
-          enforce_limit: options.enforce_limit,
-        });
-      }
-      await call('admin/product/update_config', { id: product.id, config });
-      setSaved('Saved.');
-      onSaved();
-    });
-  };
-  const setRow = (index: number, patch: Partial<CustomRow>) => setRows(rows.map((row, at) => (at === index ? { ...row, ...patch } : row)));
-  return html`<form class="card" onSubmit=${submit} aria-labelledby="product-config">
-    <h2 id="product-config">${isApiKey ? 'Key options and plan parameters' : 'Plan parameters'}</h2>
     ${isApiKey
-      ? html`<fieldset>
-          <legend>Key options (apply to keys issued from now on)</legend>
-          <div class="row">
-            <${Field} label="Length (characters, dashes not counted)" name="config.length" type="number" min=${8} max=${128} value=${options.length} onInput=${(value: string) => setOptions({ ...options, length: value })} error=${action.error} />
-            <${Field} label="Characters per group" name="config.split_interval" type="number" min=${1} max=${128} value=${options.split_interval} onInput=${(value: string) => setOptions({ ...options, split_interval: value })} error=${action.error} />
-            <${Field}
-              label="Letter case"
-              name="config.capitalization"
-              value=${options.capitalization}
-              onInput=${(value: string) => setOptions({ ...options, capitalization: value })}
-              options=${[['uppercase', 'Upper case'], ['lowercase', 'Lower case'], ['mixed', 'Mixed']]}
-              error=${action.error}
-            />
-          </div>
-          <${Checkbox} label="Split the key into groups with dashes" checked=${options.split} onChange=${(split: boolean) => setOptions({ ...options, split })} />
-          <${Checkbox} label="Enforce the monthly limit (keys stop validating when monthlyLimit is used up)" checked=${options.enforce_limit} onChange=${(enforce: boolean) => setOptions({ ...options, enforce_limit: enforce })} />
-        </fieldset>`
-      : null}
+      ? html`<h2>Key options and plan parameters</h2>
+          <fieldset>
+            <legend>Key options (apply to keys issued from now on)</legend>
+            <div class="row">
+              <${Field} label="Length (characters, dashes not counted)" name="config.length" type="number" min=${8} max=${128} value=${options.length} onInput=${(value: string) => setOptions({ ...options, length: value })} error=${action.error} />
+              <${Field} label="Characters per group" name="config.split_interval" type="number" min=${1} max=${128} value=${options.split_interval} onInput=${(value: string) => setOptions({ ...options, split_interval: value })} error=${action.error} />
+              <${Field}
+                label="Letter case"
+                name="config.capitalization"
+                value=${options.capitalization}
+                onInput=${(value: string) => setOptions({ ...options, capitalization: value })}
+                options=${[['uppercase', 'Upper case'], ['lowercase', 'Lower case'], ['mixed', 'Mixed']]}
+                error=${action.error}
+              />
+            </div>
+            <${Checkbox} label="Split the key into groups with dashes" checked=${options.split} onChange=${(split: boolean) => setOptions({ ...options, split })} />
+          </fieldset>
+          <${PlanFields} form=${plan} onChange=${setPlan} error=${action.error} />
+          <p class="preview" aria-live="polite"><strong>Price preview:</strong> <span data-testid="price-preview">${pricePreview(basePrice(pricing, labels), plan)}</span></p>`
+      : html`<h2>Plan parameters</h2>`}
     <fieldset>
-      <legend>Custom parameters</legend>
-      <p class="hint">Shown to customers as plan features and returned by get_info. Values are JSON when they parse as JSON (1000, true), text otherwise. <code>monthlyLimit</code> sets the monthly limit.</p>
+      <legend>${isApiKey ? 'Other custom parameters' : 'Custom parameters'}</legend>
+      <p class="hint">Shown to customers as plan features and returned by get_info. Values are JSON when they parse as JSON (1000, true), text otherwise.</p>
       ${rows.map(
         (row, index) => html`<div class="row">
           <${Field} label=${`Parameter ${index + 1} name`} name=${`custom-name-${index}`} value=${row.name} onInput=${(value: string) => setRow(index, { name: value })} />
@@ -274,9 +297,9 @@ function ConfigForm({ product, onSaved }: { product: Product; onSaved: () => voi
       )}
       <button type="button" onClick=${() => setRows([...rows, { name: '', value: '' }])}>Add a parameter</button>
     </fieldset>
-    <${FormError} error=${action.error} fields=${['config.length', 'config.split_interval', 'config.capitalization']} />
+    <${FormError} error=${action.error} fields=${FIELD_NAMES} />
     <${Notice}>${saved}<//>
-    <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Save ${isApiKey ? 'key options and parameters' : 'parameters'}<//></div>
+    <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Save<//></div>
   </form>`;
 }
 
@@ -292,9 +315,8 @@ export function ProductPage({ id }: { id: number }) {
     <${ErrorMessage} error=${labels.error} />
     ${data === undefined && product.loading ? html`<${Loading} />` : null}
     ${data !== undefined
-      ? html`<p>Type: <strong>${data.type}</strong> · <${Badge} status=${data.status} /></p>
-          <${DetailsForm} product=${data} labels=${labels.data ?? {}} onSaved=${product.reload} />
-          <${ConfigForm} product=${data} onSaved=${product.reload} />
+      ? html`<p>Type: <strong>${typeLabel(data.type)}</strong> · <${Badge} status=${data.status} /></p>
+          <${ProductForm} product=${data} labels=${labels.data ?? {}} onSaved=${product.reload} />
           <section class="card" aria-labelledby="product-delete">
             <h2 id="product-delete">Delete</h2>
             <p>A product can be deleted only while no order uses it.</p>

@@ -9,6 +9,7 @@ import { formatDate, formatDateTime, formatValue, humanize, REASON_LABELS } from
 import { Link } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, Loading, Notice, UsageChart, copyText, useAction, useLoad } from '../lib/ui.ts';
 import { currentPeriod, type ApiKey, type KeyInfo, type Order, type Usage } from '../lib/types.ts';
+import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
 export function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
@@ -139,6 +140,8 @@ function KeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: b
 function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey[]; onChanged: () => void }) {
   const order = useLoad(() => call<Order>('client/order/get', { id: orderId }), [orderId]);
   const usage = useLoad(() => call<Usage>('client/serviceapikey/usage', { order_id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
+  // This period's use against the plan (the order's, over all its keys): used / included, projected extra charge.
+  const service = useLoad(() => call<{ usage: UsageSummary | null }>('client/order/service', { id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
   const [serverInfo, setServerInfo] = useState<KeyInfo | null>(null);
   const [newName, setNewName] = useState('');
   const [created, setCreated] = useState<string | null>(null);
@@ -161,6 +164,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
       setServerInfo(await call<KeyInfo>('guest/serviceapikey/get_info', { key: first.api_key }));
       // The check was a use: show the usage with it rather than the figure from before.
       usage.reload();
+      service.reload();
     });
   };
   const doCreate = (event: Event): void => {
@@ -200,7 +204,8 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
     </form>
     <${ErrorMessage} error=${create.error} />
     <${Notice}>${created}<//>
-    <h3>Usage this month</h3>
+    <h3>Usage this period</h3>
+    <${UsageLine} usage=${service.data?.usage} currency=${order.data?.currency} />
     <${ErrorMessage} error=${usage.error} />
     ${usage.data === undefined && usage.loading ? html`<${Loading} label="Loading usage…" />` : null}
     ${usage.data !== undefined
