@@ -1,5 +1,5 @@
-// Screenshots of the pages issue 14 reworked, for docs/screenshots/: the plans page, an invoice and the admin order
-// page, from a fresh shop (test/helpers/panel-seed.ts) in Debian's Chromium. Run: `npx tsx scripts/screenshots.ts
+// Screenshots of the pages issue 14 reworked, for docs/screenshots/: the plans page, an invoice, the client's key
+// page, the admin order page and the product form, from a fresh shop (test/helpers/panel-seed.ts) in Debian's Chromium. Run: `npx tsx scripts/screenshots.ts
 // [suffix]` (e.g. `before` or `after`); files are `<page>-<suffix>.png`, viewport-sized to stay small.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +38,9 @@ try {
   await client.goto(`${base}/invoices/${shop.unpaidInvoice}`);
   await client.getByRole('heading', { level: 1 }).waitFor();
   await shot(client, 'invoice');
+  await client.goto(`${base}/keys`);
+  await client.getByRole('heading', { level: 1 }).waitFor();
+  await shot(client, 'keys');
 
   const staff = await (await browser.newContext({ viewport: { width: 1100, height: 700 } })).newPage();
   await staff.goto(`${base}/admin`);
@@ -51,6 +54,9 @@ try {
   await staff.goto(`${base}/admin/orders`);
   await staff.getByRole('table').waitFor();
   await shot(staff, 'admin-orders');
+  await staff.goto(`${base}/admin/products/${shop.keyPlan}`);
+  await staff.getByRole('heading', { level: 1 }).waitFor();
+  await shot(staff, 'product-form');
 } finally {
   await browser.close();
   await web.close();
