@@ -211,7 +211,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
-  const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money });
+  const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,

@@ -25,7 +25,7 @@ describe('settings', () => {
       require_email_verification: false,
       auto_pay_default: true,
       dunning_retry_days: [2, 4],
-      invoice_reminder_days: [-3, 1, 7],
+      invoice_reminder_days: [-3, -1, 1, 3, 7],
       stripe_secret_key_set: true,
       stripe_webhook_secret_set: false,
       smtp_password_set: false,

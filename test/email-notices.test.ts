@@ -104,6 +104,35 @@ describe('notices', () => {
     expect(reminders[0]!.text).toContain('is still unpaid');
   });
 
+  it('reminds on the days the invoice_reminder_days setting names instead', async () => {
+    const changed = await t.admin('system/settings_update', { invoice_reminder_days: '-2,5' });
+    expect(changed.body.error).toBeNull();
+    try {
+      const client = await t.createClient();
+      const created = await t.admin('order/create', { client_id: client.id, product_id: productId, period: '1M', invoice_option: 'issue-invoice' });
+      const invoiceId = (await t.admin('order/get', { id: created.result })).result.unpaid_invoice_id as number;
+      const due = Date.parse((await t.admin('invoice/get', { id: invoiceId })).result.due_at as string);
+      // Other tests' unpaid invoices may be reminded too: count this client's reminders only.
+      const reminders = async () => (await mails(client.id)).filter((mail) => mail.template === 'invoice_reminder').length;
+      const queuedAt = new Map<number, number>();
+      for (let hours = -4 * 24; hours <= 10 * 24; hours += 6) {
+        const before = await reminders();
+        await t.services.cron.run(new Date(due + hours * 3_600_000));
+        const queued = (await reminders()) - before;
+        if (queued > 0) queuedAt.set(hours, queued);
+      }
+      // One reminder 2 days before the due date (from 48 hours before it until 24) and one 5 days after it.
+      expect([...queuedAt.values()]).toEqual([1, 1]);
+      const [before, after] = [...queuedAt.keys()];
+      expect(before).toBeGreaterThanOrEqual(-48);
+      expect(before).toBeLessThan(-24);
+      expect(after).toBeGreaterThanOrEqual(5 * 24);
+      expect(after).toBeLessThan(6 * 24);
+    } finally {
+      await t.admin('system/settings_update', { invoice_reminder_days: '-3,-1,1,3,7' });
+    }
+  });
+
   it('tells the client about a failed automatic payment, suspension and cancellation', async () => {
     const client = await t.createClient();
     const order = (await t.admin('order/create', { client_id: client.id, product_id: productId, period: '1M', activate: true })).result as number;

@@ -28,13 +28,17 @@ export interface NoticesDeps {
   /** PUBLIC_URL without a trailing slash. */
   publicUrl: string;
   money: Pick<Money, 'format'>;
+  /** The days invoice reminders go out, from the due date (negative: before); read at every run. */
+  reminderDays?: () => readonly number[];
   log?: OutboxLog;
 }
 
 const DAY_MS = 86_400_000;
-/** invoice_reminder: days before the due date, and days after it, on which an unpaid invoice is mentioned again. */
-export const REMINDER_DAYS_BEFORE = [3, 1] as const;
-export const REMINDER_DAYS_AFTER = [1, 3, 7] as const;
+/**
+ * invoice_reminder's default days, from the due date (negative: before it): the `invoice_reminder_days` setting
+ * (CONTRACT §8) replaces them.
+ */
+export const DEFAULT_REMINDER_DAYS: readonly number[] = [-3, -1, 1, 3, 7];
 
 async function recipient(trx: Kysely<Database>, clientId: number) {
   const client = await trx.selectFrom('clients').select(['id', 'email', 'first_name', 'last_name']).where('id', '=', clientId).executeTakeFirst();
@@ -44,7 +48,7 @@ async function recipient(trx: Kysely<Database>, clientId: number) {
 
 const day = (iso: string | null): string => (iso === null ? '' : iso.slice(0, 10));
 
-export function registerNotices({ db, events, mail, publicUrl, money, log = defaultOutboxLog }: NoticesDeps) {
+export function registerNotices({ db, events, mail, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
   const links = {
     invoice: (id: number) => `${publicUrl}/invoices/${id}`,
     orders: () => `${publicUrl}/orders`,
@@ -170,14 +174,19 @@ export function registerNotices({ db, events, mail, publicUrl, money, log = defa
 
   return {
     /**
-     * invoice_reminder, run by the scheduled jobs: an unpaid invoice is mentioned 3 days and 1 day before its due
-     * date and 1, 3 and 7 days after it — each once (an outbox dedupe key), so at most one reminder per invoice and
-     * day however often the jobs run. Returns how many reminders were queued.
+     * invoice_reminder, run by the scheduled jobs: an unpaid invoice is mentioned on the days the
+     * `invoice_reminder_days` setting names (default 3 days and 1 day before its due date, 1, 3 and 7 days after it)
+     * — each once (an outbox dedupe key), so at most one reminder per invoice and day however often the jobs run.
+     * Returns how many reminders were queued.
      */
     async queueInvoiceReminders(now: Date): Promise<number> {
+      const days = reminderDays();
+      const daysBefore = days.filter((day) => day < 0).map((day) => -day);
+      const daysAfter = days.filter((day) => day >= 0);
+      if (days.length === 0) return 0;
       const nowMs = now.getTime();
-      const from = isoSeconds(new Date(nowMs - (Math.max(...REMINDER_DAYS_AFTER) + 1) * DAY_MS));
-      const to = isoSeconds(new Date(nowMs + Math.max(...REMINDER_DAYS_BEFORE) * DAY_MS));
+      const from = isoSeconds(new Date(nowMs - (Math.max(0, ...daysAfter) + 1) * DAY_MS));
+      const to = isoSeconds(new Date(nowMs + Math.max(0, ...daysBefore) * DAY_MS));
       const rows = await db
         .selectFrom('invoices')
         .select(['id', 'client_id', 'due_at'])
@@ -194,7 +203,7 @@ export function registerNotices({ db, events, mail, publicUrl, money, log = defa
         const before = Math.ceil((dueMs - nowMs) / DAY_MS);
         const after = Math.floor((nowMs - dueMs) / DAY_MS);
         const slot =
-          dueMs > nowMs ? ((REMINDER_DAYS_BEFORE as readonly number[]).includes(before) ? `before${before}` : null) : (REMINDER_DAYS_AFTER as readonly number[]).includes(after) ? `after${after}` : null;
+          dueMs > nowMs ? (daysBefore.includes(before) ? `before${before}` : null) : daysAfter.includes(after) ? `after${after}` : null;
         if (slot !== null) due.push({ id: row.id, clientId: row.client_id, overdue: dueMs <= nowMs, dedupeKey: `invoice_reminder:${row.id}:${slot}` });
       }
       const done = await mail.queuedKeys(due.map((reminder) => reminder.dedupeKey));

@@ -34,7 +34,7 @@ export const SETTINGS = {
   /** Days after a failed off-session charge at which it is tried again. */
   dunning_retry_days: { kind: 'days', fallback: '1,3,5' },
   /** Reminder days relative to the due date: negative before it, positive after it (overdue). */
-  invoice_reminder_days: { kind: 'offsets', fallback: '-3,1,7' },
+  invoice_reminder_days: { kind: 'offsets', fallback: '-3,-1,1,3,7' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },
