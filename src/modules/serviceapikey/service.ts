@@ -2,8 +2,8 @@
 // and the staff and client key actions. The only writer of `api_keys` and `api_key_usage`.
 //
 // Hot path: the key's HMAC is computed once; a warm cache answers with a Map lookup, a comparison of the record's
-// facts with the current time, and a Map update for the usage count. A miss costs one indexed read (api_keys joined
-// with orders, plus the month's usage total). Unknown keys are remembered a few seconds and counted against the
+// facts with the current time, and a Map update for the usage count. A miss costs three indexed reads (api_keys joined
+// with orders, the order's key ids, and their summed uses in the current usage period). Unknown keys are remembered a few seconds and counted against the
 // caller's API_KEY_CHECK_FAILED budget; an address over that budget is refused from a local map until its window ends.
 //
 // Consistency: every change to a key or its order marks the key "in flux" (the cache is bypassed for it) inside the
@@ -113,7 +113,7 @@ export interface ApiKeyServiceDeps {
 
 type KeyRow = Selectable<Database['api_keys']>;
 
-/** How old the cached monthly count of a key with a limit may be before it is re-read in the background. */
+/** How old the cached period count of an order with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
 const MAX_BLOCKED_ADDRESSES = 100_000;
 /** The longest grace period a reset may keep the old key working for (7 days). */
