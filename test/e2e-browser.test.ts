@@ -497,10 +497,10 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     expect(await staff.getByTestId('price-preview').textContent()).toBe(
       '$19/month includes 10,000 calls, then $0.002 per call up to 15,000, $0.001 per call beyond 15,000, at most 50,000 calls.',
     );
-    // A price with 7 decimals: the server's 422 names the field, shown in the form.
+    // A price with 7 decimals: the server's 422 names the field, shown in the form in the form's own words.
     await staff.getByLabel('Tier 2 price per call').fill('0.0000001');
     await staff.getByRole('button', { name: 'Save' }).click();
-    await staff.getByText(/tiers\[1\]\.unit_price/).waitFor();
+    await staff.getByRole('alert').filter({ hasText: /^Tier 2 price per call / }).waitFor();
     await staff.getByLabel('Tier 2 price per call').fill('0.001');
     await staff.getByRole('button', { name: 'Save' }).click();
     await staff.getByText('Saved.').waitFor();

@@ -129,6 +129,9 @@ const FIELD_NAMES: Record<string, string> = {
   search: 'Search',
 };
 
+/** The product form's labels of a graduated tier's fields. */
+const TIER_FIELDS: Record<string, string> = { unit_price: 'price per call', up_to: 'up to', flat_price: 'flat price' };
+
 /** `Parameter "x" problem` (CONTRACT §2) as a sentence for people; other messages pass unchanged. */
 export function humanMessage(message: string): string {
   const match = /^Parameter "([^"]+)" (.*)$/s.exec(message);
@@ -136,7 +139,9 @@ export function humanMessage(message: string): string {
   const [, param = '', problem = ''] = match;
   if (param === 'password_confirm' && /does not match/.test(problem)) return 'The two passwords do not match.';
   const last = param.split('.').pop() ?? param;
-  const label = FIELD_NAMES[last] ?? humanizeName(last);
+  const tier = /tiers\[(\d+)\]\.(\w+)$/.exec(param);
+  // A usage plan's tier rows (CONTRACT §12): named as the product form labels them, "Tier 2 price per call".
+  const label = tier !== null ? `Tier ${Number(tier[1]) + 1} ${TIER_FIELDS[tier[2] ?? ''] ?? humanizeName(tier[2] ?? '').toLowerCase()}` : (FIELD_NAMES[last] ?? humanizeName(last));
   let said = problem
     .replace(/^is invalid: /, '')
     .replace(/^expected string$/, 'must be text')
