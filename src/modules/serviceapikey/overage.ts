@@ -17,6 +17,7 @@ import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { orderPeriodUses } from './period-usage.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
+import { parseObject } from '../../lib/json.ts';
 
 /** How long after its end a period is closed: longer than a flush interval (1 s) and a slow flush. */
 export const CLOSE_GRACE_MS = 10_000;
@@ -29,15 +30,6 @@ export interface UsageCloserDeps {
   /** Writes this process's counts first. */
   flushUsage: () => Promise<void>;
   log?: (message: string, error: unknown) => void;
-}
-
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');

@@ -41,6 +41,7 @@ import { periodOfRow, periodUsageWriter } from './period-usage.ts';
 import { createThresholdWatcher } from './thresholds.ts';
 import { bucketOf, periodDays, usagePeriodAt, type UsagePeriod } from './usage-period.ts';
 import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsageOptions, type UsagePlan } from './usage-plan.ts';
+import { parseObject } from '../../lib/json.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
@@ -118,15 +119,6 @@ const USAGE_REFRESH_MS = 2000;
 const MAX_BLOCKED_ADDRESSES = 100_000;
 /** The longest grace period a reset may keep the old key working for (7 days). */
 export const MAX_GRACE_SECONDS = 604_800;
-
-function parseJson(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
 
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, secrets, limiter } = deps;
@@ -206,8 +198,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     period: UsagePeriod,
     now: number,
   ): KeyEntry {
-    const config = parseJson(row.config);
-    const options = parseJson(row.options);
+    const config = parseObject(row.config);
+    const options = parseObject(row.options);
     return {
       id: row.id,
       orderId: row.order_id,
@@ -276,7 +268,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (row === undefined) return null;
     // Found by its grace hash: a replaced key, validating until the grace ends (then as unknown as any other).
     const rotatingUntilMs = row.key_hash === hash ? null : row.grace_until === null ? 0 : Date.parse(row.grace_until);
-    const options = parseJson(row.options);
+    const options = parseObject(row.options);
     const period = periodOf(planOf(usageOptionsOf(options), {}), now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
     // The order's keys share its quota: its uses in the period are the sum over all of them.
     const keyIds = await orderKeyIds(db, row.order_id);
@@ -517,8 +509,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
     if (order.status !== 'active') return 'NOT_ACTIVE';
     if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
-    const options = parseJson(row.options);
-    const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseJson(row.config));
+    const options = parseObject(row.options);
+    const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseObject(row.config));
     if (hardLimit !== null && used >= hardLimit) return 'LIMIT_EXCEEDED';
     if (options.enforce_limit === true && overage === null && included !== null && used >= included) return 'LIMIT_EXCEEDED';
     return 'VALID';
@@ -532,7 +524,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     trx: Kysely<Database>,
     row: { order_id: number; options: string; config: string; expires_at: string | null; order_period: string | null },
   ): Promise<{ plan: UsagePlan; period: UsagePeriod; used: number }> {
-    const plan = planOf(usageOptionsOf(parseJson(row.options)), parseJson(row.config));
+    const plan = planOf(usageOptionsOf(parseObject(row.options)), parseObject(row.config));
     const period = periodOf(plan, Date.now(), { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
     const keyIds = await orderKeyIds(trx, row.order_id);
     return { plan, period, used: (await periodTotal(trx, keyIds, period.start)) + unflushedOf(keyIds, bucketOf(period)) };
@@ -554,7 +546,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       client_id: row.client_id,
       api_key: secrets.decrypt(row.key_enc),
       valid: row.valid === 1 ? 1 : 0,
-      config: parseJson(row.config),
+      config: parseObject(row.config),
       reason: reasonOf(row, row, used ?? (await currentUsage(trx, row)).used),
       rotating_until: rotatingUntil(row),
       created_at: row.created_at,
@@ -760,7 +752,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       // the plan in force when the period closes (CONTRACT §12, README "Pricing by use").
       const plan = { enforce_limit: config.enforce_limit, rate_limit: config.rate_limit, max_keys: config.max_keys, ...usageOptionsOf(productConfig) };
       for (const key of existing) {
-        const kept = Object.fromEntries(Object.entries(parseJson(key.options)).filter(([name]) => !USAGE_OPTION_NAMES.includes(name)));
+        const kept = Object.fromEntries(Object.entries(parseObject(key.options)).filter(([name]) => !USAGE_OPTION_NAMES.includes(name)));
         const options = { ...kept, ...plan };
         await trx
           .updateTable('api_keys')
@@ -842,7 +834,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const grace = by.grace_seconds ?? 0;
       const hashes = current.grace_hash === null ? [current.key_hash] : [current.key_hash, current.grace_hash];
       return change(hashes, [refToken(current.id, current.order_id)], async (trx) => {
-        const config = readApiKeyConfig(parseJson(current.options));
+        const config = readApiKeyConfig(parseObject(current.options));
         const fresh = await freshKey(trx, config);
         const now = Date.now();
         const result = await trx

@@ -10,6 +10,7 @@ import { errors } from '../../http/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { readKeyLimits } from './key-limits.ts';
 import { readApiKeyConfig, type ApiKeyConfig } from './options.ts';
+import { parseObject } from '../../lib/json.ts';
 
 interface KeyRef {
   id: number;
@@ -27,15 +28,6 @@ export interface SeveralKeysDeps {
   orderKeys(trx: Kysely<Database>, orderId: number): Promise<KeyRef[]>;
   /** These keys of the order change in `trx`: caches everywhere drop them once it has ended. */
   orderChangedIn(trx: Kysely<Database>, orderId: number, keys: KeyRef[]): void;
-}
-
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 export function createSeveralKeys(deps: SeveralKeysDeps) {

@@ -12,20 +12,12 @@ import { nowIso } from '../../lib/time.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
 
 import './events.ts';
+import { parseObject } from '../../lib/json.ts';
 
 export const THRESHOLDS = [80, 100] as const;
 const CHUNK = 500;
 /** Announcements remembered in memory to skip the database (per order and period); cleared past this size. */
 const MAX_REMEMBERED = 100_000;
-
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
 
 /** The uses of `threshold` percent of `included`, rounded up (80% of 1,001 is reached at 801). */
 export function thresholdUses(included: number, threshold: number): number {

@@ -12,6 +12,7 @@ import { addPeriodUses } from './period-usage.ts';
 import { usagePeriodAt } from './usage-period.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
 import type { OverageRule } from '../../lib/usage-pricing.ts';
+import { parseObject } from '../../lib/json.ts';
 
 export interface UsageItem {
   key_id: number;
@@ -31,15 +32,6 @@ export interface AddedUsage {
   included: number | null;
   hardLimit: number | null;
   overage: OverageRule | null;
-}
-
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /** Adds the batch's uses to `day`; returns what it added per key (empty when the batch was seen before). */
