@@ -181,8 +181,8 @@ export function registerNotices({ db, events, mail, publicUrl, money, reminderDa
      */
     async queueInvoiceReminders(now: Date): Promise<number> {
       const days = reminderDays();
-      const daysBefore = days.filter((day) => day < 0).map((day) => -day);
-      const daysAfter = days.filter((day) => day >= 0);
+      const daysBefore = days.filter((offset) => offset < 0).map((offset) => -offset);
+      const daysAfter = days.filter((offset) => offset >= 0);
       if (days.length === 0) return 0;
       const nowMs = now.getTime();
       const from = isoSeconds(new Date(nowMs - (Math.max(0, ...daysAfter) + 1) * DAY_MS));
