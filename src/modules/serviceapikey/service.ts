@@ -42,6 +42,7 @@ import { createThresholdWatcher } from './thresholds.ts';
 import { bucketOf, periodDays, usagePeriodAt, type UsagePeriod } from './usage-period.ts';
 import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsageOptions, type UsagePlan } from './usage-plan.ts';
 import { parseObject } from '../../lib/json.ts';
+import { KeyHashMemo } from './hash-memo.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
@@ -124,6 +125,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, secrets, limiter } = deps;
   const log = deps.log ?? ((error: unknown, what: string) => process.emitWarning(`serviceapikey: ${what} failed: ${String(error)}`));
   const cache = new KeyCache({ maxEntries: deps.keyCacheSize });
+  const hashMemo = new KeyHashMemo((key) => secrets.hash(key), deps.keyCacheSize);
   const keyRates = new KeyRateLimiter(deps.keyRateStore);
   /** Order id → its uses this period, shared by the cached records of its keys. */
   const orderUsage = new Map<number, OrderUsage>();
@@ -379,9 +381,13 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       }
     }
     if (!couldBeKey(key)) return unknown(ip, reply);
-    const hash = secrets.hash(key);
+    const hash = hashMemo.of(key);
     const cached = cache.get(hash, now);
-    if (cached !== undefined) return cached === null || graceOver(cached, now) ? unknown(ip, reply) : cached;
+    if (cached !== undefined) {
+      if (cached === null || graceOver(cached, now)) return unknown(ip, reply);
+      hashMemo.remember(key, hash);
+      return cached;
+    }
     listenForChanges();
     return load(hash).then((entry) => (entry === null || graceOver(entry, Date.now()) ? unknown(ip, reply) : entry));
   }
@@ -629,7 +635,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
-    internals: { cache, metering, channel, blocked },
+    internals: { cache, hashMemo, metering, channel, blocked },
 
     /** Figures for /metrics: answers by reason, key-cache size and hits, usage-flush lag. */
     stats() {
