@@ -1,7 +1,7 @@
 // Fixed-window counters behind a two-method interface: in process memory by default, in Redis when REDIS_URL is set
 // (then every Tollgate process sharing that Redis shares the counts). Memory answers synchronously so the hot path
 // does not pay for a promise it does not need.
-import { Redis } from 'ioredis';
+import { connectCounters, type CounterConnection } from './redis-counters.ts';
 
 export interface Hit {
   count: number;
@@ -56,23 +56,8 @@ export class MemoryCounterStore implements CounterStore {
   }
 }
 
-// INCR and the expiry in one atomic step, so a crash between the two can never leave a counter without an expiry.
-const INCR_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {count, ttl}`;
-
-/**
- * Counters in Redis, shared by every process. When Redis is unreachable the limits keep working per process (a
- * memory store stands in) instead of failing every rate-limited call: a cache outage must not take billing and key
- * checks down with it. The switch back happens by itself once the connection is ready again.
- */
 export class RedisCounterStore implements CounterStore {
-  private readonly redis: Redis;
+  private readonly connection: CounterConnection;
   private readonly fallback = new MemoryCounterStore();
   private warned = false;
 
@@ -81,25 +66,14 @@ export class RedisCounterStore implements CounterStore {
     private readonly prefix: string,
     private readonly warn: (message: string) => void = (message) => process.emitWarning(message),
   ) {
-    // No offline queue: while disconnected a command fails at once (and the fallback answers) rather than waiting.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true });
-    this.redis.on('error', () => this.degraded());
-    this.redis.on('ready', () => {
+    this.connection = connectCounters(url, () => this.degraded());
+    this.connection.redis.on('ready', () => {
       this.warned = false;
     });
-    this.redis.defineCommand('tollgateIncr', { numberOfKeys: 1, lua: INCR_SCRIPT });
   }
 
   ready(timeoutMs: number): Promise<void> {
-    if (this.redis.status === 'ready') return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.redis.once('ready', done);
-    });
+    return this.connection.ready(timeoutMs);
   }
 
   private degraded(): void {
@@ -109,10 +83,8 @@ export class RedisCounterStore implements CounterStore {
   }
 
   incr(key: string, windowMs: number): Hit | Promise<Hit> {
-    if (this.redis.status !== 'ready') return this.fallback.incr(key, windowMs);
-    // defineCommand adds the method at run time; ioredis's types cannot know it.
-    const redis = this.redis as unknown as { tollgateIncr: (key: string, windowMs: number) => Promise<[number, number]> };
-    return redis.tollgateIncr(this.prefix + key, windowMs).then(
+    if (this.connection.redis.status !== 'ready') return this.fallback.incr(key, windowMs);
+    return this.connection.add(this.prefix + key, 1, windowMs).then(
       ([count, ttl]) => ({ count, resetMs: ttl }),
       () => {
         this.degraded();
@@ -122,9 +94,10 @@ export class RedisCounterStore implements CounterStore {
   }
 
   async get(key: string): Promise<Hit | null> {
-    if (this.redis.status !== 'ready') return this.fallback.get(key);
+    const { redis } = this.connection;
+    if (redis.status !== 'ready') return this.fallback.get(key);
     try {
-      const [[, count], [, ttl]] = (await this.redis.multi().get(this.prefix + key).pttl(this.prefix + key).exec()) as [
+      const [[, count], [, ttl]] = (await redis.multi().get(this.prefix + key).pttl(this.prefix + key).exec()) as [
         [Error | null, string | null],
         [Error | null, number],
       ];
@@ -138,7 +111,6 @@ export class RedisCounterStore implements CounterStore {
 
   async close(): Promise<void> {
     await this.fallback.close();
-    await this.redis.quit().catch(() => undefined);
-    this.redis.disconnect();
+    await this.connection.close();
   }
 }

@@ -8,7 +8,7 @@
 // the limit, and a counter's first hit in a process is judged before that process has heard the shared total. The
 // README's "Rate limits and several processes" gives measured figures. While the backend is unreachable the local
 // counts keep deciding (per process) and are kept; they are added to the shared count once it answers again.
-import { Redis } from 'ioredis';
+import { connectCounters, type CounterConnection } from './redis-counters.ts';
 import type { CounterStore, Hit } from './counter-store.ts';
 
 /** How often the hits are sent: "at least once a second", with room for a slow answer. */
@@ -167,52 +167,29 @@ export class BatchedCounterStore implements CounterStore {
   }
 }
 
-// INCRBY and the expiry in one atomic step, so a counter can never be left without an expiry.
-const ADD_SCRIPT = `
-local count = redis.call('INCRBY', KEYS[1], ARGV[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  ttl = tonumber(ARGV[2])
-end
-return {count, ttl}`;
-
 /** Redis as the shared store: one pipelined script call per counter in the batch. */
 export class RedisCounterBackend implements CounterBackend {
-  private readonly redis: Redis;
+  // Errors are expected while Redis is away: a failed batch says so (BatchedCounterStore warns once).
+  private readonly connection: CounterConnection;
 
   constructor(
     url: string,
     private readonly prefix: string,
   ) {
-    // No offline queue: while disconnected a batch fails at once and its hits wait for the next one.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true });
-    this.redis.on('error', () => undefined);
-    this.redis.defineCommand('tollgateAdd', { numberOfKeys: 1, lua: ADD_SCRIPT });
+    this.connection = connectCounters(url, () => undefined);
   }
 
   ready(timeoutMs: number): Promise<void> {
-    if (this.redis.status === 'ready') return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.redis.once('ready', done);
-    });
+    return this.connection.ready(timeoutMs);
   }
 
   async addAll(items: readonly CounterBatchItem[]): Promise<Hit[]> {
-    if (this.redis.status !== 'ready') throw new Error('Redis is not connected');
-    // defineCommand adds the method at run time; ioredis's types cannot know it.
-    const redis = this.redis as unknown as { tollgateAdd: (key: string, add: number, windowMs: number) => Promise<[number, number]> };
-    const answers = await Promise.all(items.map((item) => redis.tollgateAdd(this.prefix + item.key, item.add, item.windowMs)));
+    if (this.connection.redis.status !== 'ready') throw new Error('Redis is not connected');
+    const answers = await Promise.all(items.map((item) => this.connection.add(this.prefix + item.key, item.add, item.windowMs)));
     return answers.map(([count, ttl]) => ({ count, resetMs: ttl }));
   }
 
-  async close(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
-    this.redis.disconnect();
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }
