@@ -1,7 +1,7 @@
 // cart: the same actions for guests (cart of the guest session, started on the first add) and clients (their own
 // cart; a guest cart carried in the cookie moves to the client), plus the client's checkout.
-import { Type } from '@sinclair/typebox';
-import { clientAction, guestAction, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../http/action.ts';
+import { Type, type TObject } from '@sinclair/typebox';
+import { clientAction, type ActionDef, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../http/action.ts';
 import { requireSessionCsrf } from '../../http/auth.ts';
 import { readCookies, SESSION_COOKIE } from '../../http/session-control.ts';
 import { Done } from '../../http/result-schemas.ts';
@@ -50,113 +50,72 @@ async function clientOwner(call: CallContext<ClientIdentity>): Promise<{ clientI
   return { clientId };
 }
 
+/**
+ * The cart actions guests and clients both have, on the cart `owner` finds for the call. `whose` names that cart in
+ * the summaries ("the guest cart"); `getSummary` describes `get`, which differs by role.
+ */
+function cartActions<I extends GuestIdentity | ClientIdentity>(owner: (call: CallContext<I>) => Promise<CartOwner>, whose: string, getSummary: string) {
+  const action = <P extends TObject>(def: ActionDef<P, I>): ActionDef<P, I> => def;
+  return {
+    add_item: action({
+      params: AddItem,
+      result: Done,
+      summary: `Adds a product to ${whose} (emptied first unless \`multiple\`)`,
+      async handler(params, call) {
+        await call.services.carts.addItem(await owner(call), params);
+        return true;
+      },
+    }),
+    get: action({
+      params: NO_PARAMS,
+      summary: getSummary,
+      result: Cart,
+      handler: async (_params, call) => call.services.carts.get(await owner(call)),
+    }),
+    remove_item: action({
+      params: RemoveItem,
+      summary: `Removes one line (by its cart line id) from ${whose}`,
+      result: Done,
+      async handler({ id }, call) {
+        await call.services.carts.removeItem(await owner(call), id);
+        return true;
+      },
+    }),
+    apply_promo: action({
+      params: ApplyPromo,
+      result: Done,
+      summary: APPLY_SUMMARY,
+      async handler({ promocode }, call) {
+        await call.services.carts.applyPromo(await owner(call), promocode);
+        return true;
+      },
+    }),
+    remove_promo: action({
+      params: NO_PARAMS,
+      summary: `Removes the coupon from ${whose}`,
+      result: Done,
+      async handler(_params, call) {
+        await call.services.carts.removePromo(await owner(call));
+        return true;
+      },
+    }),
+    reset: action({
+      params: NO_PARAMS,
+      summary: `Empties ${whose} and removes its coupon`,
+      result: Done,
+      async handler(_params, call) {
+        await call.services.carts.reset(await owner(call));
+        return true;
+      },
+    }),
+  };
+}
+
 export const cartApi: ModuleApi = {
   name: 'cart',
-  guest: {
-    add_item: guestAction({
-      params: AddItem,
-      result: Done,
-      summary: 'Adds a product to the guest cart (emptied first unless `multiple`)',
-      async handler(params, call) {
-        await call.services.carts.addItem(await guestOwner(call), params);
-        return true;
-      },
-    }),
-    get: guestAction({
-      params: NO_PARAMS,
-      summary: "The guest session's cart: lines, prices, applied coupon and totals (starts a guest session when there is none)",
-      result: Cart,
-      handler: async (_params, call) => call.services.carts.get(await guestOwner(call)),
-    }),
-    remove_item: guestAction({
-      params: RemoveItem,
-      summary: 'Removes one line (by its cart line id) from the guest cart',
-      result: Done,
-      async handler({ id }, call) {
-        await call.services.carts.removeItem(await guestOwner(call), id);
-        return true;
-      },
-    }),
-    apply_promo: guestAction({
-      params: ApplyPromo,
-      result: Done,
-      summary: APPLY_SUMMARY,
-      async handler({ promocode }, call) {
-        await call.services.carts.applyPromo(await guestOwner(call), promocode);
-        return true;
-      },
-    }),
-    remove_promo: guestAction({
-      params: NO_PARAMS,
-      summary: 'Removes the coupon from the guest cart',
-      result: Done,
-      async handler(_params, call) {
-        await call.services.carts.removePromo(await guestOwner(call));
-        return true;
-      },
-    }),
-    reset: guestAction({
-      params: NO_PARAMS,
-      summary: 'Empties the guest cart and removes its coupon',
-      result: Done,
-      async handler(_params, call) {
-        await call.services.carts.reset(await guestOwner(call));
-        return true;
-      },
-    }),
-  },
+  guest: cartActions(guestOwner, 'the guest cart', "The guest session's cart: lines, prices, applied coupon and totals (starts a guest session when there is none)"),
   client: {
-    add_item: clientAction({
-      params: AddItem,
-      result: Done,
-      summary: "Adds a product to the client's cart (emptied first unless `multiple`)",
-      async handler(params, call) {
-        await call.services.carts.addItem(await clientOwner(call), params);
-        return true;
-      },
-    }),
-    get: clientAction({
-      params: NO_PARAMS,
-      summary: "The client's cart: lines, prices, applied coupon and totals",
-      result: Cart,
-      handler: async (_params, call) => call.services.carts.get(await clientOwner(call)),
-    }),
-    remove_item: clientAction({
-      params: RemoveItem,
-      summary: "Removes one line (by its cart line id) from the client's cart",
-      result: Done,
-      async handler({ id }, call) {
-        await call.services.carts.removeItem(await clientOwner(call), id);
-        return true;
-      },
-    }),
-    apply_promo: clientAction({
-      params: ApplyPromo,
-      result: Done,
-      summary: APPLY_SUMMARY,
-      async handler({ promocode }, call) {
-        await call.services.carts.applyPromo(await clientOwner(call), promocode);
-        return true;
-      },
-    }),
-    remove_promo: clientAction({
-      params: NO_PARAMS,
-      summary: "Removes the coupon from the client's cart",
-      result: Done,
-      async handler(_params, call) {
-        await call.services.carts.removePromo(await clientOwner(call));
-        return true;
-      },
-    }),
-    reset: clientAction({
-      params: NO_PARAMS,
-      summary: "Empties the client's cart and removes its coupon",
-      result: Done,
-      async handler(_params, call) {
-        await call.services.carts.reset(await clientOwner(call));
-        return true;
-      },
-    }),
+    ...cartActions(clientOwner, "the client's cart", "The client's cart: lines, prices, applied coupon and totals"),
     checkout: clientAction({
       params: Type.Object({ gateway_id: Type.Optional(Id) }),
       rateLimit: 'CHECKOUT',

@@ -1,5 +1,7 @@
 // Words for people instead of codes: billing periods (`1M` → "Every month", from guest/system/periods, fetched
 // once) and product types (`apikey` → "API key").
+// Used until the server's labels arrive, and for codes it does not list: the server's own table.
+import { PERIOD_LABELS } from '../../../src/lib/periods.ts';
 import { call } from './api.ts';
 import { useLoad } from './ui.ts';
 
@@ -14,21 +16,10 @@ export function periods(): Promise<Record<string, string>> {
   return periodLabels;
 }
 
-/** Used until the server's labels arrive, and for codes it does not list. */
-const FALLBACK: Record<string, string> = {
-  '1W': 'Every week',
-  '1M': 'Every month',
-  '3M': 'Every 3 months',
-  '6M': 'Every 6 months',
-  '1Y': 'Every year',
-  '2Y': 'Every 2 years',
-  '3Y': 'Every 3 years',
-};
-
 /** `1M` → "Every month"; no period → "One time"; an unknown code reads "Every 5 months" when it can be spelled out. */
 export function periodLabel(labels: Record<string, string> | undefined, code: string | null | undefined): string {
   if (code === null || code === undefined || code === '') return 'One time';
-  const known = labels?.[code] ?? FALLBACK[code];
+  const known = labels?.[code] ?? PERIOD_LABELS[code];
   if (known !== undefined) return known;
   const match = /^(\d+)([DWMY])$/.exec(code);
   if (match === null) return code;
