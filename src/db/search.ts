@@ -92,12 +92,26 @@ async function sampleOf<DB>(db: Kysely<DB>, table: string, columns: readonly Sea
   return entry;
 }
 
+/** Sampled rows holding `fragment` (with `prefix`, a column starting with it). */
+function hits(values: readonly string[], fragment: string, prefix = false): number {
+  let n = 0;
+  for (const value of values) if (prefix ? value.startsWith(fragment) || value.includes(`\n${fragment}`) : value.includes(fragment)) n++;
+  return n;
+}
+
 /** Share of the sample holding `fragment`. */
 function share(values: readonly string[], fragment: string): number {
-  if (values.length === 0) return 0;
-  let n = 0;
-  for (const value of values) if (value.includes(fragment)) n++;
-  return n / values.length;
+  return values.length === 0 ? 0 : hits(values, fragment) / values.length;
+}
+
+/**
+ * Whether the sample already shows `text` matching far more rows than `cap` (then the index is not asked for cap + 1
+ * of them only to learn that). Enough sampled rows must hold it that chance alone would rarely say so.
+ */
+async function surelyCommon<DB>(db: Kysely<DB>, table: string, columns: readonly SearchedColumn[], text: string, prefix: boolean, cap: number): Promise<boolean> {
+  const sample = await sampleOf(db, table, columns);
+  const n = hits(sample.values, text, prefix);
+  return n >= 8 && (n / sample.values.length) * sample.rows > 4 * cap;
 }
 
 /**
@@ -130,6 +144,7 @@ export async function matchingIds<DB>(db: Kysely<DB>, searched: SearchedTable, c
   const { table } = searched;
   const exact = textMatches(table, columns, lower);
   let ids: number[];
+  if (await surelyCommon(db, table, columns, lower, isPrefixSearch(lower), cap)) return null;
   if (isPrefixSearch(lower)) {
     // One b-tree range per column (016's prefix indexes); SQLite compares bounds (its LIKE uses no index here).
     const found = new Set<number>();
@@ -143,10 +158,7 @@ export async function matchingIds<DB>(db: Kysely<DB>, searched: SearchedTable, c
     }
     ids = [...found];
   } else {
-    const sample = await sampleOf(db, table, columns);
-    // Expected matches well past the cap: common, without asking the index for cap + 1 of them.
-    if (share(sample.values, lower) * sample.rows > 4 * cap) return null;
-    const stretch = rareStretch(sample.values, lower);
+    const stretch = rareStretch((await sampleOf(db, table, columns)).values, lower);
     if (isSqlite(db)) {
       const query = `{${columns.map((c) => c.column).join(' ')}} : "${stretch.replaceAll('"', '""')}"`;
       ids = (await sql<{ id: number }>`select id from ${sql.table(table)} where id in (select rowid from ${sql.table(searched.fts)} where ${sql.table(searched.fts)} match ${query}) and ${exact} limit ${cap + 1}`.execute(db)).rows.map((row) => row.id);

@@ -295,10 +295,10 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       const count = async (): Promise<number> => Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
       // A common search (text filters, none with few matches) is walked, not counted (src/db/search.ts).
       const walk = texts.length > 0 && driver === null;
-      // A later page of a list read in index order takes its ids from the index alone, then reads those rows:
+      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
       // PostgreSQL would otherwise fetch every row it skips.
       const newestFirst = <Q extends SelectQueryBuilder<Database, 'clients', object>>(q: Q): Q => q.orderBy('created_at', 'desc').orderBy('id', 'desc') as Q;
-      const deep = !walk && request.offset > 0;
+      const deep = texts.length === 0 && request.offset > 0;
       const limited = deep ? newestFirst(query.where('clients.id', 'in', newestFirst(query.select('clients.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
       const rows = await limited.selectAll().execute();
       const more = walk && rows.length > request.perPage;

@@ -504,11 +504,11 @@ export function createOrderService({ db, events, productTypes, products, money, 
       }
       // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
       // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
-      // A later page of a list read in index order takes its ids from the index alone, then reads those rows:
+      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
       // PostgreSQL would otherwise fetch every row it skips.
       const byDate = created.from !== undefined || created.to !== undefined;
       const newestFirst = <Q extends SelectQueryBuilder<Database, 'orders', object>>(q: Q): Q => (byDate ? q.orderBy('created_at', 'desc') : q).orderBy('id', 'desc') as Q;
-      const deep = !walk && request.offset > 0;
+      const deep = text === null && request.offset > 0;
       const limited = deep ? newestFirst(query.where('orders.id', 'in', newestFirst(query.select('orders.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
       const rows = await limited.selectAll().execute();
       const more = walk && rows.length > request.perPage;
