@@ -6,7 +6,7 @@ import type { Database } from './schema.ts';
 
 export type CountedTable = 'clients' | 'orders' | 'invoices';
 
-/** PostgreSQL keeps one delta row per write statement; past this many rows of a table a reader folds them. */
+/** PostgreSQL keeps one delta row per write statement; a reader that sums more than this many folds the table's. */
 const FOLD_AFTER = 64;
 
 /** The number of rows of `table`, with `status` alone when given. */
@@ -17,7 +17,7 @@ export async function listCount(db: Kysely<Database>, table: CountedTable, statu
     .where('table_name', '=', table)
     .$if(status !== undefined, (query) => query.where('status', '=', status!))
     .executeTakeFirstOrThrow();
-  if (Number(rows.rows) > FOLD_AFTER && status === undefined) await fold(db, table);
+  if (Number(rows.rows) > FOLD_AFTER) await fold(db, table);
   return Number(rows.n ?? 0);
 }
 
