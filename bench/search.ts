@@ -53,7 +53,7 @@ export const QUERIES: Array<[string, string]> = [
   ['clients, suspended + one month', 'client/get_list?status=suspended&date_from=2025-06-01&date_to=2025-06-30'],
   ['clients, search "gra" (3 letters)', 'client/get_list?search=gra'],
   ['clients, search "xq" (no trigram)', 'client/get_list?search=xq'],
-  ['clients, search "gr" (2 letters, common)', 'client/get_list?search=gr'],
+  ['clients, search "gr" (2 letters)', 'client/get_list?search=gr'],
   ['clients, canceled + search "meyer"', 'client/get_list?status=canceled&search=meyer'],
   ['orders, first page', 'order/get_list'],
   ['orders, page 500', 'order/get_list?page=500'],

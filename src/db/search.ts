@@ -216,8 +216,8 @@ export async function ownedCandidates<DB>(db: Kysely<DB>, owned: OwnedTable, tex
 
 /**
  * The `search` of a staff list of client-owned rows: `where`, the exact rule (the client's e-mail or name, the row's
- * own column, or — digits — its id), and `drive`, the candidates that narrow the query when they are few (null for a
- * common text: the query then tests rows in its own order, and its total is not counted).
+ * own column, or — digits — its id), and `drive`, the ids of exactly the rows it matches when they are few (null for
+ * a common text: the query then tests `where` on rows in its own order, and its total is not counted).
  */
 export async function ownedSearch<DB>(
   db: Kysely<DB>,

@@ -498,9 +498,9 @@ export function createOrderService({ db, events, productTypes, products, money, 
       let walk = false;
       if (text !== null) {
         const search = await ownedSearch(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients);
-        query = query.where(search.where);
-        if (search.drive === null) walk = true;
-        else query = query.where(search.drive);
+        // The candidates are exact matches: when there are few, they alone filter (no row re-tested).
+        walk = search.drive === null;
+        query = query.where(search.drive ?? search.where);
       }
       // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
       // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
