@@ -158,7 +158,10 @@ export async function matchingIds<DB>(db: Kysely<DB>, searched: SearchedTable, c
     }
     ids = [...found];
   } else {
-    const stretch = rareStretch((await sampleOf(db, table, columns)).values, lower);
+    let stretch = rareStretch((await sampleOf(db, table, columns)).values, lower);
+    // pg_trgm takes its trigrams from runs of letters and digits: a stretch without three in a row may give it none
+    // (a read of the whole index); the whole text then.
+    if (!isSqlite(db) && !/[\p{L}\p{N}]{3}/u.test(stretch)) stretch = lower;
     if (isSqlite(db)) {
       const query = `{${columns.map((c) => c.column).join(' ')}} : "${stretch.replaceAll('"', '""')}"`;
       ids = (await sql<{ id: number }>`select id from ${sql.table(table)} where id in (select rowid from ${sql.table(searched.fts)} where ${sql.table(searched.fts)} match ${query}) and ${exact} limit ${cap + 1}`.execute(db)).rows.map((row) => row.id);
