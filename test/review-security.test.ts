@@ -148,17 +148,24 @@ describe('review: literal search (LIKE wildcards typed by staff)', () => {
   };
 
   it('client search: % and _ match only themselves', async () => {
-    expect(await names({ search: '%' })).toEqual(['Fifty']);
-    expect(await names({ search: '_' })).toEqual(['Fifty']);
+    // One or two characters match the start of a field (README): nothing starts with % or _.
+    expect(await names({ search: '%' })).toEqual([]);
+    expect(await names({ search: '_' })).toEqual([]);
+    expect(await names({ search: '5%' })).toEqual([]);
+    expect(await names({ search: 's_' })).toEqual([]);
+    expect(await names({ search: 'sh' })).toEqual(['Fifty']);
+    expect(await names({ search: '50%' })).toEqual(['Fifty']);
     expect(await names({ search: 'shop_co' })).toEqual(['Fifty']);
-    expect(await names({ search: '\\' })).toEqual(['Back']);
+    expect(await names({ search: 'h\\n' })).toEqual(['Back']);
     expect(await names({ search: 'acme' })).toEqual(['Back', 'Plain']);
   });
 
   it('client name, company and email filters: % and _ match only themselves', async () => {
-    expect(await names({ name: '%' })).toEqual(['Fifty']);
+    expect(await names({ name: '%' })).toEqual([]);
     expect(await names({ name: '50%' })).toEqual(['Fifty']);
-    expect(await names({ company: '_' })).toEqual(['Fifty']);
+    expect(await names({ name: '0% o' })).toEqual(['Fifty']);
+    expect(await names({ company: '_' })).toEqual([]);
+    expect(await names({ company: 'p_c' })).toEqual(['Fifty']);
     expect(await names({ company: 'acme_co' })).toEqual([]);
     expect(await names({ email: '%' })).toEqual([]);
     expect(await names({ email: '_' })).toEqual([]);

@@ -193,7 +193,7 @@ describe('admin order and invoice lists: search, client, dates', () => {
   });
 });
 
-// More candidates than SEARCH_CAP: the lists test rows one by one in list order and count up to the cap. Rows are
+// More matches than SEARCH_CAP: the lists test rows one by one in list order and do not count them. Rows are
 // written straight to the tables (2,100 through the API would take minutes); the lists are read over HTTP.
 describe('a search matching more rows than SEARCH_CAP', () => {
   let t: TestApp;
@@ -234,15 +234,24 @@ describe('a search matching more rows than SEARCH_CAP', () => {
     return reply.result as { total: number; pages: number; total_capped?: true; list: Array<{ id: number; client_email?: string; email?: string }> };
   };
 
-  it.each(['client', 'order', 'invoice'])('%s/get_list: a common fragment → the newest matches, total counted up to the cap with total_capped', async (what) => {
+  it.each(['client', 'order', 'invoice'])('%s/get_list: a common fragment → the newest matches, not counted: "at least" this page and one more, with total_capped', async (what) => {
     const first = await page(what, { search: tag });
-    expect(first).toMatchObject({ total: SEARCH_CAP, pages: SEARCH_CAP / 50, total_capped: true });
+    expect(first).toMatchObject({ total: 51, pages: 2, total_capped: true });
     expect(first.list).toHaveLength(50);
     // Newest first: the last rows written, in order.
     const emails = first.list.map((row) => row.client_email ?? row.email);
     expect(emails.slice(0, 2)).toEqual([`c${many - 1}-${tag}@bulk.example`, `c${many - 2}-${tag}@bulk.example`]);
     const later = await page(what, { search: tag, page: 3 });
+    expect(later).toMatchObject({ total: 151, pages: 4, total_capped: true });
     expect(later.list[0]!.client_email ?? later.list[0]!.email).toBe(`c${many - 101}-${tag}@bulk.example`);
+    // The last page knows there is nothing after it: exact, not capped; past the end, the rows are counted.
+    const last = await page(what, { search: tag, page: many / 50 });
+    expect(last).toMatchObject({ total: many, pages: many / 50 });
+    expect(last).not.toHaveProperty('total_capped');
+    expect(last.list.at(-1)!.client_email ?? last.list.at(-1)!.email).toBe(`c0-${tag}@bulk.example`);
+    const past = await page(what, { search: tag, page: many / 50 + 1 });
+    expect(past).toMatchObject({ total: many, pages: many / 50, list: [] });
+    expect(past).not.toHaveProperty('total_capped');
   });
 
   it('a fragment with few matches among them is counted exactly, with no total_capped', async () => {

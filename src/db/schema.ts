@@ -10,5 +10,6 @@ import type { PaymentTables } from './tables/payments.ts';
 import type { VerifierTables } from './tables/verifier.ts';
 import type { WebhookTables } from './tables/webhook.ts';
 import type { UsageBillingTables } from './tables/usage-billing.ts';
+import type { SearchTables } from './tables/search.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables & WebhookTables & UsageBillingTables & KeysTables;
+export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables & WebhookTables & UsageBillingTables & KeysTables & SearchTables;

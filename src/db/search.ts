@@ -1,31 +1,191 @@
-// Helpers for the list queries that must stay fast at a million rows (migrations 010_search, 015_search_more).
+// Helpers for the staff list queries that must stay fast at a million rows (migrations 010, 015 and 016).
 //
-// A text search ("contains") is answered one of two ways, chosen per request by how many rows the text index offers:
-// - selective (at most SEARCH_CAP candidates): the candidates' ids are fetched from the index (SQLite FTS5 trigram,
-//   PostgreSQL pg_trgm), checked against the exact rule, and the list query reads only those rows: exact total.
-// - common (more): the list query walks its ordering index and tests each row with the exact rule, so a page needs
-//   only as many rows as it takes to fill it; the total is counted up to SEARCH_CAP and then reported as that many
-//   with `total_capped: true` (counting every match of a common fragment would read most of the table per page).
+// A text search of three or more characters matches "contains", of one or two "starts with" (src/db/like.ts). It is
+// answered one of two ways, chosen per request:
+// - selective (at most SEARCH_CAP matching rows): their ids are read from an index — SQLite's FTS5 trigram tables,
+//   PostgreSQL's pg_trgm GIN indexes, or for a prefix the b-trees of 016 — and the list reads only those rows; its
+//   total is exact.
+// - common (more): the list walks its own ordering index and tests each row until the page is full. It is not
+//   counted (that would read the whole table for every page): the total is what this page shows, plus one when a
+//   next page exists, and then carries `total_capped: true` ("at least this many").
+// A trigram index is slow to read for a fragment made only of very common trigrams (every address holds "example"):
+// the index is asked for the rarest stretch of the text instead, judged on a small random sample of the table, and
+// each row it offers is then checked against the whole text.
 import { searchedId } from '../lib/list-filters.ts';
-import { containsPattern, likeEscaped } from './like.ts';
-import { SqliteAdapter, sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { isPrefixSearch, likeEscaped, searchPattern } from './like.ts';
+import { SqliteAdapter, sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 
 export function isSqlite(db: { getExecutor(): { adapter: unknown } }): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter;
 }
 
-/** The trigram index needs three characters; shorter text is matched by a scan. */
-export const TRIGRAM_MIN = 3;
+/** The most rows a search reads by id; more matches make it "common" (see above). */
+export const SEARCH_CAP = 2000;
 
-/** Above this many candidates a search is "common": its total is counted up to here (see above). */
-export const SEARCH_CAP = 1000;
-
-/** SQLite: rowids of the FTS5 table `fts` whose `columns` contain `text` (a literal phrase), at most `limit`. */
-export async function ftsRowids<DB>(db: Kysely<DB>, fts: string, columns: readonly string[], text: string, limit: number): Promise<number[]> {
-  const query = `{${columns.join(' ')}} : "${text.replaceAll('"', '""')}"`;
-  const rows = await sql<{ id: number }>`select rowid as id from ${sql.raw(fts)} where ${sql.raw(fts)} match ${query} limit ${limit}`.execute(db);
-  return rows.rows.map((row) => row.id);
+/** A searched column: its name, and whether it is stored lower-cased (the e-mail) or compared through lower(). */
+export interface SearchedColumn {
+  column: string;
+  stored: 'lower' | 'any';
 }
+
+/** A table searched by text: its searched columns, and (SQLite) the FTS5 trigram table mirroring them. */
+export interface SearchedTable {
+  table: 'clients' | 'orders' | 'invoices';
+  fts: string;
+}
+
+/** The lower-cased value of `column` in `table` (qualified), as the indexes hold it. */
+function lowered(table: string, { column, stored }: SearchedColumn): RawBuilder<string | null> {
+  const ref = sql.ref(`${table}.${column}`);
+  return stored === 'lower' ? sql<string>`${ref}` : sql<string | null>`lower(${ref})`;
+}
+
+/**
+ * The exact rule: any of `columns` of `table` matches `text` (contains, or starts with when short), literally. A
+ * list tests it on the rows its ids or its own order give (`indexed` false): PostgreSQL would otherwise read the
+ * trigram index for it again, common trigrams and all, beside the ids it was given.
+ */
+export function textMatches(table: string, columns: readonly SearchedColumn[], text: string, indexed = true): RawBuilder<SqlBool> {
+  const pattern = searchPattern(text.toLowerCase());
+  const value = (column: SearchedColumn) => (indexed ? lowered(table, column) : sql<string | null>`(${lowered(table, column)} || '')`);
+  return sql<SqlBool>`(${sql.join(columns.map((column) => likeEscaped(value(column), pattern)), sql` or `)})`;
+}
+
+// ---- Which stretch of the text to ask a trigram index for --------------------------------------------------------
+
+const SAMPLE_SIZE = 256;
+const SAMPLE_RUN = 16;
+const SAMPLE_TTL_MS = 10 * 60_000;
+/** A trigram in more than this share of the sample is not worth reading from the index beside a rarer one. */
+const COMMON_TRIGRAM = 0.05;
+const samples = new WeakMap<object, Map<string, { values: string[]; rows: number; until: number }>>();
+
+/**
+ * The lower-cased values of `columns` (joined by a newline) of up to SAMPLE_SIZE random rows of `table`, and the
+ * table's id span (about its row count), kept for a few minutes per process and database.
+ */
+async function sampleOf<DB>(db: Kysely<DB>, table: string, columns: readonly SearchedColumn[]): Promise<{ values: string[]; rows: number }> {
+  let cache = samples.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    samples.set(db, cache);
+  }
+  const key = `${table}:${columns.map((c) => c.column).join(',')}`;
+  const hit = cache.get(key);
+  if (hit !== undefined && hit.until > Date.now()) return hit;
+  // Two subqueries: SQLite answers min() or max() alone from the primary key, but scans for both in one select.
+  const span = (await sql<{ low: number | null; high: number | null }>`select (select min(id) from ${sql.table(table)}) as low, (select max(id) from ${sql.table(table)}) as high`.execute(db)).rows[0];
+  const [low, high] = [span?.low ?? 0, span?.high ?? 0];
+  // Runs of consecutive ids from random places: a run shares its pages, so the sample costs a few page reads.
+  const ids = new Set<number>();
+  const runs = high >= low ? SAMPLE_SIZE / SAMPLE_RUN : 0;
+  for (let run = 0; run < runs; run++) {
+    const start = low + Math.floor(Math.random() * (high - low + 1));
+    for (let id = start; id < start + SAMPLE_RUN && id <= high; id++) ids.add(id);
+  }
+  // One string per row: the columns lower-cased, joined by a newline (no search text spans two of them).
+  const newline = isSqlite(db) ? sql`char(10)` : sql`chr(10)`;
+  const joined = sql.join(columns.map((column) => sql`coalesce(${lowered(table, column)}, '')`), sql` || ${newline} || `);
+  const rows = ids.size === 0 ? [] : (await sql<{ v: string }>`select ${joined} as v from ${sql.table(table)} where ${inIds(db, sql.ref(`${table}.id`), [...ids])}`.execute(db)).rows;
+  const entry = { values: rows.map((row) => row.v), rows: high >= low && high > 0 ? high - low + 1 : 0, until: Date.now() + SAMPLE_TTL_MS };
+  cache.set(key, entry);
+  return entry;
+}
+
+/** Sampled rows holding `fragment` (with `prefix`, a column starting with it). */
+function hits(values: readonly string[], fragment: string, prefix = false): number {
+  let n = 0;
+  for (const value of values) if (prefix ? value.startsWith(fragment) || value.includes(`\n${fragment}`) : value.includes(fragment)) n++;
+  return n;
+}
+
+/** Share of the sample holding `fragment`. */
+function share(values: readonly string[], fragment: string): number {
+  return values.length === 0 ? 0 : hits(values, fragment) / values.length;
+}
+
+/**
+ * Whether the sample already shows `text` matching far more rows than `cap` (then the index is not asked for cap + 1
+ * of them only to learn that). Enough sampled rows must hold it that chance alone would rarely say so.
+ */
+async function surelyCommon<DB>(db: Kysely<DB>, table: string, columns: readonly SearchedColumn[], text: string, prefix: boolean, cap: number): Promise<boolean> {
+  const sample = await sampleOf(db, table, columns);
+  const n = hits(sample.values, text, prefix);
+  return n >= 8 && (n / sample.values.length) * sample.rows > 4 * cap;
+}
+
+/**
+ * The stretch of `text` (lower-cased, three or more characters) to look up in a trigram index: its rarest trigram
+ * in the sample, widened on either side by trigrams that are not common. Every match of `text` contains it.
+ */
+export function rareStretch(values: readonly string[], text: string): string {
+  if (text.length <= 3) return text;
+  const shares = Array.from({ length: text.length - 2 }, (_, i) => share(values, text.slice(i, i + 3)));
+  let from = shares.indexOf(Math.min(...shares));
+  let to = from;
+  for (;;) {
+    const left = from > 0 && shares[from - 1]! <= COMMON_TRIGRAM ? shares[from - 1]! : Infinity;
+    const right = to < shares.length - 1 && shares[to + 1]! <= COMMON_TRIGRAM ? shares[to + 1]! : Infinity;
+    if (left === Infinity && right === Infinity) break;
+    if (left <= right) from--;
+    else to++;
+  }
+  return text.slice(from, to + 3);
+}
+
+// ---- Matching ids -------------------------------------------------------------------------------------------------
+
+/**
+ * Ids of the rows of `table` whose `columns` match `text` (the exact rule of textMatches) when there are at most
+ * `cap`; null when there are more, or when the sample already says the text is that common.
+ */
+export async function matchingIds<DB>(db: Kysely<DB>, searched: SearchedTable, columns: readonly SearchedColumn[], text: string, cap = SEARCH_CAP): Promise<number[] | null> {
+  const lower = text.toLowerCase();
+  const { table } = searched;
+  const exact = textMatches(table, columns, lower);
+  let ids: number[];
+  if (await surelyCommon(db, table, columns, lower, isPrefixSearch(lower), cap)) return null;
+  if (isPrefixSearch(lower)) {
+    // One b-tree range per column (016's prefix indexes); SQLite compares bounds (its LIKE uses no index here).
+    const found = new Set<number>();
+    for (const column of columns) {
+      const condition = isSqlite(db)
+        ? sql`${lowered(table, column)} >= ${lower} and ${lowered(table, column)} < ${nextPrefix(lower)}`
+        : likeEscaped(lowered(table, column), searchPattern(lower));
+      const rows = await sql<{ id: number }>`select id from ${sql.table(table)} where ${condition} limit ${cap + 1}`.execute(db);
+      for (const row of rows.rows) found.add(row.id);
+      if (found.size > cap) return null;
+    }
+    ids = [...found];
+  } else {
+    let stretch = rareStretch((await sampleOf(db, table, columns)).values, lower);
+    // pg_trgm takes its trigrams from runs of letters and digits: a stretch without three in a row may give it none
+    // (a read of the whole index); the whole text then.
+    if (!isSqlite(db) && !/[\p{L}\p{N}]{3}/u.test(stretch)) stretch = lower;
+    if (isSqlite(db)) {
+      const query = `{${columns.map((c) => c.column).join(' ')}} : "${stretch.replaceAll('"', '""')}"`;
+      ids = (await sql<{ id: number }>`select id from ${sql.table(table)} where id in (select rowid from ${sql.table(searched.fts)} where ${sql.table(searched.fts)} match ${query}) and ${exact} limit ${cap + 1}`.execute(db)).rows.map((row) => row.id);
+    } else if (stretch === lower) {
+      ids = (await sql<{ id: number }>`select id from ${sql.table(table)} where ${exact} limit ${cap + 1}`.execute(db)).rows.map((row) => row.id);
+    } else {
+      // The index is asked for the stretch only (materialized: PostgreSQL would otherwise read it for the whole text
+      // too); the whole text is checked on the rows it offers.
+      const cols = sql.join(columns.map((column) => sql.ref(`${table}.${column.column}`)));
+      ids = (
+        await sql<{ id: number }>`with offered as materialized (select ${sql.ref(`${table}.id`)}, ${cols} from ${sql.table(table)} where ${textMatches(table, columns, stretch)})
+          select id from offered as ${sql.table(table)} where ${exact} limit ${cap + 1}`.execute(db)
+      ).rows.map((row) => row.id);
+    }
+  }
+  return ids.length > cap ? null : ids;
+}
+
+/** The least string greater than every string that starts with `prefix` (its last character, plus one). */
+function nextPrefix(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+// ---- Client-owned rows (orders, invoices) -------------------------------------------------------------------------
 
 /** Finds the clients a staff list's `search` matches (ClientService.idsMatching / matches). */
 export interface ClientMatcher {
@@ -34,32 +194,20 @@ export interface ClientMatcher {
 }
 
 /** A table of client-owned rows whose staff list searches one column of its own (015_search_more). */
-export interface OwnedTable {
+export interface OwnedTable extends SearchedTable {
   table: 'orders' | 'invoices';
   column: 'title' | 'number';
-  /** SQLite's FTS5 table over `column`. */
-  fts: string;
 }
 
 /**
- * Candidate ids for a staff list's `search` over client-owned rows (the client's e-mail or name, the row's own
- * column, or `id`), when every part offers at most SEARCH_CAP of them; null when one is common. The caller's query
- * still applies the exact rule to each candidate.
+ * Ids of the client-owned rows a staff list's `search` matches (the client's e-mail or name, the row's own column,
+ * or `id`), when every part offers at most SEARCH_CAP of them; null when one is common.
  */
 export async function ownedCandidates<DB>(db: Kysely<DB>, owned: OwnedTable, text: string, clients: ClientMatcher, id: number | null): Promise<number[] | null> {
   const clientIds = await clients.idsMatching(text, SEARCH_CAP);
   if (clientIds === null) return null;
-  const lower = text.toLowerCase();
-  let own: number[];
-  if (isSqlite(db)) {
-    if (lower.length < TRIGRAM_MIN) return null;
-    own = await ftsRowids(db, owned.fts, [owned.column], lower, SEARCH_CAP + 1);
-  } else {
-    const pattern = containsPattern(lower);
-    const rows = await sql<{ id: number }>`select id from ${sql.table(owned.table)} where ${likeEscaped(sql`lower(${sql.ref(owned.column)})`, pattern)} limit ${SEARCH_CAP + 1}`.execute(db);
-    own = rows.rows.map((row) => row.id);
-  }
-  if (own.length > SEARCH_CAP) return null;
+  const own = await matchingIds(db, owned, [{ column: owned.column, stored: 'any' }], text);
+  if (own === null) return null;
   let ofClients: number[] = [];
   if (clientIds.length > 0) {
     const rows = await sql<{ id: number }>`select id from ${sql.table(owned.table)} where ${inIds(db, sql.ref('client_id'), clientIds)} limit ${SEARCH_CAP + 1}`.execute(db);
@@ -71,8 +219,8 @@ export async function ownedCandidates<DB>(db: Kysely<DB>, owned: OwnedTable, tex
 
 /**
  * The `search` of a staff list of client-owned rows: `where`, the exact rule (the client's e-mail or name, the row's
- * own column, or — digits — its id), and `drive`, the candidates that narrow the query when they are few (null for a
- * common fragment: the query then tests rows in its own order, and its total is bounded).
+ * own column, or — digits — its id), and `drive`, the ids of exactly the rows it matches when they are few (null for
+ * a common text: the query then tests `where` on rows in its own order, and its total is not counted).
  */
 export async function ownedSearch<DB>(
   db: Kysely<DB>,
@@ -81,8 +229,7 @@ export async function ownedSearch<DB>(
   clients: ClientMatcher,
 ): Promise<{ where: Expression<SqlBool>; drive: Expression<SqlBool> | null }> {
   const id = searchedId(text);
-  const pattern = containsPattern(text.toLowerCase());
-  const own = likeEscaped(sql`lower(${sql.ref(`${owned.table}.${owned.column}`)})`, pattern);
+  const own = textMatches(owned.table, [{ column: owned.column, stored: 'any' }], text, false);
   const byId = id !== null ? sql` or ${sql.ref(`${owned.table}.id`)} = ${id}` : sql``;
   const where = sql<SqlBool>`(${clients.matches(text, sql.ref(`${owned.table}.client_id`))} or ${own}${byId})`;
   const candidates = await ownedCandidates(db, owned, text, clients, id);
@@ -92,18 +239,6 @@ export async function ownedSearch<DB>(
 /** `column IN (ids)` with the ids bound as one parameter (a JSON array on SQLite, an array on PostgreSQL). */
 export function inIds(db: object & { getExecutor(): { adapter: unknown } }, column: Expression<number>, ids: readonly number[]): RawBuilder<SqlBool> {
   return isSqlite(db) ? sql<SqlBool>`${column} in (select value from json_each(${JSON.stringify(ids)}))` : sql<SqlBool>`${column} = any(${[...ids]}::integer[])`;
-}
-
-/** A total counted up to `cap`: the rows of `query` (its own filters), reading at most cap + 1 of them. */
-export async function boundedCount<DB, TB extends keyof DB & string, O>(
-  db: Kysely<DB>,
-  query: SelectQueryBuilder<DB, TB, O>,
-  cap: number,
-): Promise<{ n: number; capped: boolean }> {
-  const limited = query.select(sql<number>`1`.as('one')).limit(cap + 1);
-  const result = await sql<{ n: number | string }>`select count(*) as n from ${limited} as bounded`.execute(db);
-  const n = Number(result.rows[0]?.n ?? 0);
-  return n > cap ? { n: cap, capped: true } : { n, capped: false };
 }
 
 /**
@@ -116,54 +251,14 @@ export function clientsContaining(columns: readonly string[], text: string): Raw
   return sql<boolean>`id in (select rowid from clients_search where clients_search match ${query})`;
 }
 
-const TOTAL_TTL_MS = 5000;
-const totals = new WeakMap<object, Map<string, { n: number; until: number; generation: number }>>();
-/** Per table, bumped by every insert or delete this process makes there (in any database it has open). */
-const generations = new Map<string, number>();
+// ---- A page of a list ---------------------------------------------------------------------------------------------
 
 /**
- * A staff list's total: for the unfiltered list or one status alone (`cachedVariant`, '' for none), counted once per
- * few seconds (cachedTotal); for a common search (`common`), counted up to SEARCH_CAP; otherwise counted.
+ * The total of a list whose rows were walked without counting (a common search): what this page shows and, when
+ * `more` (the query found a row past the page), one more, capped ("at least"). Null for an empty page past the
+ * first, which cannot say how many rows come before it: the caller counts them.
  */
-export async function listTotal<DB, TB extends keyof DB & string, O>(
-  db: Kysely<DB>,
-  table: string,
-  query: SelectQueryBuilder<DB, TB, O>,
-  mode: { cachedVariant: string | null; common: boolean },
-): Promise<{ n: number; capped: boolean }> {
-  const count = async (): Promise<number> => {
-    const result = await sql<{ n: number | string }>`select count(*) as n from ${query.select(sql<number>`1`.as('one'))} as counted`.execute(db);
-    return Number(result.rows[0]?.n ?? 0);
-  };
-  if (mode.cachedVariant !== null) return { n: await cachedTotal(db, table, count, mode.cachedVariant), capped: false };
-  if (mode.common) return boundedCount(db, query, SEARCH_CAP);
-  return { n: await count(), capped: false };
-}
-
-/**
- * The unfiltered total of a list (or, with `variant`, of one cheap-to-invalidate filter such as a status), computed at most once per TOTAL_TTL_MS per process and database (every page of an
- * unfiltered list otherwise counts the whole table), and forgotten as soon as this process inserts or deletes rows
- * of the table (`forgetTotal`, called once the change is committed). Another process's insert shows in the total
- * within TOTAL_TTL_MS.
- */
-export async function cachedTotal(db: object, table: string, count: () => Promise<number>, variant = ''): Promise<number> {
-  let cache = totals.get(db);
-  if (cache === undefined) {
-    cache = new Map();
-    totals.set(db, cache);
-  }
-  const generation = generations.get(table) ?? 0;
-  const key = `${table}\n${variant}`;
-  const hit = cache.get(key);
-  const now = Date.now();
-  if (hit !== undefined && hit.until > now && hit.generation === generation) return hit.n;
-  const n = await count();
-  // A write that committed while counting leaves the generation moved on: the figure is not kept.
-  if ((generations.get(table) ?? 0) === generation) cache.set(key, { n, until: now + TOTAL_TTL_MS, generation });
-  return n;
-}
-
-/** Rows of `table` were inserted, deleted or changed status: recount its totals on the next request. */
-export function forgetTotal(table: string): void {
-  generations.set(table, (generations.get(table) ?? 0) + 1);
+export function walkedTotal(offset: number, shown: number, more: boolean): { n: number; capped: boolean } | null {
+  if (shown === 0 && offset > 0) return null;
+  return { n: offset + shown + (more ? 1 : 0), capped: more };
 }

@@ -13,6 +13,7 @@ import * as webhooks from './012_webhooks.ts';
 import * as usageBilling from './013_usage_billing.ts';
 import * as keys from './014_keys.ts';
 import * as searchMore from './015_search_more.ts';
+import * as searchSpeed from './016_search_speed.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '013_usage_billing': usageBilling,
   '014_keys': keys,
   '015_search_more': searchMore,
+  '016_search_speed': searchSpeed,
 };

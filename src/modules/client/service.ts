@@ -1,8 +1,8 @@
 // Client accounts: sign-up, login, profile, API token, and staff management of clients. The only writer of `clients`.
-import { sql, type Expression, type ExpressionBuilder, type ExpressionWrapper, type Kysely, type Selectable, type SqlBool, type Updateable } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { containsPattern, likeEscaped } from '../../db/like.ts';
-import { boundedCount, cachedTotal, forgetTotal, ftsRowids, inIds, isSqlite, SEARCH_CAP, TRIGRAM_MIN } from '../../db/search.ts';
+import { listCount } from '../../db/list-counts.ts';
+import { inIds, matchingIds, SEARCH_CAP, textMatches, walkedTotal, type SearchedColumn } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
@@ -14,7 +14,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwor
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { checkCountry, checkPhone } from '../system/countries.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import './events.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
@@ -106,17 +106,20 @@ type TextColumn = 'email' | 'first_name' | 'last_name' | 'company';
 /** What the order and invoice lists' `search` matches of their client. */
 const CONTACT_COLUMNS: readonly TextColumn[] = ['email', 'first_name', 'last_name'];
 
+/** How each searched column is held: the e-mail stored lower-cased, the others compared through lower(). */
+const SEARCHED: Record<TextColumn, SearchedColumn> = {
+  email: { column: 'email', stored: 'lower' },
+  first_name: { column: 'first_name', stored: 'any' },
+  last_name: { column: 'last_name', stored: 'any' },
+  company: { column: 'company', stored: 'any' },
+};
+
 /**
- * Any of `columns` contains `text`, case-insensitively and literally (`%` and `_` are not wildcards). The e-mail is
- * stored lower-cased; the names are compared lower-cased, which is what the trigram indexes of 010_search hold.
+ * Any of `columns` matches `text`, case-insensitively and literally (`%` and `_` are not wildcards): contains it,
+ * or starts with it when it has one or two characters (src/db/search.ts).
  */
-function columnsMatch(eb: ExpressionBuilder<Database, 'clients'>, columns: readonly TextColumn[], text: string): ExpressionWrapper<Database, 'clients', SqlBool> {
-  const pattern = containsPattern(text.toLowerCase());
-  return eb.or(
-    columns.map((column) =>
-      column === 'email' ? likeEscaped(eb.ref('clients.email'), pattern) : likeEscaped(eb.fn<string | null>('lower', [eb.ref(`clients.${column}`)]), pattern),
-    ),
-  );
+function columnsMatch(columns: readonly TextColumn[], text: string): RawBuilder<SqlBool> {
+  return textMatches('clients', columns.map((column) => SEARCHED[column]), text, false);
 }
 
 /** "First Last", or the first name alone. */
@@ -164,7 +167,6 @@ function checkPassword(password: string, confirm: string | undefined): void {
 }
 
 export function createClientService({ db, secrets, events, sessions, defaultCurrency }: ClientServiceDeps) {
-  const fts = isSqlite(db);
   async function requireClient(id: number, trx: Kysely<Database> = db): Promise<Selectable<Database['clients']>> {
     const row = await trx.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
     if (row === undefined) throw errors.notFound('Client');
@@ -178,26 +180,12 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
   }
 
   /**
-   * Ids of the clients whose `columns` may contain `text` (plus `id`, a searched id), from the trigram index, when
-   * at most `cap`; null when more (or when the index cannot answer: fewer than three characters on SQLite). SQLite's
-   * FTS5 candidates are a superset that the query's exact rule then checks; PostgreSQL's LIKE is the exact rule.
+   * Ids of the clients whose `columns` match `text` (plus `id`, a searched id) when at most `cap`; null when more
+   * (src/db/search.ts).
    */
   async function candidates(columns: readonly TextColumn[], text: string, id?: number, cap = SEARCH_CAP): Promise<number[] | null> {
-    const lower = text.toLowerCase();
-    let ids: number[];
-    if (fts) {
-      if (lower.length < TRIGRAM_MIN) return null;
-      ids = await ftsRowids(db, 'clients_search', columns, lower, cap + 1);
-    } else {
-      const rows = await db
-        .selectFrom('clients')
-        .select('id')
-        .where((eb) => columnsMatch(eb, columns, text))
-        .limit(cap + 1)
-        .execute();
-      ids = rows.map((row) => row.id);
-    }
-    if (ids.length > cap) return null;
+    const ids = await matchingIds(db, { table: 'clients', fts: 'clients_search' }, columns.map((column) => SEARCHED[column]), text, cap);
+    if (ids === null) return null;
     return id === undefined ? ids : [...ids, id];
   }
 
@@ -276,7 +264,6 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         await events.emit('client.created', { clientId: inserted.id }, trx);
         return inserted;
       });
-      forgetTotal('clients');
       return row.id;
     },
 
@@ -300,30 +287,25 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       if (searchText(filters.company) !== null) texts.push({ columns: ['company'], text: filters.company! });
       let driver: number[] | null = null;
       for (const { columns, text, id } of texts) {
-        query = query.where((eb) => eb.or([columnsMatch(eb, columns, text), ...(id !== undefined ? [eb('clients.id', '=', id)] : [])]));
+        query = query.where((eb) => eb.or([columnsMatch(columns, text), ...(id !== undefined ? [eb('clients.id', '=', id)] : [])]));
         const ids = await candidates(columns, text, id);
         if (ids !== null && (driver === null || ids.length < driver.length)) driver = ids;
       }
       if (driver !== null) query = query.where(inIds(db, sql.ref('clients.id'), driver));
-      const count = async (): Promise<number> => (await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      // Totals of the unfiltered list and of a status alone (a million active clients take a while to count) are
-      // counted once per few seconds and again after this process's inserts, deletes and updates; a common text
-      // search is counted up to SEARCH_CAP.
-      let total: { n: number; capped: boolean };
-      if (texts.length === 0 && created.from === undefined && created.to === undefined) {
-        total = { n: await cachedTotal(db, 'clients', count, filters.status ?? ''), capped: false };
-      } else if (texts.length > 0 && driver === null) {
-        total = await boundedCount(db, query, SEARCH_CAP);
-      } else {
-        total = { n: await count(), capped: false };
-      }
-      const rows = await query
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(request.perPage)
-        .offset(request.offset)
-        .execute();
+      const count = async (): Promise<number> => Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+      // A common search (text filters, none with few matches) is walked, not counted (src/db/search.ts).
+      const walk = texts.length > 0 && driver === null;
+      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
+      // PostgreSQL would otherwise fetch every row it skips.
+      const newestFirst = <Q extends SelectQueryBuilder<Database, 'clients', object>>(q: Q): Q => q.orderBy('created_at', 'desc').orderBy('id', 'desc') as Q;
+      const deep = texts.length === 0 && request.offset > 0;
+      const limited = deep ? newestFirst(query.where('clients.id', 'in', newestFirst(query.select('clients.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
+      const rows = await limited.selectAll().execute();
+      const more = walk && rows.length > request.perPage;
+      if (more) rows.pop();
+      // Totals of the unfiltered list and of a status alone are kept by triggers (src/db/list-counts.ts).
+      const unfiltered = texts.length === 0 && created.from === undefined && created.to === undefined;
+      const total = (walk ? walkedTotal(request.offset, rows.length, more) : null) ?? { n: unfiltered ? await listCount(db, 'clients', filters.status) : await count(), capped: false };
       return toPage(request, total.n, rows.map(toRecord), total.capped);
     },
 
@@ -347,7 +329,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
     matches(text: string, clientId: Expression<number>): Expression<SqlBool> {
       const match = db
         .selectFrom('clients')
-        .select((eb) => columnsMatch(eb, CONTACT_COLUMNS, text).as('hit'))
+        .select(columnsMatch(CONTACT_COLUMNS, text).as('hit'))
         .where((eb) => eb(eb.ref('clients.id'), '=', clientId));
       return sql<SqlBool>`coalesce(${match}, false)`;
     },
@@ -394,7 +376,6 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
             if (isUniqueViolation(error)) throw errors.conflict('A client with this e-mail already exists');
             throw error;
           });
-        if (fields.status !== undefined && fields.status !== row.status) afterTransaction(trx, () => forgetTotal('clients'));
         if (deactivating) {
           await sessions.destroyAllOf('client', id, trx);
           await events.emit('client.deactivated', { clientId: id }, trx);
@@ -410,7 +391,6 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         await events.emit('client.deleted', { clientId: id }, trx);
         await sessions.destroyAllOf('client', id, trx);
         await trx.deleteFrom('clients').where('id', '=', id).execute();
-        afterTransaction(trx, () => forgetTotal('clients'));
       });
     },
 

@@ -3,7 +3,7 @@
 // one batch in memory, never the table. The filters mean what they mean on the list actions (status, client,
 // `search`, `date_from`/`date_to`). Read-only: the tables stay written by their own modules.
 import { sql, type Kysely } from 'kysely';
-import { containsPattern, likeEscaped } from '../../db/like.ts';
+import { likeEscaped, searchPattern } from '../../db/like.ts';
 import type { Database } from '../../db/schema.ts';
 import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
 import { moneyFor } from '../../lib/money.ts';
@@ -55,7 +55,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       const text = searchText(filters.search);
       if (text !== null) {
         // As admin/client/get_list: e-mail, name or company, or (digits) the client's id.
-        const pattern = containsPattern(text.toLowerCase());
+        const pattern = searchPattern(text.toLowerCase());
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([
@@ -87,7 +87,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       const text = searchText(filters.search);
       if (text !== null) {
         // As admin/order/get_list: the client's e-mail or name, the order's title, or (digits) its id.
-        const pattern = containsPattern(text.toLowerCase());
+        const pattern = searchPattern(text.toLowerCase());
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([
@@ -117,7 +117,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       const text = searchText(filters.search);
       if (text !== null) {
         // As admin/invoice/get_list: the client's e-mail or name, the invoice number, or (digits) its id.
-        const pattern = containsPattern(text.toLowerCase());
+        const pattern = searchPattern(text.toLowerCase());
         const asId = searchedId(text);
         query = query.where((eb) =>
           eb.or([

@@ -1,7 +1,7 @@
 // Invoices: what a client owes for new or renewed orders, and their payment. The only writer of `invoices`,
 // `invoice_items` and `transactions`. Paying is a compare-and-set on the status inside one transaction that also
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
@@ -15,8 +15,9 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { forgetTotal, listTotal, ownedSearch } from '../../db/search.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
+import { listCount } from '../../db/list-counts.ts';
+import { ownedSearch, walkedTotal } from '../../db/search.ts';
+import { inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
 import { renderInvoicePdf } from './pdf.ts';
@@ -229,7 +230,6 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
     const rule = client.tax_exempt === 1 ? null : await taxes.forBuyer(trx, client.country, client.state);
     const tax = rule === null ? 0 : percentOf(subtotal - discount, rule.rate);
     const total = subtotal - discount + tax;
-    afterTransaction(trx, () => forgetTotal('invoices'));
     const row = await trx
       .insertInto('invoices')
       .values({
@@ -356,7 +356,6 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         .executeTakeFirst();
       if (others === undefined) {
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
-        afterTransaction(trx, () => forgetTotal('invoices'));
       }
     }
   });
@@ -381,7 +380,6 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const others = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', id).where('order_id', '!=', orderId).executeTakeFirst();
       if (others === undefined) {
         await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
-        afterTransaction(trx, () => forgetTotal('invoices'));
       }
     }
   }
@@ -401,7 +399,6 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict(`The invoice is no longer ${from}; it cannot be ${verb}`);
     // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
-    afterTransaction(trx, () => forgetTotal('invoices'));
     // The number is taken in the same transaction as the compare-and-set that won, so only a paid invoice has one
     // and a payment that rolls back returns its number (CONTRACT §8: unique and gapless).
     if (to === 'paid' && row.number === null) {
@@ -496,20 +493,29 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const text = staff ? searchText(filters.search) : null;
       // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
-      let common = false;
+      let walk = false;
       if (text !== null) {
         const search = await ownedSearch(db, { table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients);
-        query = query.where(search.where);
-        if (search.drive === null) common = true;
-        else query = query.where(search.drive);
+        // The candidates are exact matches: when there are few, they alone filter (no row re-tested).
+        walk = search.drive === null;
+        query = query.where(search.drive ?? search.where);
       }
-      // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
-      const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = await listTotal(db, 'invoices', query, { cachedVariant: unfiltered ? (filters.status ?? '') : null, common });
       // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
       // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
-      const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;
-      const rows = await ordered.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
+      // PostgreSQL would otherwise fetch every row it skips.
+      const byDate = created.from !== undefined || created.to !== undefined;
+      const newestFirst = <Q extends SelectQueryBuilder<Database, 'invoices', object>>(q: Q): Q => (byDate ? q.orderBy('created_at', 'desc') : q).orderBy('id', 'desc') as Q;
+      const deep = text === null && request.offset > 0;
+      const limited = deep ? newestFirst(query.where('invoices.id', 'in', newestFirst(query.select('invoices.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
+      const rows = await limited.selectAll().execute();
+      const more = walk && rows.length > request.perPage;
+      if (more) rows.pop();
+      // A common search is walked, not counted; the totals of the unfiltered list and of a status alone are kept by
+      // triggers (src/db/search.ts, src/db/list-counts.ts).
+      const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
+      const count = async (): Promise<number> => Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+      const total = (walk ? walkedTotal(request.offset, rows.length, more) : null) ?? { n: unfiltered ? await listCount(db, 'invoices', filters.status) : await count(), capped: false };
       const records = await withItems(db, rows);
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
       return toPage(request, total.n, records, total.capped);

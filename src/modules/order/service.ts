@@ -1,7 +1,7 @@
 // Orders: one purchased product of one client, and its status machine (CONTRACT §6 orders). The only writer of
 // `orders` and `order_history`. Every change runs in a transaction, checks the current status with compare-and-set,
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
@@ -16,8 +16,9 @@ import { readConfig, type ProductRow, type ProductService } from '../product/ser
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
-import { forgetTotal, listTotal, ownedSearch } from '../../db/search.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
+import { listCount } from '../../db/list-counts.ts';
+import { ownedSearch, walkedTotal } from '../../db/search.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
 export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
@@ -287,7 +288,6 @@ export function createOrderService({ db, events, productTypes, products, money, 
     const result = await update.executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
     // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
-    afterTransaction(trx, () => forgetTotal('orders'));
 
     const next: OrderRow = { ...row, ...changes, updated_at: nowText };
     const note = action === 'renew' ? `renewed until ${next.expires_at}` : (reason ?? action);
@@ -399,7 +399,6 @@ export function createOrderService({ db, events, productTypes, products, money, 
     async create(trx: Kysely<Database>, input: NewOrder, now = new Date()): Promise<OrderRow> {
       const type = products.typeOf(input.product);
       const nowText = isoSeconds(now);
-      afterTransaction(trx, () => forgetTotal('orders'));
       const row = await trx
         .insertInto('orders')
         .values({
@@ -465,7 +464,6 @@ export function createOrderService({ db, events, productTypes, products, money, 
         await events.emit('order.deleted', eventOf(row), trx);
         await trx.deleteFrom('order_history').where('order_id', '=', id).execute();
         await trx.deleteFrom('orders').where('id', '=', id).execute();
-        afterTransaction(trx, () => forgetTotal('orders'));
       });
     },
 
@@ -497,20 +495,29 @@ export function createOrderService({ db, events, productTypes, products, money, 
       if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
       const text = staff ? searchText(filters.search) : null;
       // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
-      let common = false;
+      let walk = false;
       if (text !== null) {
         const search = await ownedSearch(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients);
-        query = query.where(search.where);
-        if (search.drive === null) common = true;
-        else query = query.where(search.drive);
+        // The candidates are exact matches: when there are few, they alone filter (no row re-tested).
+        walk = search.drive === null;
+        query = query.where(search.drive ?? search.where);
       }
-      // The unfiltered total and a status alone are counted once per few seconds (src/db/search.ts).
-      const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
-      const total = await listTotal(db, 'orders', query, { cachedVariant: unfiltered ? (filters.status ?? '') : null, common });
       // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
       // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
-      const ordered = created.from !== undefined || created.to !== undefined ? query.orderBy('created_at', 'desc') : query;
-      const rows = await ordered.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
+      // PostgreSQL would otherwise fetch every row it skips.
+      const byDate = created.from !== undefined || created.to !== undefined;
+      const newestFirst = <Q extends SelectQueryBuilder<Database, 'orders', object>>(q: Q): Q => (byDate ? q.orderBy('created_at', 'desc') : q).orderBy('id', 'desc') as Q;
+      const deep = text === null && request.offset > 0;
+      const limited = deep ? newestFirst(query.where('orders.id', 'in', newestFirst(query.select('orders.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
+      const rows = await limited.selectAll().execute();
+      const more = walk && rows.length > request.perPage;
+      if (more) rows.pop();
+      // A common search is walked, not counted; the totals of the unfiltered list and of a status alone are kept by
+      // triggers (src/db/search.ts, src/db/list-counts.ts).
+      const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
+      const count = async (): Promise<number> => Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+      const total = (walk ? walkedTotal(request.offset, rows.length, more) : null) ?? { n: unfiltered ? await listCount(db, 'orders', filters.status) : await count(), capped: false };
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       const records = rows.map((row) => toRecord(row, unpaid, staff));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));

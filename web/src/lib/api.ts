@@ -20,6 +20,8 @@ export interface Page<T> {
   per_page: number;
   pages: number;
   total: number;
+  /** A common search is not counted: `total` and `pages` are then "at least" (the next page exists). */
+  total_capped?: true;
 }
 
 interface Envelope {

@@ -211,7 +211,9 @@ export function Pager({ page, onPage, label = 'Pages' }: { page: Page<unknown> |
   const pages = page.pages;
   return html`<nav class="pager" aria-label=${label}>
     <button type="button" disabled=${page.page <= 1} onClick=${() => onPage(page.page - 1)}>‹ Previous</button>
-    <span>Page ${Math.min(page.page, pages)} of ${pages} · ${formatNumber(page.total)} in total</span>
+    ${page.total_capped === true
+      ? html`<span>Page ${page.page} of ${pages} or more · at least ${formatNumber(page.total)}</span>`
+      : html`<span>Page ${Math.min(page.page, pages)} of ${pages} · ${formatNumber(page.total)} in total</span>`}
     <button type="button" disabled=${page.page >= pages} onClick=${() => onPage(page.page + 1)}>Next ›</button>
   </nav>`;
 }
