@@ -43,6 +43,18 @@ async function waitForAnswer(url: string, child: ChildProcess, timeoutMs: number
   throw new Error(`${url}: no answer within ${timeoutMs} ms`);
 }
 
+async function portReleased(url: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(500) });
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function track(name: string, url: string, child: ChildProcess, started: number, cleanup: () => Promise<void> = async () => {}): Promise<Running> {
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -65,6 +77,9 @@ function track(name: string, url: string, child: ChildProcess, started: number, 
           const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 10_000);
           await exited;
           clearTimeout(timer);
+          // The shell can end before the server it started has let go of the port: the next server on that port
+          // would otherwise be timed by the old one's answer.
+          await portReleased(url);
         }
         await cleanup();
       },

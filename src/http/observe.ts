@@ -1,13 +1,13 @@
 // What the server says about its requests (CONTRACT §13), from the log controller's end-of-request call (no hook):
 // - slow requests (over SLOW_REQUEST_MS) as warnings, whatever the log level;
-// - with ACCESS_LOG=true, one line per request through an asynchronous buffered destination, so the check path
-//   never waits for a write;
+// - with ACCESS_LOG=true, one line per request through an asynchronous chunked writer (src/http/access-log.ts), so
+//   the check path never waits for a write;
 // - with METRICS_TOKEN set, requests and durations by action and status for GET /metrics.
 // No line and no label holds a query string, header, cookie or body: a request is named by its route template
 // (`/api/guest/serviceapikey/check`), never by the URL the client sent, which may carry a key in its query string.
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { pino, type DestinationStream, type Logger } from 'pino';
 import { safeEqual } from '../lib/crypto.ts';
+import { AccessLog, type AccessSink } from './access-log.ts';
 import type { Services } from '../services.ts';
 import { errors } from './errors.ts';
 import { setApiHeaders } from './headers.ts';
@@ -17,29 +17,9 @@ export function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? '-';
 }
 
-/**
- * The access log: pino over a SonicBoom destination in asynchronous mode with a 4 KiB buffer, so a line costs
- * a JSON serialisation and a string append; the write happens later, in bulk. Flushed on close.
- */
-export function createAccessLogger(stream?: DestinationStream): { logger: Logger; flush(): void } {
-  const destination = stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const logger = pino({ base: undefined, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }, destination);
-  return {
-    logger,
-    flush() {
-      const sonic = destination as { flushSync?: () => void };
-      try {
-        sonic.flushSync?.();
-      } catch {
-        // Not yet open or already closed: nothing buffered that can still be written.
-      }
-    },
-  };
-}
-
 export interface ObserveOptions {
-  /** Where access lines go; defaults to stdout (asynchronous) when ACCESS_LOG=true. */
-  accessLogStream?: DestinationStream;
+  /** Where access lines go; defaults to stdout (asynchronous, src/http/access-log.ts) when ACCESS_LOG=true. */
+  accessLogStream?: Exclude<AccessSink, number>;
 }
 
 /**
@@ -76,7 +56,7 @@ export interface Observer {
 export function createObserver(services: Pick<Services, 'config' | 'metrics'>, hasLogger: boolean, options: ObserveOptions = {}): Observer {
   const { config, metrics } = services;
   const slowMs = config.slowRequestMs;
-  const access = config.accessLog ? createAccessLogger(options.accessLogStream) : null;
+  const access = config.accessLog ? new AccessLog(options.accessLogStream ?? 1) : null;
   const recording = metrics.enabled;
 
   function observe(request: FastifyRequest, reply: FastifyReply): void {
@@ -84,7 +64,7 @@ export function createObserver(services: Pick<Services, 'config' | 'metrics'>, h
     const status = reply.statusCode;
     if (recording) metrics.observeRequest(routeOf(request), status, ms);
     if (access !== null) {
-      access.logger.info({ method: request.method, route: routeOf(request), status, ms: Math.round(ms * 100) / 100, ip: request.ip });
+      access.record({ method: request.method, route: routeOf(request), status, ms, ip: request.ip });
     }
     if (ms >= slowMs) {
       request.log.warn({ reqId: request.id, method: request.method, route: routeOf(request), status, ms: Math.round(ms) }, 'slow request');
@@ -101,9 +81,8 @@ export function createObserver(services: Pick<Services, 'config' | 'metrics'>, h
         });
       }
       if (access !== null) {
-        app.addHook('onClose', (_instance, done) => {
-          access.flush();
-          done();
+        app.addHook('onClose', async () => {
+          await access.close();
         });
       }
       if (config.metricsToken === null) return;

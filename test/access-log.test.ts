@@ -1,0 +1,117 @@
+// The access log's writer (src/http/access-log.ts) on its own: whole lines in chunks a pipe writes atomically, lines
+// out within FLUSH_MS on a quiet server, forged addresses neutralised, and a blocked output that costs dropped lines
+// (counted and reported) instead of memory or waiting requests.
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AccessLog, FLUSH_MS } from '../src/http/access-log.ts';
+
+class Chunks {
+  readonly chunks: string[] = [];
+  write(chunk: string): void {
+    this.chunks.push(chunk);
+  }
+  lines(): Array<Record<string, unknown>> {
+    return this.chunks.join('').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+const LINE = { method: 'POST', route: '/api/guest/serviceapikey/check', status: 200, ms: 0.41234, ip: '203.0.113.9' };
+
+describe('AccessLog', () => {
+  it('writes each request as one JSON line with the route, status, rounded duration and address', async () => {
+    const sink = new Chunks();
+    const log = new AccessLog(sink);
+    log.record(LINE);
+    log.record({ ...LINE, method: 'GET', route: '-', status: 404, ip: '2001:db8::1' });
+    await log.close();
+    expect(sink.lines()).toEqual([
+      { time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), method: 'POST', route: '/api/guest/serviceapikey/check', status: 200, ms: 0.41, ip: '203.0.113.9' },
+      { time: expect.any(String), method: 'GET', route: '-', status: 404, ms: 0.41, ip: '2001:db8::1' },
+    ]);
+  });
+
+  it('writes "-" for an address that is not one (a forged X-Forwarded-For cannot break or add lines)', async () => {
+    const sink = new Chunks();
+    const log = new AccessLog(sink);
+    log.record({ ...LINE, ip: '1.2.3.4"}\n{"evil":true' });
+    log.record({ ...LINE, ip: 'x'.repeat(10) });
+    await log.close();
+    expect(sink.lines().map((line) => line.ip)).toEqual(['-', '-']);
+  });
+
+  it('hands out whole lines in chunks of at most 4096 bytes', async () => {
+    const sink = new Chunks();
+    const log = new AccessLog(sink);
+    for (let i = 0; i < 1000; i++) log.record({ ...LINE, status: 200 + (i % 300) });
+    await log.close();
+    expect(sink.chunks.length).toBeGreaterThan(1);
+    for (const chunk of sink.chunks) {
+      expect(Buffer.byteLength(chunk)).toBeLessThanOrEqual(4096);
+      expect(chunk.endsWith('\n')).toBe(true);
+    }
+    expect(sink.lines()).toHaveLength(1000);
+  });
+
+  it(`writes a quiet server's lines within ${FLUSH_MS} ms, without waiting for a full chunk`, async () => {
+    const sink = new Chunks();
+    const log = new AccessLog(sink);
+    log.record(LINE);
+    expect(sink.chunks).toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, FLUSH_MS * 2 + 50));
+    expect(sink.lines()).toHaveLength(1);
+    await log.close();
+  });
+
+  it('drops lines while the output is blocked, never holding more than the bounded queue, and reports how many once it drains', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-access-'));
+    const fifo = join(dir, 'out');
+    execFileSync('mkfifo', [fifo]);
+    // Read-write so opening does not wait for a reader; nobody reads yet, so writes block once the pipe is full.
+    const fd = openSync(fifo, constants.O_RDWR);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const log = new AccessLog(fd);
+      const total = 60_000;
+      for (let i = 0; i < total; i++) {
+        log.record(LINE);
+        if (i % 1000 === 0) log.flush();
+      }
+      log.flush();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Drain the pipe until the writer has nothing more to say.
+      let text = '';
+      const buffer = Buffer.alloc(65_536);
+      let quiet = 0;
+      while (quiet < 40) {
+        let read = 0;
+        try {
+          read = readSync(reader, buffer, 0, buffer.length, null);
+        } catch {
+          read = 0; // EAGAIN: nothing to read right now
+        }
+        if (read > 0) {
+          text += buffer.subarray(0, read).toString();
+          quiet = 0;
+        } else {
+          quiet++;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      }
+      await log.close();
+      const lines = text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { msg?: string });
+      const note = lines.find((line) => line.msg !== undefined);
+      expect(note?.msg).toMatch(/^access log: \d+ lines dropped/);
+      const dropped = Number(/(\d+) lines dropped/.exec(note!.msg!)![1]);
+      const written = lines.filter((line) => line.msg === undefined).length;
+      expect(dropped).toBeGreaterThan(0);
+      expect(written + dropped).toBe(total);
+    } finally {
+      closeSync(reader);
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
