@@ -1,7 +1,7 @@
 // The lookup hashes of keys that were recently checked and found, so a warm check skips the HMAC (it was the single
 // largest cost of the check after the socket write: about 6 µs of a 65 µs call under load).
-// - Only keys that exist are remembered (`remember` is called after a cache hit): a flood of random keys can neither
-//   grow the memo nor push the real keys out.
+// - Only keys that exist are remembered (`remember` is called once a record was found): a flood of random keys can
+//   neither grow the memo nor push the real keys out.
 // - Bounded: past `maxEntries`, the oldest entry goes (a Map keeps insertion order, so that is O(1)).
 // - Nothing to invalidate: a key's hash never changes. A revoked or rotated key keeps its memo entry until pushed
 //   out, and the key cache (keyed by the hash) answers for it as before.

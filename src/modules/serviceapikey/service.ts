@@ -389,7 +389,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       return cached;
     }
     listenForChanges();
-    return load(hash).then((entry) => (entry === null || graceOver(entry, Date.now()) ? unknown(ip, reply) : entry));
+    return load(hash).then((entry) => {
+      if (entry === null || graceOver(entry, Date.now())) return unknown(ip, reply);
+      hashMemo.remember(key, hash);
+      return entry;
+    });
   }
 
   /** A replaced key whose grace period has ended is as unknown as any other key, on every process at the same time. */
