@@ -1,7 +1,7 @@
 // Invoices: what a client owes for new or renewed orders, and their payment. The only writer of `invoices`,
 // `invoice_items` and `transactions`. Paying is a compare-and-set on the status inside one transaction that also
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
-import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
 import type { EventBus } from '../../events.ts';
@@ -15,8 +15,8 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
-import { listCount } from '../../db/list-counts.ts';
-import { ownedSearch, walkedTotal } from '../../db/search.ts';
+import { newestPage } from '../../db/newest-page.ts';
+import { ownedSearch } from '../../db/search.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
@@ -500,22 +500,9 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         walk = search.drive === null;
         query = query.where(search.drive ?? search.where);
       }
-      // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
-      // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
-      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
-      // PostgreSQL would otherwise fetch every row it skips.
       const byDate = created.from !== undefined || created.to !== undefined;
-      const newestFirst = <Q extends SelectQueryBuilder<Database, 'invoices', object>>(q: Q): Q => (byDate ? q.orderBy('created_at', 'desc') : q).orderBy('id', 'desc') as Q;
-      const deep = text === null && request.offset > 0;
-      const limited = deep ? newestFirst(query.where('invoices.id', 'in', newestFirst(query.select('invoices.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
-      const rows = await limited.selectAll().execute();
-      const more = walk && rows.length > request.perPage;
-      if (more) rows.pop();
-      // A common search is walked, not counted; the totals of the unfiltered list and of a status alone are kept by
-      // triggers (src/db/search.ts, src/db/list-counts.ts).
       const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
-      const count = async (): Promise<number> => Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
-      const total = (walk ? walkedTotal(request.offset, rows.length, more) : null) ?? { n: unfiltered ? await listCount(db, 'invoices', filters.status) : await count(), capped: false };
+      const { rows, total } = await newestPage(db, 'invoices', query, { request, byDate, searched: text !== null, walk, unfiltered, status: filters.status });
       const records = await withItems(db, rows);
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
       return toPage(request, total.n, records, total.capped);

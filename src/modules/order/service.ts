@@ -1,7 +1,7 @@
 // Orders: one purchased product of one client, and its status machine (CONTRACT §6 orders). The only writer of
 // `orders` and `order_history`. Every change runs in a transaction, checks the current status with compare-and-set,
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
-import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
@@ -16,8 +16,8 @@ import { readConfig, type ProductRow, type ProductService } from '../product/ser
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
-import { listCount } from '../../db/list-counts.ts';
-import { ownedSearch, walkedTotal } from '../../db/search.ts';
+import { newestPage } from '../../db/newest-page.ts';
+import { ownedSearch } from '../../db/search.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
@@ -502,22 +502,9 @@ export function createOrderService({ db, events, productTypes, products, money, 
         walk = search.drive === null;
         query = query.where(search.drive ?? search.where);
       }
-      // Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
-      // index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
-      // A later page of a list without a search takes its ids from the index alone, then reads those rows:
-      // PostgreSQL would otherwise fetch every row it skips.
       const byDate = created.from !== undefined || created.to !== undefined;
-      const newestFirst = <Q extends SelectQueryBuilder<Database, 'orders', object>>(q: Q): Q => (byDate ? q.orderBy('created_at', 'desc') : q).orderBy('id', 'desc') as Q;
-      const deep = text === null && request.offset > 0;
-      const limited = deep ? newestFirst(query.where('orders.id', 'in', newestFirst(query.select('orders.id')).limit(request.perPage).offset(request.offset))) : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
-      const rows = await limited.selectAll().execute();
-      const more = walk && rows.length > request.perPage;
-      if (more) rows.pop();
-      // A common search is walked, not counted; the totals of the unfiltered list and of a status alone are kept by
-      // triggers (src/db/search.ts, src/db/list-counts.ts).
       const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
-      const count = async (): Promise<number> => Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
-      const total = (walk ? walkedTotal(request.offset, rows.length, more) : null) ?? { n: unfiltered ? await listCount(db, 'orders', filters.status) : await count(), capped: false };
+      const { rows, total } = await newestPage(db, 'orders', query, { request, byDate, searched: text !== null, walk, unfiltered, status: filters.status });
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       const records = rows.map((row) => toRecord(row, unpaid, staff));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
