@@ -11,18 +11,16 @@
 export class KeyHashMemo {
   private readonly hashes = new Map<string, string>();
 
-  constructor(
-    private readonly hash: (key: string) => string,
-    private readonly maxEntries: number,
-  ) {}
+  constructor(private readonly maxEntries: number) {}
 
-  /** The key's lookup hash, from the memo when it was remembered. */
-  of(key: string): string {
-    return this.hashes.get(key) ?? this.hash(key);
+  /** The key's lookup hash when it was remembered. */
+  get(key: string): string | undefined {
+    return this.hashes.get(key);
   }
 
-  /** Remembers a key known to exist (its hash found a record). */
+  /** Remembers a key known to exist (its hash found a record). Called on the cold path only: a miss. */
   remember(key: string, hash: string): void {
+    // Two checks of the same new key can both miss and both get here: the second changes nothing.
     if (this.hashes.has(key)) return;
     if (this.hashes.size >= this.maxEntries) {
       const oldest = this.hashes.keys().next();

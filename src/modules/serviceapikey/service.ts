@@ -125,7 +125,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const { db, secrets, limiter } = deps;
   const log = deps.log ?? ((error: unknown, what: string) => process.emitWarning(`serviceapikey: ${what} failed: ${String(error)}`));
   const cache = new KeyCache({ maxEntries: deps.keyCacheSize });
-  const hashMemo = new KeyHashMemo((key) => secrets.hash(key), deps.keyCacheSize);
+  const hashMemo = new KeyHashMemo(deps.keyCacheSize);
   const keyRates = new KeyRateLimiter(deps.keyRateStore);
   /** Order id → its uses this period, shared by the cached records of its keys. */
   const orderUsage = new Map<number, OrderUsage>();
@@ -381,17 +381,19 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       }
     }
     if (!couldBeKey(key)) return unknown(ip, reply);
-    const hash = hashMemo.of(key);
+    // A remembered key costs a Map lookup; any other is hashed, and remembered once its record is found.
+    const remembered = hashMemo.get(key);
+    const hash = remembered ?? secrets.hash(key);
     const cached = cache.get(hash, now);
     if (cached !== undefined) {
       if (cached === null || graceOver(cached, now)) return unknown(ip, reply);
-      hashMemo.remember(key, hash);
+      if (remembered === undefined) hashMemo.remember(key, hash);
       return cached;
     }
     listenForChanges();
     return load(hash).then((entry) => {
       if (entry === null || graceOver(entry, Date.now())) return unknown(ip, reply);
-      hashMemo.remember(key, hash);
+      if (remembered === undefined) hashMemo.remember(key, hash);
       return entry;
     });
   }
