@@ -1,4 +1,7 @@
-// The page of a staff or client list of orders or invoices once its filters are applied: the steps both lists share.
+// The page of a staff or client list of orders or invoices, from its exact-match filters (owner, status…) on: the
+// steps both lists share.
+// - The staff-only filters: the creation-date range and `search` (src/db/search.ts: a search with few candidates
+//   drives the query by their ids; a common one tests each row).
 // - Newest first. Ids grow with creation time, so by id; with a date range by (created_at, id), the order of the
 //   index that holds the range (by id, PostgreSQL would walk the primary key back to the range's days).
 // - A later page of a list without a search takes its ids from the index alone, then reads those rows: PostgreSQL
@@ -10,34 +13,46 @@ import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kyse
 import type { PageRequest } from '../lib/paginator.ts';
 import { listCount } from './list-counts.ts';
 import type { Database } from './schema.ts';
-import { walkedTotal } from './search.ts';
+import { ownedSearch, walkedTotal, type ClientMatcher, type OwnedTable } from './search.ts';
 
 type NewestTable = 'orders' | 'invoices';
 
 export interface NewestPageOptions {
   request: PageRequest;
-  /** A date range is filtered on: order by (created_at, id). */
-  byDate: boolean;
-  /** A search text is applied. */
-  searched: boolean;
-  /** The search is a common one: walk it instead of counting. */
-  walk: boolean;
-  /** No filter but (perhaps) the status: the kept counts answer the total. */
-  unfiltered: boolean;
+  /** The creation-date range (staff lists; `{}` for none), as createdRange gives it. */
+  created: { from?: string; to?: string };
+  /** The search text (staff lists), or null. */
+  text: string | null;
+  /** The table's own searched column and its trigram index. */
+  searched: OwnedTable;
+  clients: ClientMatcher;
+  /** A filter other than the status is applied (owner, product…): the kept counts cannot answer the total. */
+  narrowed: boolean;
   status: string | undefined;
 }
 
 export async function newestPage<T extends NewestTable>(
   db: Kysely<Database>,
   table: T,
-  query: SelectQueryBuilder<Database, T, object>,
+  filtered: SelectQueryBuilder<Database, T, object>,
   options: NewestPageOptions,
 ): Promise<{ rows: Array<Selectable<Database[T]>>; total: { n: number; capped: boolean } }> {
-  const { request, byDate, walk } = options;
+  const { request, created, text } = options;
+  let query = filtered;
+  if (created.from !== undefined) query = query.where(sql.ref(`${table}.created_at`), '>=', created.from);
+  if (created.to !== undefined) query = query.where(sql.ref(`${table}.created_at`), '<=', created.to);
+  let walk = false;
+  if (text !== null) {
+    const search = await ownedSearch(db, options.searched, text, options.clients);
+    // The candidates are exact matches: when there are few, they alone filter (no row re-tested).
+    walk = search.drive === null;
+    query = query.where(search.drive ?? search.where);
+  }
+  const byDate = created.from !== undefined || created.to !== undefined;
   const id = sql.ref<number>(`${table}.id`);
   const newestFirst = <Q extends SelectQueryBuilder<Database, T, object>>(q: Q): Q =>
     (byDate ? q.orderBy(sql.ref(`${table}.created_at`), 'desc') : q).orderBy(id, 'desc') as Q;
-  const deep = !options.searched && request.offset > 0;
+  const deep = text === null && request.offset > 0;
   const limited = deep
     ? newestFirst(query.where(id, 'in', newestFirst(query.select(id.as('id'))).limit(request.perPage).offset(request.offset)))
     : newestFirst(query).limit(request.perPage + (walk ? 1 : 0)).offset(request.offset);
@@ -47,7 +62,8 @@ export async function newestPage<T extends NewestTable>(
   if (more) rows.pop();
   const walked = walk ? walkedTotal(request.offset, rows.length, more) : null;
   if (walked !== null) return { rows, total: walked };
-  const n = options.unfiltered
+  const unfiltered = !options.narrowed && text === null && !byDate;
+  const n = unfiltered
     ? await listCount(db, table, options.status)
     : Number((await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
   return { rows, total: { n, capped: false } };

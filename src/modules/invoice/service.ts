@@ -16,7 +16,6 @@ import type { ClientService } from '../client/service.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
 import { newestPage } from '../../db/newest-page.ts';
-import { ownedSearch } from '../../db/search.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
@@ -488,21 +487,15 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       const owner = clientId ?? filters.client_id;
       if (owner !== undefined) query = query.where('client_id', '=', owner);
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-      const created = staff ? createdRange(filters) : {};
-      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
-      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
-      const text = staff ? searchText(filters.search) : null;
-      // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
-      let walk = false;
-      if (text !== null) {
-        const search = await ownedSearch(db, { table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients);
-        // The candidates are exact matches: when there are few, they alone filter (no row re-tested).
-        walk = search.drive === null;
-        query = query.where(search.drive ?? search.where);
-      }
-      const byDate = created.from !== undefined || created.to !== undefined;
-      const unfiltered = owner === undefined && text === null && created.from === undefined && created.to === undefined;
-      const { rows, total } = await newestPage(db, 'invoices', query, { request, byDate, searched: text !== null, walk, unfiltered, status: filters.status });
+      const { rows, total } = await newestPage(db, 'invoices', query, {
+        request,
+        created: staff ? createdRange(filters) : {},
+        text: staff ? searchText(filters.search) : null,
+        searched: { table: 'invoices', column: 'number', fts: 'invoices_search' },
+        clients,
+        narrowed: owner !== undefined,
+        status: filters.status,
+      });
       const records = await withItems(db, rows);
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
       return toPage(request, total.n, records, total.capped);

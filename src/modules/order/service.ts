@@ -17,7 +17,6 @@ import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
 import { newestPage } from '../../db/newest-page.ts';
-import { ownedSearch } from '../../db/search.ts';
 import { inTransaction } from '../../db/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
@@ -490,21 +489,15 @@ export function createOrderService({ db, events, productTypes, products, money, 
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       if (filters.product_id !== undefined) query = query.where('product_id', '=', filters.product_id);
       if (filters.type !== undefined) query = query.where('type', '=', filters.type);
-      const created = staff ? createdRange(filters) : {};
-      if (created.from !== undefined) query = query.where('created_at', '>=', created.from);
-      if (created.to !== undefined) query = query.where('created_at', '<=', created.to);
-      const text = staff ? searchText(filters.search) : null;
-      // A search drives the query from its candidates when they are few, else tests each row (src/db/search.ts).
-      let walk = false;
-      if (text !== null) {
-        const search = await ownedSearch(db, { table: 'orders', column: 'title', fts: 'orders_search' }, text, clients);
-        // The candidates are exact matches: when there are few, they alone filter (no row re-tested).
-        walk = search.drive === null;
-        query = query.where(search.drive ?? search.where);
-      }
-      const byDate = created.from !== undefined || created.to !== undefined;
-      const unfiltered = owner === undefined && filters.product_id === undefined && filters.type === undefined && text === null && created.from === undefined && created.to === undefined;
-      const { rows, total } = await newestPage(db, 'orders', query, { request, byDate, searched: text !== null, walk, unfiltered, status: filters.status });
+      const { rows, total } = await newestPage(db, 'orders', query, {
+        request,
+        created: staff ? createdRange(filters) : {},
+        text: staff ? searchText(filters.search) : null,
+        searched: { table: 'orders', column: 'title', fts: 'orders_search' },
+        clients,
+        narrowed: owner !== undefined || filters.product_id !== undefined || filters.type !== undefined,
+        status: filters.status,
+      });
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
       const records = rows.map((row) => toRecord(row, unpaid, staff));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
