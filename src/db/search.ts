@@ -217,6 +217,14 @@ export async function ownedCandidates<DB>(db: Kysely<DB>, owned: OwnedTable, tex
   return [...ofClients, ...own, ...(id !== null ? [id] : [])];
 }
 
+/** The staff lists' rule, tested on each row: the client's e-mail or name, the row's own column, or (digits) its id. */
+export function ownedMatches(owned: OwnedTable, text: string, clients: Pick<ClientMatcher, 'matches'>): Expression<SqlBool> {
+  const id = searchedId(text);
+  const own = textMatches(owned.table, [{ column: owned.column, stored: 'any' }], text, false);
+  const byId = id !== null ? sql` or ${sql.ref(`${owned.table}.id`)} = ${id}` : sql``;
+  return sql<SqlBool>`(${clients.matches(text, sql.ref(`${owned.table}.client_id`))} or ${own}${byId})`;
+}
+
 /**
  * The `search` of a staff list of client-owned rows: `where`, the exact rule (the client's e-mail or name, the row's
  * own column, or — digits — its id), and `drive`, the ids of exactly the rows it matches when they are few (null for
@@ -228,11 +236,8 @@ export async function ownedSearch<DB>(
   text: string,
   clients: ClientMatcher,
 ): Promise<{ where: Expression<SqlBool>; drive: Expression<SqlBool> | null }> {
-  const id = searchedId(text);
-  const own = textMatches(owned.table, [{ column: owned.column, stored: 'any' }], text, false);
-  const byId = id !== null ? sql` or ${sql.ref(`${owned.table}.id`)} = ${id}` : sql``;
-  const where = sql<SqlBool>`(${clients.matches(text, sql.ref(`${owned.table}.client_id`))} or ${own}${byId})`;
-  const candidates = await ownedCandidates(db, owned, text, clients, id);
+  const where = ownedMatches(owned, text, clients);
+  const candidates = await ownedCandidates(db, owned, text, clients, searchedId(text));
   return { where, drive: candidates === null ? null : inIds(db, sql.ref(`${owned.table}.id`), candidates) };
 }
 

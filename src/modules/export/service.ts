@@ -4,6 +4,7 @@
 // `search`, `date_from`/`date_to`). Read-only: the tables stay written by their own modules.
 import { sql, type Kysely } from 'kysely';
 import { likeEscaped, searchPattern } from '../../db/like.ts';
+import { ownedMatches } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
 import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
 import { moneyFor } from '../../lib/money.ts';
@@ -85,18 +86,8 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       if (filters.product_id !== undefined) query = query.where('orders.product_id', '=', filters.product_id);
       if (filters.type !== undefined) query = query.where('orders.type', '=', filters.type);
       const text = searchText(filters.search);
-      if (text !== null) {
-        // As admin/order/get_list: the client's e-mail or name, the order's title, or (digits) its id.
-        const pattern = searchPattern(text.toLowerCase());
-        const asId = searchedId(text);
-        query = query.where((eb) =>
-          eb.or([
-            clients.matches(text, eb.ref('orders.client_id')),
-            likeEscaped(eb.fn<string>('lower', ['orders.title']), pattern),
-            ...(asId !== null ? [eb('orders.id', '=', asId)] : []),
-          ]),
-        );
-      }
+      // As admin/order/get_list, row by row (src/db/search.ts).
+      if (text !== null) query = query.where(ownedMatches({ table: 'orders', column: 'title', fts: 'orders_search' }, text, clients));
       const range = createdRange(filters);
       if (range.from !== undefined) query = query.where('orders.created_at', '>=', range.from);
       if (range.to !== undefined) query = query.where('orders.created_at', '<=', range.to);
@@ -115,18 +106,8 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       if (filters.status !== undefined) query = query.where('invoices.status', '=', filters.status as 'paid');
       if (filters.client_id !== undefined) query = query.where('invoices.client_id', '=', filters.client_id);
       const text = searchText(filters.search);
-      if (text !== null) {
-        // As admin/invoice/get_list: the client's e-mail or name, the invoice number, or (digits) its id.
-        const pattern = searchPattern(text.toLowerCase());
-        const asId = searchedId(text);
-        query = query.where((eb) =>
-          eb.or([
-            clients.matches(text, eb.ref('invoices.client_id')),
-            likeEscaped(eb.fn<string | null>('lower', ['invoices.number']), pattern),
-            ...(asId !== null ? [eb('invoices.id', '=', asId)] : []),
-          ]),
-        );
-      }
+      // As admin/invoice/get_list, row by row (src/db/search.ts).
+      if (text !== null) query = query.where(ownedMatches({ table: 'invoices', column: 'number', fts: 'invoices_search' }, text, clients));
       const range = createdRange(filters);
       if (range.from !== undefined) query = query.where('invoices.created_at', '>=', range.from);
       if (range.to !== undefined) query = query.where('invoices.created_at', '<=', range.to);
