@@ -1,7 +1,9 @@
 // Builds the Fastify application: body parsers, the envelope for every failure, common headers, health check,
 // OpenAPI document and the gateway over the module registry.
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import proxyAddr from '@fastify/proxy-addr';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { ApiError, envelopeOf, errors } from './http/errors.ts';
 import { parseQuery, registerBodyParsers } from './http/body.ts';
@@ -12,6 +14,7 @@ import { buildOpenApi } from './http/openapi.ts';
 import { registerApiDocs } from './http/api-docs.ts';
 import { MODULE_DESCRIPTIONS } from './modules/descriptions.ts';
 import { capConnectionsPerAddress } from './http/connections.ts';
+import { createDirectAnswers, type DirectAnswers, type ProxyTrust } from './http/direct.ts';
 import { buildWhitelist } from './http/rate-limit.ts';
 import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './http/action.ts';
@@ -19,6 +22,8 @@ import type { Services } from './services.ts';
 import { registerWebUi } from './web/static.ts';
 import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
 import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
+import { keyDirectRoutes } from './modules/serviceapikey/direct-routes.ts';
+import { serviceApiKeyApi } from './modules/serviceapikey/api.ts';
 import { registerExportRoutes } from './modules/export/route.ts';
 
 export interface BuildOptions {
@@ -28,6 +33,33 @@ export interface BuildOptions {
   webDistDir?: string;
   /** Where ACCESS_LOG lines go (tests); stdout, asynchronously, by default. */
   accessLogStream?: ObserveOptions['accessLogStream'];
+  /**
+   * Answer the key check's plain JSON POSTs before Fastify (src/http/direct.ts); on by default. Off only to compare
+   * the two roads (test/direct-answers.test.ts). `inject()` always takes Fastify's road.
+   */
+  directAnswers?: boolean;
+}
+
+/** TRUST_PROXY as the function Fastify and the direct answers both use (Fastify builds the same from `true` or a list). */
+function proxyTrust(trustProxy: boolean | string | number): ProxyTrust {
+  if (trustProxy === false) return false;
+  if (trustProxy === true) return () => true;
+  if (typeof trustProxy === 'number') return (_address, hop) => hop < trustProxy;
+  return proxyAddr.compile(trustProxy.split(',').map((entry) => entry.trim()));
+}
+
+/**
+ * Puts `direct` in front of Fastify's own `request` listener on its server. Not Fastify's `serverFactory`: with
+ * one, Fastify creates no server and takes other roads at close, and every server option would be set here again.
+ */
+function answerDirectlyFirst(app: FastifyInstance, direct: DirectAnswers): void {
+  const server = app.server;
+  const [fastifyListener] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  if (fastifyListener === undefined) return;
+  server.removeListener('request', fastifyListener);
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!direct(request, response)) fastifyListener(request, response);
+  });
 }
 
 // Fastify's own errors that are the client's fault, mapped onto the contract's codes.
@@ -88,6 +120,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
       : null;
 
   const httpsPossible = https !== null || config.trustProxy !== false;
+  const trust = proxyTrust(config.trustProxy);
 
   const logger = withSafeSerializers(options.logger);
   const observer = createObserver(services, logger !== false, options.accessLogStream === undefined ? {} : { accessLogStream: options.accessLogStream });
@@ -103,11 +136,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     http: serverOptions,
-    // A hop count becomes a function: Fastify's types take booleans, lists and functions.
-    trustProxy:
-      typeof config.trustProxy === 'number'
-        ? ((hops: number) => (_address: string, hop: number) => hop < hops)(config.trustProxy)
-        : config.trustProxy,
+    trustProxy: trust,
     routerOptions: {
       querystringParser: parseQuery,
     },
@@ -159,5 +188,23 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   registerKeyEventsRoute(app, services, httpsPossible);
   registerExportRoutes(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
+
+  if (options.directAnswers !== false && modules.includes(serviceApiKeyApi)) {
+    let closing = false;
+    app.addHook('preClose', (done) => {
+      closing = true;
+      done();
+    });
+    const direct = createDirectAnswers({
+      services,
+      observer,
+      routes: keyDirectRoutes(services),
+      trust,
+      httpsPossible,
+      log: () => app.log,
+      closing: () => closing,
+    });
+    answerDirectlyFirst(app, direct);
+  }
   return app;
 }

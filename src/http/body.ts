@@ -44,22 +44,33 @@ export function isRefusedQuery(query: unknown): boolean {
 
 export const queryTooDeep = (): Error => tooDeep('query string');
 
+/**
+ * A JSON request body as the parameters object: empty means no parameters; anything but an object, or nesting past
+ * MAX_NESTING, is a 400. Shared by Fastify's parser and the direct answers (direct.ts), so both refuse alike.
+ */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  // Before JSON.parse and everything after it: the body object itself is one level, its parameters MAX_NESTING.
+  if (jsonTooDeep(text, MAX_NESTING + 1)) throw tooDeep('JSON body');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw errors.badRequest('The request body is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw errors.badRequest('The JSON body must be an object');
+  return parsed as Record<string, unknown>;
+}
+
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') return done(null, {});
-    // Before JSON.parse and everything after it: the body object itself is one level, its parameters MAX_NESTING.
-    if (jsonTooDeep(text, MAX_NESTING + 1)) return done(tooDeep('JSON body'), undefined);
-    let parsed: unknown;
+    let parsed: Record<string, unknown>;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      return done(errors.badRequest('The request body is not valid JSON'), undefined);
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      return done(errors.badRequest('The JSON body must be an object'), undefined);
+      parsed = parseJsonObject(typeof body === 'string' ? body : body.toString('utf8'));
+    } catch (error) {
+      return done(error as Error, undefined);
     }
     done(null, parsed);
   });

@@ -4,11 +4,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../version.ts';
 
-const COMMON = { 'cache-control': 'no-store', 'x-tollgate-version': VERSION } as const;
-const HSTS = 'max-age=31536000';
+export const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-tollgate-version': VERSION } as const;
+export const HSTS = 'max-age=31536000';
 
 export function setApiHeaders(request: FastifyRequest, reply: FastifyReply, httpsPossible: boolean): void {
-  reply.headers(COMMON);
+  reply.headers(COMMON_HEADERS);
   // request.protocol reads X-Forwarded-Proto when TRUST_PROXY is set; without TLS or a proxy it is always http.
   if (httpsPossible && request.protocol === 'https') reply.header('strict-transport-security', HSTS);
 }

@@ -42,11 +42,18 @@ class ObservingLogController extends LogController {
   }
 }
 
+/** The slow-request warning's logger: Fastify's own (its requests' `log` is the server's logger). */
+export interface WarnLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
 export interface Observer {
   /** Give to Fastify as `logController`. */
   controller: LogController;
   /** Adds GET /metrics (when METRICS_TOKEN is set) and the access log's flush at close. */
   register(app: FastifyInstance, httpsPossible: boolean): void;
+  /** The same account of a request answered without Fastify (src/http/direct.ts). */
+  answered(method: string, route: string, status: number, ms: number, from: { readonly ip: string }, reqId: string, log: WarnLog): void;
 }
 
 /**
@@ -59,20 +66,20 @@ export function createObserver(services: Pick<Services, 'config' | 'metrics'>, h
   const access = config.accessLog ? new AccessLog(options.accessLogStream ?? 1) : null;
   const recording = metrics.enabled;
 
+  /** `from.ip` is read only when the access log needs it: behind a proxy it walks X-Forwarded-For. */
+  function answered(method: string, route: string, status: number, ms: number, from: { readonly ip: string }, reqId: string, log: WarnLog): void {
+    if (recording) metrics.observeRequest(route, status, ms);
+    if (access !== null) access.record({ method, route, status, ms, ip: from.ip });
+    if (ms >= slowMs) log.warn({ reqId, method, route, status, ms: Math.round(ms) }, 'slow request');
+  }
+
   function observe(request: FastifyRequest, reply: FastifyReply): void {
-    const ms = reply.elapsedTime;
-    const status = reply.statusCode;
-    if (recording) metrics.observeRequest(routeOf(request), status, ms);
-    if (access !== null) {
-      access.record({ method: request.method, route: routeOf(request), status, ms, ip: request.ip });
-    }
-    if (ms >= slowMs) {
-      request.log.warn({ reqId: request.id, method: request.method, route: routeOf(request), status, ms: Math.round(ms) }, 'slow request');
-    }
+    answered(request.method, routeOf(request), reply.statusCode, reply.elapsedTime, request, request.id, request.log);
   }
 
   return {
     controller: new ObservingLogController(hasLogger ? observe : () => undefined),
+    answered,
     register(app, httpsPossible) {
       if (!hasLogger) {
         app.addHook('onResponse', (request, reply, done) => {

@@ -1,7 +1,6 @@
 // Rate-limit policies of CONTRACT §4 over a CounterStore: a decision per (policy, subject), the whitelist, and the
 // RateLimit-* / Retry-After headers.
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import type { FastifyReply } from 'fastify';
 import type { Config, RateLimitPolicy } from '../config.ts';
 import type { CounterStore, Hit } from './counter-store.ts';
 import { errors } from './errors.ts';
@@ -96,14 +95,19 @@ export class RateLimiter {
   }
 }
 
-export function applyHeaders(reply: FastifyReply, decision: Decision): void {
+/** Where a decision's headers go: a Fastify reply, or the header set of a direct answer (src/http/direct.ts). */
+export interface HeaderTarget {
+  header(name: string, value: string | number): unknown;
+}
+
+export function applyHeaders(reply: HeaderTarget, decision: Decision): void {
   reply.header('RateLimit-Limit', decision.limit);
   reply.header('RateLimit-Remaining', decision.remaining);
   reply.header('RateLimit-Reset', decision.resetSeconds);
 }
 
 /** Sets the headers and throws 429 when the decision says no. */
-export function enforce(reply: FastifyReply, decision: Decision): void {
+export function enforce(reply: HeaderTarget, decision: Decision): void {
   applyHeaders(reply, decision);
   if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
 }

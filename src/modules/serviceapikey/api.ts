@@ -10,6 +10,8 @@ import { MAX_GRACE_SECONDS } from './service.ts';
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 /** Longer than any key can be (128 characters + 127 dashes), short enough to refuse junk before hashing it. */
 const Key = Type.String({ minLength: 1, maxLength: 256 });
+/** The guest check's and get_info's parameters; also what their direct answers validate (direct-routes.ts). */
+export const GuestKeyParams = Type.Object({ key: Key });
 const Day = Type.String({ format: 'date', maxLength: 10 });
 /** The end user's address as the operator's app saw it (IPv4 or IPv6 text). */
 const Ip = Type.String({ minLength: 2, maxLength: 45, pattern: '^[0-9A-Fa-f.:]+$' });
@@ -29,14 +31,14 @@ export const serviceApiKeyApi: ModuleApi = {
   name: 'serviceapikey',
   guest: {
     check: guestAction({
-      params: Type.Object({ key: Key }),
+      params: GuestKeyParams,
       rateLimit: 'API_KEY_CHECK',
       summary: 'Whether a key is valid now (true/false); unknown and rate-limited keys are false',
       result: Type.Boolean(),
       handler: ({ key }, { services, ip, reply }) => services.apikeys.check(key, ip, reply),
     }),
     get_info: guestAction({
-      params: Type.Object({ key: Key }),
+      params: GuestKeyParams,
       rateLimit: 'API_KEY_CHECK',
       summary: "A key's validity, custom parameters, reason (RATE_LIMITED with retry_after), usage this period with its projected overage, and rotation",
       result: KeyInfoResult,

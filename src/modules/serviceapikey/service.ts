@@ -11,13 +11,12 @@
 // the cache and the change is published to the other processes. Changes made inside the order service's transaction
 // (product type hooks) and our own (update, reset) take the same path.
 import cluster from 'node:cluster';
-import type { FastifyReply } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { afterTransaction, inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
-import { enforce, type Decision, type RateLimiter } from '../../http/rate-limit.ts';
+import { enforce, type Decision, type HeaderTarget, type RateLimiter } from '../../http/rate-limit.ts';
 import { safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { couldBeKey, generateKey } from '../../lib/keygen.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
@@ -351,7 +350,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     return 'VALID';
   }
 
-  function onFailedDecision(ip: string, reply: FastifyReply, decision: Decision): null {
+  function onFailedDecision(ip: string, reply: HeaderTarget, decision: Decision): null {
     if (!decision.allowed) {
       if (blocked.size >= MAX_BLOCKED_ADDRESSES) {
         const oldest = blocked.keys().next();
@@ -364,7 +363,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** An unknown key: count it against the caller's API_KEY_CHECK_FAILED budget (429 once over). */
-  function unknown(ip: string | null, reply: FastifyReply): null | Promise<null> {
+  function unknown(ip: string | null, reply: HeaderTarget): null | Promise<null> {
     // A verifier that names no end-user address: nothing to count against (never the app server itself, §11).
     if (ip === null || limiter.isExempt(ip)) return null;
     const decision = limiter.hit('API_KEY_CHECK_FAILED', ip);
@@ -372,7 +371,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** The key's cached record (null when unknown), from the cache when warm. Throws 429 for a blocked address. */
-  function resolve(key: string, ip: string | null, reply: FastifyReply, now: number): KeyEntry | null | Promise<KeyEntry | null> {
+  function resolve(key: string, ip: string | null, reply: HeaderTarget, now: number): KeyEntry | null | Promise<KeyEntry | null> {
     if (blocked.size > 0 && ip !== null) {
       const until = blocked.get(ip);
       if (until !== undefined) {
@@ -651,7 +650,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     // ---- guest: the hot path ----
 
     /** guest/serviceapikey/check: true when the key is valid now; counts one use then. */
-    check(key: string, ip: string, reply: FastifyReply): boolean | Promise<boolean> {
+    check(key: string, ip: string, reply: HeaderTarget): boolean | Promise<boolean> {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now);
@@ -660,7 +659,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     },
 
     /** guest/serviceapikey/get_info: validity, custom parameters, reason and usage; counts one use when valid. */
-    getInfo(key: string, ip: string, reply: FastifyReply): KeyInfo | Promise<KeyInfo> {
+    getInfo(key: string, ip: string, reply: HeaderTarget): KeyInfo | Promise<KeyInfo> {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now);
@@ -672,7 +671,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     // ---- verifiers (CONTRACT §11): failed lookups count against the end user's `ip`, never the app server ----
 
     /** admin/serviceapikey/check. */
-    verifierCheck(key: string, ip: string | null, reply: FastifyReply): boolean | Promise<boolean> {
+    verifierCheck(key: string, ip: string | null, reply: HeaderTarget): boolean | Promise<boolean> {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now);
@@ -681,7 +680,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     },
 
     /** admin/serviceapikey/get_info: the guest answer plus `order_id` and `key_id` (null for an unknown key). */
-    async verifierInfo(key: string, ip: string | null, reply: FastifyReply): Promise<KeyInfo & { order_id: number | null; key_id: number | null }> {
+    async verifierInfo(key: string, ip: string | null, reply: HeaderTarget): Promise<KeyInfo & { order_id: number | null; key_id: number | null }> {
       const now = Date.now();
       const clock = metering.clock(now);
       const entry = await resolve(key, ip, reply, now);
