@@ -34,8 +34,8 @@ export interface BuildOptions {
   /** Where ACCESS_LOG lines go (tests); stdout, asynchronously, by default. */
   accessLogStream?: ObserveOptions['accessLogStream'];
   /**
-   * Answer the key check's plain JSON POSTs before Fastify (src/http/direct.ts); on by default. Off only to compare
-   * the two roads (test/direct-answers.test.ts). `inject()` always takes Fastify's road.
+   * Answer the key check's plain JSON POSTs before Fastify (src/http/direct.ts); DIRECT_ANSWERS by default. Off here
+   * to compare the two roads (test/direct-answers.test.ts). `inject()` always takes Fastify's road.
    */
   directAnswers?: boolean;
 }
@@ -189,7 +189,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   registerExportRoutes(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
 
-  if (options.directAnswers !== false && modules.includes(serviceApiKeyApi)) {
+  if ((options.directAnswers ?? config.directAnswers) && modules.includes(serviceApiKeyApi)) {
     let closing = false;
     app.addHook('preClose', (done) => {
       closing = true;

@@ -74,6 +74,8 @@ export interface Config {
   settings: Partial<Record<SettingName, string>>;
   /** ACCESS_LOG: one line per request through an asynchronous buffered destination. */
   accessLog: boolean;
+  /** DIRECT_ANSWERS: the key check's plain JSON POSTs answered before Fastify (src/http/direct.ts); false sends them through the gateway. */
+  directAnswers: boolean;
   /** SLOW_REQUEST_MS: requests slower than this are logged as warnings whatever the level. */
   slowRequestMs: number;
   /** METRICS_TOKEN: Bearer token of GET /metrics; null switches the endpoint off. */
@@ -247,6 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
     stripe: parseStripe(env),
     settings: settingDefaults(env),
     accessLog: bool(env, 'ACCESS_LOG', false),
+    directAnswers: bool(env, 'DIRECT_ANSWERS', true),
     slowRequestMs: int(env, 'SLOW_REQUEST_MS', 1000, 1),
     metricsToken: str(env, 'METRICS_TOKEN'),
     workers: str(env, 'WORKERS')?.toLowerCase() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1),

@@ -338,3 +338,19 @@ describe('direct answers in the logs and metrics', () => {
     expect(counted, text).toMatch(/ 2$/);
   });
 });
+
+describe('DIRECT_ANSWERS=false', () => {
+  it('sends the plain JSON POSTs of the check through Fastify like every other request', async () => {
+    const roads = await twoRoads({ DIRECT_ANSWERS: 'false' }, {});
+    try {
+      const client = await roads.t.createClient();
+      const { key } = await buyKey(roads.t, await createPlan(roads.t, {}), client.id);
+      // twoRoads' "direct" server follows the configuration here; it is the one Fastify's hook watches.
+      const { answer, viaFastify } = await sameBothWays(roads, { path: '/api/guest/serviceapikey/check', headers: json, body: JSON.stringify({ key }) });
+      expect(JSON.parse(answer.body)).toEqual({ result: true, error: null });
+      expect(viaFastify).toBe(true);
+    } finally {
+      await roads.close();
+    }
+  });
+});
