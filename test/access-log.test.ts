@@ -6,7 +6,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AccessLog, FLUSH_MS } from '../src/http/access-log.ts';
+import { AccessLog, ATOMIC_CHUNK_BYTES, FLUSH_MS } from '../src/http/access-log.ts';
 
 class Chunks {
   readonly chunks: string[] = [];
@@ -42,17 +42,23 @@ describe('AccessLog', () => {
     expect(sink.lines().map((line) => line.ip)).toEqual(['-', '-']);
   });
 
-  it('hands out whole lines in chunks of at most 4096 bytes', async () => {
-    const sink = new Chunks();
-    const log = new AccessLog(sink);
-    for (let i = 0; i < 1000; i++) log.record({ ...LINE, status: 200 + (i % 300) });
-    await log.close();
-    expect(sink.chunks.length).toBeGreaterThan(1);
-    for (const chunk of sink.chunks) {
-      expect(Buffer.byteLength(chunk)).toBeLessThanOrEqual(4096);
-      expect(chunk.endsWith('\n')).toBe(true);
+  it('hands out whole lines in chunks of at most 4096 bytes in a cluster worker, 64 KiB in a single process', async () => {
+    for (const [chunkBytes, sink] of [
+      [ATOMIC_CHUNK_BYTES, new Chunks()],
+      [65_536, new Chunks()],
+    ] as const) {
+      const log = chunkBytes === ATOMIC_CHUNK_BYTES ? new AccessLog(sink, ATOMIC_CHUNK_BYTES) : new AccessLog(sink);
+      for (let i = 0; i < 3000; i++) log.record({ ...LINE, status: 200 + (i % 300) });
+      await log.close();
+      expect(sink.chunks.length).toBeGreaterThan(1);
+      for (const chunk of sink.chunks) {
+        expect(Buffer.byteLength(chunk)).toBeLessThanOrEqual(chunkBytes);
+        expect(chunk.endsWith('\n')).toBe(true);
+      }
+      // Full chunks are close to the size: not a write per line.
+      expect(Buffer.byteLength(sink.chunks[0]!)).toBeGreaterThan(chunkBytes - 200);
+      expect(sink.lines()).toHaveLength(3000);
     }
-    expect(sink.lines()).toHaveLength(1000);
   });
 
   it(`writes a quiet server's lines within ${FLUSH_MS} ms, without waiting for a full chunk`, async () => {
@@ -65,15 +71,20 @@ describe('AccessLog', () => {
     await log.close();
   });
 
-  it('drops lines while the output is blocked, never holding more than the bounded queue, and reports how many once it drains', async () => {
+  // Node makes a piped stdout non-blocking (a full pipe answers EAGAIN); a FIFO opened without O_NONBLOCK blocks the
+  // writing thread instead. Both must end with every line either written or counted as dropped, never lost.
+  it.each([
+    ['blocking', 0],
+    ['non-blocking', constants.O_NONBLOCK],
+  ])('drops lines while a %s output is full, never holding more than the bounded queue, and reports how many once it drains', async (_kind, flags) => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-access-'));
     const fifo = join(dir, 'out');
     execFileSync('mkfifo', [fifo]);
     // Read-write so opening does not wait for a reader; nobody reads yet, so writes block once the pipe is full.
-    const fd = openSync(fifo, constants.O_RDWR);
+    const fd = openSync(fifo, constants.O_RDWR | flags);
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
-      const log = new AccessLog(fd);
+      const log = new AccessLog(fd, ATOMIC_CHUNK_BYTES);
       const total = 60_000;
       for (let i = 0; i < total; i++) {
         log.record(LINE);
