@@ -56,13 +56,17 @@ async function portReleased(url: string, timeoutMs = 10_000): Promise<void> {
 }
 
 function track(name: string, url: string, child: ChildProcess, started: number, cleanup: () => Promise<void> = async () => {}): Promise<Running> {
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  });
+  // The last few chunks of output, for the error of a server that fails to start. Kept as they come, decoded only
+  // then: under ACCESS_LOG=true the server writes megabytes a second, and decoding them all would load the machine
+  // the benchmark measures on (the reader only takes the chunks).
+  const tail: Buffer[] = [];
+  const keep = (chunk: Buffer): void => {
+    tail.push(chunk);
+    if (tail.length > 8) tail.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const output = (): string => Buffer.concat(tail).toString().slice(-4000);
   return waitForAnswer(url, child, 60_000).then(
     () => ({
       name,
@@ -87,7 +91,7 @@ function track(name: string, url: string, child: ChildProcess, started: number, 
     async (error: unknown) => {
       if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
       await cleanup();
-      throw new Error(`${String(error)}\n${output}`);
+      throw new Error(`${String(error)}\n${output()}`);
     },
   );
 }
