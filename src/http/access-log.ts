@@ -1,6 +1,6 @@
 // The access log (ACCESS_LOG=true, CONTRACT §13): one JSON line per request, at a cost the key check can afford.
 // pino over SonicBoom cost 3–6 µs a line (serialising an object, measuring every string's UTF-8 length), a quarter of
-// a check; this writer builds the line from a template (0.4 µs) and appends it to a chunk.
+// a check; this writer builds the line from a template (0.4 µs) and copies it into a chunk, a Buffer written as is.
 // - Chunks are written whole, asynchronously, one at a time. A cluster worker's hold at most 4096 bytes: a pipe takes
 //   a write of up to PIPE_BUF (4096 on Linux) in one piece, so lines from several workers sharing stdout never
 //   interleave. A single process, the only writer, writes up to 64 KiB at once (sixteen times fewer writes). Every
@@ -8,7 +8,7 @@
 // - Node makes a piped stdout non-blocking: a full pipe answers EAGAIN, and the chunk then waits at the head of the
 //   queue and is tried again RETRY_MS later (it is neither lost nor written twice).
 // - A partial chunk goes out within FLUSH_MS, so a quiet server's lines are not held back.
-// - When the output cannot keep up (a blocked pipe), at most MAX_QUEUED chunks wait; later lines are dropped and
+// - When the output cannot keep up (a blocked pipe), at most MAX_QUEUED_BYTES wait; later lines are dropped and
 //   counted, and the count is written as a line of its own once the output drains. Requests never wait for the log.
 // The line names the route template, never the URL sent: no query string, header, cookie, body, key or token.
 import cluster from 'node:cluster';
@@ -38,9 +38,18 @@ function safeAddress(ip: string): string {
   return /^[0-9A-Fa-f:.]{1,45}$/.test(ip) ? ip : '-';
 }
 
+/** A sealed chunk: whole lines, and how many (counted as dropped if it cannot be queued). */
+interface Chunk {
+  bytes: Buffer;
+  lines: number;
+}
+
 export class AccessLog {
-  private chunk = '';
-  private readonly queue: string[] = [];
+  /** The chunk being filled: lines are copied into it as they come, so no string grows and none is re-encoded. */
+  private buffer: Buffer;
+  private used = 0;
+  private lines = 0;
+  private readonly queue: Chunk[] = [];
   private writing = false;
   private dropped = 0;
   private lastMs = 0;
@@ -55,6 +64,7 @@ export class AccessLog {
     private readonly chunkBytes = cluster.isWorker ? ATOMIC_CHUNK_BYTES : SINGLE_WRITER_CHUNK_BYTES,
   ) {
     this.maxQueued = Math.max(1, Math.floor(MAX_QUEUED_BYTES / chunkBytes));
+    this.buffer = Buffer.allocUnsafe(chunkBytes);
     this.timer = setInterval(() => this.flush(), FLUSH_MS);
     this.timer.unref();
   }
@@ -67,17 +77,19 @@ export class AccessLog {
       this.lastIso = new Date(now).toISOString();
     }
     const text = `{"time":"${this.lastIso}","method":"${line.method}","route":${JSON.stringify(line.route)},"status":${line.status},"ms":${Math.round(line.ms * 100) / 100},"ip":"${safeAddress(line.ip)}"}\n`;
-    if (this.chunk.length + text.length > this.chunkBytes) this.seal();
+    // Every character is ASCII (see the top of this file): its length is its size in bytes.
+    if (this.used + text.length > this.chunkBytes) this.seal();
     if (this.queue.length >= this.maxQueued) {
       this.dropped++;
       return;
     }
-    this.chunk += text;
+    this.used += this.buffer.write(text, this.used, 'latin1');
+    this.lines++;
   }
 
   /** Hands the current chunk to the writer now (and, every FLUSH_MS, by itself). */
   flush(): void {
-    if (this.chunk !== '') this.seal();
+    if (this.used > 0) this.seal();
     this.pump();
   }
 
@@ -87,20 +99,24 @@ export class AccessLog {
     clearInterval(this.timer);
     // A write stuck on a blocked pipe is waited for a second at most: shutdown must not hang on the log.
     for (let waited = 0; this.writing && waited < 1000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
-    if (this.chunk !== '') this.seal();
+    if (this.used > 0) this.seal();
     this.noteDropped();
-    for (const chunk of this.queue.splice(0)) this.writeNow(chunk);
+    for (const chunk of this.queue.splice(0)) this.writeNow(chunk.bytes);
   }
 
   private seal(): void {
-    if (this.queue.length < this.maxQueued) this.queue.push(this.chunk);
-    else this.dropped += this.chunk.split('\n').length - 1;
-    this.chunk = '';
+    if (this.queue.length < this.maxQueued) {
+      this.queue.push({ bytes: this.buffer.subarray(0, this.used), lines: this.lines });
+      this.buffer = Buffer.allocUnsafe(this.chunkBytes);
+    } else this.dropped += this.lines;
+    this.used = 0;
+    this.lines = 0;
   }
 
   private noteDropped(): void {
     if (this.dropped === 0) return;
-    this.queue.push(`{"time":"${new Date().toISOString()}","msg":"access log: ${this.dropped} lines dropped, the output did not keep up"}\n`);
+    const note = `{"time":"${new Date().toISOString()}","msg":"access log: ${this.dropped} lines dropped, the output did not keep up"}\n`;
+    this.queue.push({ bytes: Buffer.from(note, 'latin1'), lines: 1 });
     this.dropped = 0;
   }
 
@@ -112,12 +128,12 @@ export class AccessLog {
     }
     const chunk = this.queue.shift()!;
     if (typeof this.sink !== 'number') {
-      this.sink.write(chunk);
+      this.sink.write(chunk.bytes.toString('latin1'));
       this.pump();
       return;
     }
     this.writing = true;
-    write(this.sink, chunk, (error, written) => {
+    write(this.sink, chunk.bytes, (error, written) => {
       if (error !== null && error.code === 'EAGAIN') {
         // The output is full: the chunk goes first again, once the reader has had a moment.
         this.queue.unshift(chunk);
@@ -129,18 +145,18 @@ export class AccessLog {
       }
       this.writing = false;
       // A short write (a pipe with less room than the chunk) goes out again from where it stopped.
-      if (error === null && written < Buffer.byteLength(chunk)) this.queue.unshift(Buffer.from(chunk).subarray(written).toString());
+      if (error === null && written < chunk.bytes.length) this.queue.unshift({ bytes: chunk.bytes.subarray(written), lines: 0 });
       // Any other write error (stdout closed) loses that chunk; the server keeps serving.
       this.pump();
     });
   }
 
-  private writeNow(chunk: string): void {
+  private writeNow(bytes: Buffer): void {
     if (typeof this.sink !== 'number') {
-      this.sink.write(chunk);
+      this.sink.write(bytes.toString('latin1'));
       return;
     }
-    let rest = Buffer.from(chunk);
+    let rest = bytes;
     // At shutdown a full non-blocking pipe gets a second, in short sleeps, to take the rest.
     for (let waited = 0; rest.length > 0; ) {
       try {
