@@ -71,7 +71,13 @@ class Caller {
   constructor(
     private readonly request: IncomingMessage,
     private readonly trust: ProxyTrust,
+    private readonly sequence: number,
   ) {}
+
+  /** For log lines only (slow requests, errors): built when one is written, not on every answer. */
+  get id(): string {
+    return `direct-${this.sequence.toString(36)}`;
+  }
 
   get ip(): string {
     if (this.address === undefined) {
@@ -137,9 +143,9 @@ export function createDirectAnswers(options: DirectOptions): DirectAnswers {
     response.end(payload);
   }
 
-  function fail(response: ServerResponse, headers: AnswerHeaders, error: unknown, reqId: string): number {
+  function fail(response: ServerResponse, headers: AnswerHeaders, error: unknown, caller: Caller): number {
     const apiError = error instanceof ApiError ? error : errors.internal();
-    if (apiError.code === 500) log().error({ err: error, reqId }, 'internal error');
+    if (apiError.code === 500) log().error({ err: error, reqId: caller.id }, 'internal error');
     for (const [name, value] of Object.entries(apiError.headers)) headers.header(name, value);
     send(response, apiError.status, headers, JSON.stringify(envelopeOf(apiError)));
     return apiError.status;
@@ -167,30 +173,29 @@ export function createDirectAnswers(options: DirectOptions): DirectAnswers {
   }
 
   function respond(compiled: Compiled, body: string, caller: Caller, response: ServerResponse, started: number): void {
-    const reqId = `direct-${(++answeredCount).toString(36)}`;
     const headers = new AnswerHeaders();
     if (httpsPossible && caller.https) headers.header('strict-transport-security', HSTS);
-    const done = (status: number): void => observer.answered('POST', compiled.route.url, status, performance.now() - started, caller, reqId, log());
+    const done = (status: number): void => observer.answered('POST', compiled.route.url, status, performance.now() - started, caller, log());
     let raw: Record<string, unknown>;
     try {
       raw = parseJsonObject(body);
     } catch (error) {
       // As Fastify does after a body it could not parse: the connection is not trusted for another request.
       headers.header('connection', 'close');
-      done(fail(response, headers, error, reqId));
+      done(fail(response, headers, error, caller));
       return;
     }
     let result: unknown;
     try {
       result = run(compiled, raw, caller, headers);
     } catch (error) {
-      done(fail(response, headers, error, reqId));
+      done(fail(response, headers, error, caller));
       return;
     }
     if (result instanceof Promise) {
       result.then(
         (value: unknown) => done(succeed(response, headers, value)),
-        (error: unknown) => done(fail(response, headers, error, reqId)),
+        (error: unknown) => done(fail(response, headers, error, caller)),
       );
     } else done(succeed(response, headers, result));
   }
@@ -199,7 +204,7 @@ export function createDirectAnswers(options: DirectOptions): DirectAnswers {
     const compiled = byUrl.get(request.url ?? '');
     if (compiled === undefined || !isPlainJsonPost(request) || closing()) return false;
     const started = performance.now();
-    const caller = new Caller(request, trust);
+    const caller = new Caller(request, trust, ++answeredCount);
     let body = '';
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => {

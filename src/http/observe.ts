@@ -47,13 +47,19 @@ export interface WarnLog {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
+/** What an account of a request needs of it: a Fastify request, or a direct answer's caller (src/http/direct.ts). */
+export interface AnsweredRequest {
+  readonly ip: string;
+  readonly id: string;
+}
+
 export interface Observer {
   /** Give to Fastify as `logController`. */
   controller: LogController;
   /** Adds GET /metrics (when METRICS_TOKEN is set) and the access log's flush at close. */
   register(app: FastifyInstance, httpsPossible: boolean): void;
   /** The same account of a request answered without Fastify (src/http/direct.ts). */
-  answered(method: string, route: string, status: number, ms: number, from: { readonly ip: string }, reqId: string, log: WarnLog): void;
+  answered(method: string, route: string, status: number, ms: number, from: AnsweredRequest, log: WarnLog): void;
 }
 
 /**
@@ -66,15 +72,15 @@ export function createObserver(services: Pick<Services, 'config' | 'metrics'>, h
   const access = config.accessLog ? new AccessLog(options.accessLogStream ?? 1) : null;
   const recording = metrics.enabled;
 
-  /** `from.ip` is read only when the access log needs it: behind a proxy it walks X-Forwarded-For. */
-  function answered(method: string, route: string, status: number, ms: number, from: { readonly ip: string }, reqId: string, log: WarnLog): void {
+  /** `from.ip` and `from.id` are read only when a line needs them: behind a proxy the address walks X-Forwarded-For. */
+  function answered(method: string, route: string, status: number, ms: number, from: AnsweredRequest, log: WarnLog): void {
     if (recording) metrics.observeRequest(route, status, ms);
     if (access !== null) access.record({ method, route, status, ms, ip: from.ip });
-    if (ms >= slowMs) log.warn({ reqId, method, route, status, ms: Math.round(ms) }, 'slow request');
+    if (ms >= slowMs) log.warn({ reqId: from.id, method, route, status, ms: Math.round(ms) }, 'slow request');
   }
 
   function observe(request: FastifyRequest, reply: FastifyReply): void {
-    answered(request.method, routeOf(request), reply.statusCode, reply.elapsedTime, request, request.id, request.log);
+    answered(request.method, routeOf(request), reply.statusCode, reply.elapsedTime, request, request.log);
   }
 
   return {
