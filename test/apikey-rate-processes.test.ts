@@ -1,9 +1,9 @@
 // The per-key rate limit across processes (CONTRACT §12, issue 12): two real Tollgate processes sharing one
 // PostgreSQL and one Redis, 10 keep-alive connections each, all checking one key whose plan allows 100 calls per
 // second. The counters are local and meet in Redis in the background (src/modules/serviceapikey/key-rate.ts), so the
-// processes may together accept a little more than the limit: the README's "Per-key rate limits" documents how much
-// (documentedMaxPerWindow: 130 per window here); this test measures it and holds it to that. Refused calls are never
-// counted as uses.
+// processes may together accept a little more than the limit: README "How far the per-key rate limit can be
+// overshot" says how much (documentedMaxPerWindow: 110 per window here, however slow the round trip to Redis); this
+// test measures it and holds it to that. Refused calls are never counted as uses.
 // Runs where TEST_DATABASE_URL and TEST_REDIS_URL are set (CI's PostgreSQL pass).
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,7 +81,7 @@ describe.skipIf(PG === '' || REDIS === '')('per-key rate limit: 2 processes × 1
     // windows together accepted no more than the documented overshoot allows.
     expect(refused).toBeGreaterThan(0);
     expect(run.total).toBeGreaterThanOrEqual(run.leastWindows * LIMIT * 0.9);
-    expect(run.total).toBeLessThanOrEqual(run.mostWindows * documentedMaxPerWindow(LIMIT, 2, CONNECTIONS));
+    expect(run.total).toBeLessThanOrEqual(run.mostWindows * documentedMaxPerWindow(LIMIT, 2));
 
     // Refused calls are not uses: the usage is the accepted calls plus the warm-up ones.
     for (const peer of peers) await peer.stop();

@@ -6,15 +6,20 @@ import { createServer, connect, type Server, type Socket, type AddressInfo } fro
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hit } from '../src/http/counter-store.ts';
-import { BatchedCounterStore, type CounterBackend, type CounterBatchItem } from '../src/http/counter-sync.ts';
+import { BatchedCounterStore, CONFIRM_WAIT_MS, type CounterBackend, type CounterBatchItem } from '../src/http/counter-sync.ts';
+import { KeyRateLimiter } from '../src/modules/serviceapikey/key-rate.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 
-/** A shared store in memory that can be made unreachable. */
+/** A shared store in memory that can be made unreachable, slow, or stalled (never answering). */
 class FakeBackend implements CounterBackend {
   readonly totals = new Map<string, number>();
   down = false;
+  delayMs = 0;
+  /** While set, batches wait for it: the store stalls until the test resolves it. */
+  stall: Promise<void> | null = null;
   async addAll(items: readonly CounterBatchItem[]): Promise<Hit[]> {
-    await Promise.resolve();
+    await (this.delayMs > 0 ? new Promise((resolve) => setTimeout(resolve, this.delayMs)) : Promise.resolve());
+    if (this.stall !== null) await this.stall;
     if (this.down) throw new Error('unreachable');
     return items.map((item) => {
       const count = (this.totals.get(item.key) ?? 0) + item.add;
@@ -89,6 +94,85 @@ describe('BatchedCounterStore', () => {
       await store.sync();
       expect(backend.totals.get('k')).toBe(1);
     } finally {
+      await store.close();
+    }
+  });
+});
+
+const RATE = { limit: 100, window_seconds: 60 };
+
+/** One call of order 1's keys as the check makes it (service.ts `useThen`): wait while asked to, then count. */
+async function keyCall(limiter: KeyRateLimiter): Promise<boolean> {
+  for (;;) {
+    const wait = limiter.confirmation(1, RATE);
+    if (wait === null) return limiter.hit(1, RATE) === null;
+    await wait;
+  }
+}
+
+/** `connections` callers on each process, one call after another until `ms` have passed; accepted calls in all. */
+async function hammerKey(limiters: KeyRateLimiter[], connections: number, ms: number): Promise<number> {
+  const until = Date.now() + ms;
+  let accepted = 0;
+  const caller = async (limiter: KeyRateLimiter) => {
+    while (Date.now() < until) {
+      if (await keyCall(limiter)) accepted++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  await Promise.all(limiters.flatMap((limiter) => Array.from({ length: connections }, () => caller(limiter))));
+  return accepted;
+}
+
+describe('per-key rate limit over a slow shared store (key-rate.ts)', () => {
+  it('never holds more than a tenth of the limit unconfirmed: two processes accept at most limit + limit/10, however slow the round trip', async () => {
+    const backend = new FakeBackend();
+    backend.delayMs = 30;
+    const stores = [new BatchedCounterStore(backend, () => undefined, 60_000), new BatchedCounterStore(backend, () => undefined, 60_000)];
+    try {
+      const accepted = await hammerKey(stores.map((store) => new KeyRateLimiter(store)), 10, 600);
+      // Without the wait each process counts on during the 30 ms round trips: close to the limit each (checked).
+      expect(accepted).toBeGreaterThanOrEqual(RATE.limit);
+      expect(accepted).toBeLessThanOrEqual(RATE.limit + RATE.limit / 10);
+      await Promise.all(stores.map((store) => store.sync()));
+      expect(backend.totals.get('KEY_RATE:1')).toBe(accepted);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('does not wait while the shared store is unreachable, and stops waiting for one that stalls', async () => {
+    const backend = new FakeBackend();
+    const store = new BatchedCounterStore(backend, () => undefined, 60_000);
+    const limiter = new KeyRateLimiter(store);
+    let release = () => undefined as void;
+    try {
+      backend.down = true;
+      for (let i = 0; i < 10; i++) expect(await keyCall(limiter)).toBe(true);
+      await store.sync();
+      // Down (the last sync failed): every call is judged at once from the local count.
+      expect(limiter.confirmation(1, RATE)).toBeNull();
+      for (let i = 0; i < 20; i++) expect(await keyCall(limiter)).toBe(true);
+
+      backend.down = false;
+      // The first may be a batch already in flight to the unreachable store; the second then gets through.
+      await store.sync();
+      await store.sync();
+      expect(backend.totals.get('KEY_RATE:1')).toBe(30);
+      backend.stall = new Promise<void>((resolve) => (release = resolve));
+      for (let i = 0; i < 10; i++) expect(await keyCall(limiter)).toBe(true);
+      const started = Date.now();
+      // A tenth unconfirmed behind a sync that never answers: the call waits CONFIRM_WAIT_MS, then is judged here.
+      expect(await keyCall(limiter)).toBe(true);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(CONFIRM_WAIT_MS - 5);
+      expect(Date.now() - started).toBeLessThan(CONFIRM_WAIT_MS * 3);
+      expect(limiter.confirmation(1, RATE)).toBeNull();
+      // Refused without waiting once the local count reaches the limit.
+      for (let i = 0; i < 59; i++) expect(await keyCall(limiter)).toBe(true);
+      expect(await keyCall(limiter)).toBe(false);
+    } finally {
+      backend.stall = null;
+      release();
       await store.close();
     }
   });

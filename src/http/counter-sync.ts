@@ -14,6 +14,12 @@ import type { CounterStore, Hit } from './counter-store.ts';
 /** How often the hits are sent: "at least once a second", with room for a slow answer. */
 export const SYNC_MS = 200;
 
+/**
+ * How long a sync may take before calls waiting for its confirmation (`confirmation`) stop waiting and their process
+ * decides alone: a stalled shared store must not stall the checks.
+ */
+export const CONFIRM_WAIT_MS = 500;
+
 export interface CounterBatchItem {
   key: string;
   /** Hits to add. */
@@ -45,6 +51,9 @@ export class BatchedCounterStore implements CounterStore {
   private readonly dirty = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   private syncing: Promise<void> | null = null;
+  private syncStartedAt = 0;
+  /** What calls waiting for the sync in flight wait on: its end, or CONFIRM_WAIT_MS after it began. */
+  private settling: { of: Promise<void>; done: Promise<void> } | null = null;
   /** A sync was asked for (syncSoon) while one was in flight: start another as soon as it ends. */
   private again = false;
   private closed = false;
@@ -95,6 +104,31 @@ export class BatchedCounterStore implements CounterStore {
     else void this.sync();
   }
 
+  /**
+   * Null when another hit of `key` may be counted now; else a promise to wait on before asking again: at least `most`
+   * of its hits are unconfirmed (counted here, not yet answered by the backend) and its count is below `limit`.
+   * Null too while the backend is unreachable, or the sync in flight has taken CONFIRM_WAIT_MS: then this process
+   * decides alone, as it does for every other counter.
+   */
+  confirmation(key: string, most: number, limit: number): Promise<void> | null {
+    if (this.failing || this.closed) return null;
+    const slot = this.slots.get(key);
+    const now = Date.now();
+    if (slot === undefined || slot.resetAt <= now) return null;
+    const unconfirmed = slot.sending + slot.delta;
+    if (unconfirmed < most || slot.base + unconfirmed >= limit) return null;
+    if (this.syncing === null) void this.sync();
+    else if (now - this.syncStartedAt >= CONFIRM_WAIT_MS) return null;
+    else this.again = true;
+    const syncing = this.syncing;
+    if (syncing === null) return null;
+    if (this.settling?.of !== syncing) {
+      const stalled = new Promise<void>((resolve) => setTimeout(resolve, this.syncStartedAt + CONFIRM_WAIT_MS - now).unref());
+      this.settling = { of: syncing, done: Promise.race([syncing, stalled]) };
+    }
+    return this.settling.done;
+  }
+
   /** Sends the hits counted since the last sync; one batch at a time. */
   sync(): Promise<void> {
     if (this.syncing !== null || this.dirty.size === 0) return this.syncing ?? Promise.resolve();
@@ -111,6 +145,7 @@ export class BatchedCounterStore implements CounterStore {
       sent.push([key, slot]);
     }
     this.syncs++;
+    this.syncStartedAt = Date.now();
     this.syncing = this.backend
       .addAll(items)
       .then((hits) => {

@@ -1,9 +1,14 @@
 // Per-key rate limits (CONTRACT §12): `rate_limit {limit, window_seconds}` shared by an order's keys, decided on the
 // check path from a local counter (src/http/counter-sync.ts) with no database or Redis round trip per call. The
 // counters meet across processes every SYNC_MS, and sooner while a counter is climbing towards its limit: every
-// tenth of the limit counted here asks for a sync at once (in the background), so the other processes' view lags
-// by about a tenth of the limit plus one round trip rather than a whole sync interval. README "Per-key rate limits"
-// gives the overshoot this allows and the measured figures.
+// tenth of the limit counted here asks for a sync at once (in the background).
+//
+// That alone bounds nothing when the round trip is slow (a busy machine let two processes accept 180 calls in one
+// window of a limit of 100): a process counts on while its sync is in flight. So a process never holds more than a
+// tenth of the limit that the shared store has not confirmed: the call that would go past waits for the sync in
+// flight (`confirmation`), and per window the P processes accept at most limit + (P − 1) × ⌈limit / 10⌉, however slow
+// the round trip. A shared store that is unreachable, or stalls past CONFIRM_WAIT_MS, stops the waiting: each process
+// then decides alone (README "How far the per-key rate limit can be overshot").
 //
 // Refused calls are not counted: a process's window ends a moment after the shared one (its end is learnt from the
 // shared store's answer), and refused calls sent in that moment would open the next shared window already over the
@@ -17,10 +22,21 @@ export interface LocalCounterStore {
   get(key: string): Hit | null;
   /** Sends the counts now rather than at the next interval (absent where there is nobody to share with). */
   syncSoon?(): void;
+  /**
+   * Null when another hit of `key` may be counted now; else a promise to wait on first, because at least `most` of
+   * its hits here are not yet confirmed by the shared store while its count is below `limit` (absent where there is
+   * nobody to share with).
+   */
+  confirmation?(key: string, most: number, limit: number): Promise<void> | null;
 }
 
 /** How many eager syncs a counter asks for on its way to its limit. */
 const EAGER_SYNCS = 10;
+
+/** A tenth of the limit: a process asks for a sync each time it counts this many, and never holds more unconfirmed. */
+function tenthOf(limit: number): number {
+  return Math.max(1, Math.ceil(limit / EAGER_SYNCS));
+}
 
 export class KeyRateLimiter {
   constructor(private readonly store: LocalCounterStore) {}
@@ -31,8 +47,16 @@ export class KeyRateLimiter {
     const current = this.store.get(key);
     if (current !== null && current.count >= rate.limit) return Math.max(1, Math.ceil(current.resetMs / 1000));
     const hit = this.store.incr(key, rate.window_seconds * 1000);
-    const every = Math.max(1, Math.ceil(rate.limit / EAGER_SYNCS));
-    if (hit.count % every === 0) this.store.syncSoon?.();
+    if (hit.count % tenthOf(rate.limit) === 0) this.store.syncSoon?.();
     return null;
+  }
+
+  /**
+   * Null when a call of the order's keys may be judged now; else wait for this promise and ask again: this process
+   * holds a tenth of the limit that the shared store has not confirmed. The caller must call `hit` in the same
+   * synchronous step as the `confirmation` that returned null, or calls that waited together would all get through.
+   */
+  confirmation(orderId: number, rate: KeyRateLimit): Promise<void> | null {
+    return this.store.confirmation?.(`KEY_RATE:${orderId}`, tenthOf(rate.limit), rate.limit) ?? null;
   }
 }

@@ -409,6 +409,19 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     }
   }
 
+  /**
+   * `answer(entry, use(entry))`, at once unless the order's per-key rate limit asks this process to wait for the
+   * shared store's confirmation first (key-rate.ts). The wait ends with the judging in the same synchronous step as
+   * the `confirmation` that allowed it, and `answer` reads `retryAfter` in that step too.
+   */
+  function useThen<T>(entry: KeyEntry | null, now: number, clock: UsageClock, answer: (entry: KeyEntry | null, reason: Reason) => T): T | Promise<T> {
+    if (entry !== null && entry.rateLimit !== null) {
+      const wait = keyRates.confirmation(entry.orderId, entry.rateLimit);
+      if (wait !== null) return wait.then(() => useThen(entry, Date.now(), clock, answer));
+    }
+    return answer(entry, use(entry, now, clock));
+  }
+
   /** Judges the key and counts one use when valid. */
   function use(entry: KeyEntry | null, now: number, clock: UsageClock): Reason {
     if (entry === null) {
@@ -654,8 +667,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now);
-      if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
-      return use(found, now, clock) === 'VALID';
+      if (found instanceof Promise) return found.then((entry) => useThen(entry, Date.now(), clock, isValid));
+      return useThen(found, now, clock, isValid);
     },
 
     /** guest/serviceapikey/get_info: validity, custom parameters, reason and usage; counts one use when valid. */
@@ -663,9 +676,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now);
-      if (found instanceof Promise) return found.then((entry) => infoOf(entry, use(entry, Date.now(), clock)));
+      if (found instanceof Promise) return found.then((entry) => useThen(entry, Date.now(), clock, infoOf));
       if (found !== null && !watched(found) && now - found.usage.usedAt > USAGE_REFRESH_MS) refreshUsage(found);
-      return infoOf(found, use(found, now, clock));
+      return useThen(found, now, clock, infoOf);
     },
 
     // ---- verifiers (CONTRACT §11): failed lookups count against the end user's `ip`, never the app server ----
@@ -675,8 +688,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, reply, now);
-      if (found instanceof Promise) return found.then((entry) => use(entry, Date.now(), clock) === 'VALID');
-      return use(found, now, clock) === 'VALID';
+      if (found instanceof Promise) return found.then((entry) => useThen(entry, Date.now(), clock, isValid));
+      return useThen(found, now, clock, isValid);
     },
 
     /** admin/serviceapikey/get_info: the guest answer plus `order_id` and `key_id` (null for an unknown key). */
@@ -684,7 +697,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const entry = await resolve(key, ip, reply, now);
-      const info = infoOf(entry, use(entry, Date.now(), clock));
+      const info = await useThen(entry, Date.now(), clock, infoOf);
       return { ...info, order_id: entry?.orderId ?? null, key_id: entry?.id ?? null };
     },
 
@@ -937,6 +950,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       await channel.close();
     },
   };
+}
+
+/** The check's answer: true when the key was judged valid (and its use counted). */
+function isValid(_entry: unknown, reason: Reason): boolean {
+  return reason === 'VALID';
 }
 
 /**
