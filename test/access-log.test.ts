@@ -6,7 +6,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AccessLog, ATOMIC_CHUNK_BYTES, FLUSH_MS } from '../src/http/access-log.ts';
+import { AccessLog, ATOMIC_CHUNK_BYTES, FLUSH_MS, hundredths } from '../src/http/access-log.ts';
 
 class Chunks {
   readonly chunks: string[] = [];
@@ -38,8 +38,17 @@ describe('AccessLog', () => {
     const log = new AccessLog(sink);
     log.record({ ...LINE, ip: '1.2.3.4"}\n{"evil":true' });
     log.record({ ...LINE, ip: 'x'.repeat(10) });
+    // The writer remembers the last address it checked: a good one after a bad one, and back, are each judged anew.
+    log.record(LINE);
+    log.record({ ...LINE, ip: '1.2.3.4"}\n{"evil":true' });
+    log.record({ ...LINE, route: '/api/guest/"quoted"\\route' });
     await log.close();
-    expect(sink.lines().map((line) => line.ip)).toEqual(['-', '-']);
+    expect(sink.lines().map((line) => line.ip)).toEqual(['-', '-', '203.0.113.9', '-', '203.0.113.9']);
+    expect(sink.lines().at(-1)!.route).toBe('/api/guest/"quoted"\\route');
+  });
+
+  it('writes durations with two decimals, rounded', () => {
+    expect([0, 0.004, 0.005, 0.41234, 0.999, 1, 3.1, 12.345678, 999.995, 61_234.5].map(hundredths)).toEqual(['0.00', '0.00', '0.01', '0.41', '1.00', '1.00', '3.10', '12.35', '1000.00', '61234.50']);
   });
 
   it('hands out whole lines in chunks of at most 4096 bytes in a cluster worker, 64 KiB in a single process', async () => {

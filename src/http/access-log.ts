@@ -38,6 +38,16 @@ function safeAddress(ip: string): string {
   return /^[0-9A-Fa-f:.]{1,45}$/.test(ip) ? ip : '-';
 }
 
+/**
+ * Milliseconds to two decimals ("0.41", "12.05", "3.00"), from integers: turning a fraction into text costs V8 about
+ * as much as the rest of the line together, a whole number a fraction of that.
+ */
+export function hundredths(ms: number): string {
+  const total = Math.round(ms * 100);
+  const cents = total % 100;
+  return `${(total - cents) / 100}.${cents < 10 ? '0' : ''}${cents}`;
+}
+
 /** A sealed chunk: whole lines, and how many (counted as dropped if it cannot be queued). */
 interface Chunk {
   bytes: Buffer;
@@ -54,6 +64,11 @@ export class AccessLog {
   private dropped = 0;
   private lastMs = 0;
   private lastIso = '';
+  /** Route templates as JSON strings (a few hundred at most: the routes the server has). */
+  private readonly routeJson = new Map<string, string>();
+  /** The last address seen and its form in the line: a client's requests come one after another. */
+  private lastIp = '';
+  private lastSafeIp = '-';
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly maxQueued: number;
@@ -76,7 +91,16 @@ export class AccessLog {
       this.lastMs = now;
       this.lastIso = new Date(now).toISOString();
     }
-    const text = `{"time":"${this.lastIso}","method":"${line.method}","route":${JSON.stringify(line.route)},"status":${line.status},"ms":${Math.round(line.ms * 100) / 100},"ip":"${safeAddress(line.ip)}"}\n`;
+    let route = this.routeJson.get(line.route);
+    if (route === undefined) {
+      route = JSON.stringify(line.route);
+      this.routeJson.set(line.route, route);
+    }
+    if (line.ip !== this.lastIp) {
+      this.lastIp = line.ip;
+      this.lastSafeIp = safeAddress(line.ip);
+    }
+    const text = `{"time":"${this.lastIso}","method":"${line.method}","route":${route},"status":${line.status},"ms":${hundredths(line.ms)},"ip":"${this.lastSafeIp}"}\n`;
     // Every character is ASCII (see the top of this file): its length is its size in bytes.
     if (this.used + text.length > this.chunkBytes) this.seal();
     if (this.queue.length >= this.maxQueued) {
