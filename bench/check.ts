@@ -117,11 +117,15 @@ export async function runCheckBench(seconds = 5, rounds = 3, wanted: string[] = 
     };
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
-      for (const target of tollgates) {
+      // Each round starts one target further on, so that every target is measured first, second… equally often:
+      // a target's place in the round weighs on its figure (the last ones of a long round came out up to 20% lower).
+      const shift = round % tollgates.length;
+      for (const target of [...tollgates.slice(shift), ...tollgates.slice(0, shift)]) {
         const bareRun = await measure(bareTarget!);
         pairedBare.get(target.name)!.push(bareRun);
         const run = await measure(target);
-        line.push(`${bareRun.requestsPerSec}/${run.requestsPerSec}`);
+        // Printed in the targets' own order, whatever the order they ran in.
+        line[tollgates.indexOf(target)] = `${bareRun.requestsPerSec}/${run.requestsPerSec}`;
       }
       process.stdout.write(`  round ${round + 1}/${rounds} (bare/target): ${line.join('  ')} req/s\n`);
     }
@@ -163,10 +167,11 @@ function printRows(rows: CheckRow[], rounds: number, seconds: number): void {
   if (sqlite !== undefined) {
     const meets = sqlite.ratioToBare >= 0.75 && sqlite.medianP99 <= 2;
     process.stdout.write(`  target: SQLite check ≥ 75% of bare and p99 ≤ 2 ms → ${meets ? 'met' : 'MISSED'}\n`);
-    const limited = rows.find((row) => row.name === LABELS.ratelimit);
-    if (limited !== undefined) {
-      const share = limited.ratioToSqlite ?? 0;
-      process.stdout.write(`  target: per-key rate limit costs ≤ 5% (≥ 95% of the plain check) → ${(share * 100).toFixed(0)}%, ${share >= 0.95 ? 'met' : 'MISSED'}\n`);
+    for (const [variant, what] of [['ratelimit', 'per-key rate limit'], ['access', 'access log']] as const) {
+      const row = rows.find((candidate) => candidate.name === LABELS[variant]);
+      if (row === undefined) continue;
+      const share = row.ratioToSqlite ?? 0;
+      process.stdout.write(`  target: ${what} costs ≤ 5% (≥ 95% of the plain check) → ${(share * 100).toFixed(0)}%, ${share >= 0.95 ? 'met' : 'MISSED'}\n`);
     }
   }
 }
