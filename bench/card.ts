@@ -6,7 +6,7 @@
 // `npm start` starts it (bench/process.ts), in its own process on a SQLite file, with default settings except rate
 // limits off (ten customers check out far faster than CHECKOUT allows one person) and the Stripe settings; "Stripe" is
 // the local stand-in the tests use (test/helpers/stripe-server.ts), in this process; the load runs in a child
-// process. Port: BENCH_BASE_PORT (default 41600) + 91. Standalone: `npx tsx bench/card.ts`.
+// process. Port: BENCH_BASE_PORT (default 62600) + 91. Standalone: `npx tsx bench/card.ts`.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -14,8 +14,12 @@ export const ADMIN_TOKEN = 'benchAdminToken0123456789abcdefgh';
 /** The shared servers of this machine (HELPERS.md); override with BENCH_DATABASE_URL / BENCH_REDIS_URL. */
 export const PG_SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55500/postgres';
 export const REDIS_SERVER = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:56500';
-/** This benchmark's own port range (41600–41699). */
-export const BASE_PORT = Number(process.env.BENCH_BASE_PORT ?? 41600);
+/**
+ * This benchmark's own port range (62600–62699): above Linux's ephemeral ports (32768–60999). Inside them, a client
+ * polling a port nobody listens on yet can be given that very port as its own and connect to itself (TCP's
+ * simultaneous open), which then holds the port in TIME_WAIT for a minute: the server meant for it cannot start.
+ */
+export const BASE_PORT = Number(process.env.BENCH_BASE_PORT ?? 62600);
 
 export interface Running {
   name: string;

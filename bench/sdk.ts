@@ -4,7 +4,7 @@
 // verifier token made through the admin API (admin/staff/verifier_create). Then: uses counted by the server equal the
 // requests the guarded app answered (0 lost, 0 double), and how long a revocation made through the admin API takes to
 // be refused by the SDK, over 100 revocations. Targets: guarded ≥ 90% of bare; revocations refused within 1 s.
-// Ports: BENCH_BASE_PORT (default 41600) + 90 for the server. Standalone: `npm run bench -- sdk`.
+// Ports: BENCH_BASE_PORT (default 62600) + 90 for the server. Standalone: `npm run bench -- sdk`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { Tollgate } from '../packages/sdk/src/index.ts';
