@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Hit } from '../src/http/counter-store.ts';
+import { MemoryCounterStore, type Hit } from '../src/http/counter-store.ts';
 import { BatchedCounterStore, CONFIRM_WAIT_MS, type CounterBackend, type CounterBatchItem } from '../src/http/counter-sync.ts';
 import { KeyRateLimiter } from '../src/modules/serviceapikey/key-rate.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
@@ -138,6 +138,18 @@ describe('per-key rate limit over a slow shared store (key-rate.ts)', () => {
       expect(backend.totals.get('KEY_RATE:1')).toBe(accepted);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('keeps each order to its own counter when calls of several orders interleave', async () => {
+    const store = new MemoryCounterStore();
+    const limiter = new KeyRateLimiter(store);
+    const two = { limit: 2, window_seconds: 60 };
+    try {
+      const answers = [1, 2, 1, 2, 1, 2, 3].map((order) => limiter.hit(order, two) === null);
+      expect(answers).toEqual([true, true, true, true, false, false, true]);
+    } finally {
+      await store.close();
     }
   });
 

@@ -39,11 +39,23 @@ function tenthOf(limit: number): number {
 }
 
 export class KeyRateLimiter {
+  /** The last order's counter name: `confirmation` and `hit` of one call, and a busy key's calls, share one string. */
+  private lastOrderId = -1;
+  private lastKey = '';
+
   constructor(private readonly store: LocalCounterStore) {}
+
+  private keyOf(orderId: number): string {
+    if (orderId !== this.lastOrderId) {
+      this.lastOrderId = orderId;
+      this.lastKey = `KEY_RATE:${orderId}`;
+    }
+    return this.lastKey;
+  }
 
   /** Counts one call of the order's keys: null when allowed, else the seconds until the window ends. */
   hit(orderId: number, rate: KeyRateLimit): number | null {
-    const key = `KEY_RATE:${orderId}`;
+    const key = this.keyOf(orderId);
     const current = this.store.get(key);
     if (current !== null && current.count >= rate.limit) return Math.max(1, Math.ceil(current.resetMs / 1000));
     const hit = this.store.incr(key, rate.window_seconds * 1000);
@@ -57,6 +69,6 @@ export class KeyRateLimiter {
    * synchronous step as the `confirmation` that returned null, or calls that waited together would all get through.
    */
   confirmation(orderId: number, rate: KeyRateLimit): Promise<void> | null {
-    return this.store.confirmation?.(`KEY_RATE:${orderId}`, tenthOf(rate.limit), rate.limit) ?? null;
+    return this.store.confirmation?.(this.keyOf(orderId), tenthOf(rate.limit), rate.limit) ?? null;
   }
 }
