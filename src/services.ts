@@ -32,6 +32,7 @@ import { createPromoService, type PromoService } from './modules/product/promos.
 import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
 import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
+import { registerCounterSyncMetrics } from './http/counter-sync-metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/overage.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
@@ -162,6 +163,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   productTypes.register(createApiKeyProductType(apikeys));
   const metrics = createMetrics(config.metricsToken !== null);
   registerApiKeyMetrics(metrics, apikeys);
+  if (hotStore instanceof BatchedCounterStore) registerCounterSyncMetrics(metrics, hotStore);
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));

@@ -5,8 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryCounterStore, type Hit } from '../src/http/counter-store.ts';
-import { BatchedCounterStore, CONFIRM_WAIT_MS, type CounterBackend, type CounterBatchItem } from '../src/http/counter-sync.ts';
+import { MemoryCounterStore, RedisCounterStore, type Hit } from '../src/http/counter-store.ts';
+import { BatchedCounterStore, CONFIRM_WAIT_MS, RedisCounterBackend, type CounterBackend, type CounterBatchItem } from '../src/http/counter-sync.ts';
+import { COUNTER_COMMAND_TIMEOUT_MS } from '../src/http/redis-counters.ts';
 import { KeyRateLimiter } from '../src/modules/serviceapikey/key-rate.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
 
@@ -155,7 +156,8 @@ describe('per-key rate limit over a slow shared store (key-rate.ts)', () => {
 
   it('does not wait while the shared store is unreachable, and stops waiting for one that stalls', async () => {
     const backend = new FakeBackend();
-    const store = new BatchedCounterStore(backend, () => undefined, 60_000);
+    const warnings: string[] = [];
+    const store = new BatchedCounterStore(backend, (message) => warnings.push(message), 60_000);
     const limiter = new KeyRateLimiter(store);
     let release = () => undefined as void;
     try {
@@ -179,6 +181,9 @@ describe('per-key rate limit over a slow shared store (key-rate.ts)', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(CONFIRM_WAIT_MS - 5);
       expect(Date.now() - started).toBeLessThan(CONFIRM_WAIT_MS * 3);
       expect(limiter.confirmation(1, RATE)).toBeNull();
+      // Given up on once, and said so once, without a secret or a key in the line.
+      expect(store.givenUp).toBe(1);
+      expect(warnings.filter((line) => line.includes('has not answered'))).toHaveLength(1);
       // Refused without waiting once the local count reaches the limit.
       for (let i = 0; i < 59; i++) expect(await keyCall(limiter)).toBe(true);
       expect(await keyCall(limiter)).toBe(false);
@@ -190,10 +195,64 @@ describe('per-key rate limit over a slow shared store (key-rate.ts)', () => {
   });
 });
 
-/** A TCP proxy to Redis that the test can cut (every connection dropped, port closed) and restore. */
+describe('BatchedCounterStore: a process held up is not a store stalled', () => {
+  let server: Server;
+  let client: Socket;
+  let serverSide: Socket;
+  beforeAll(async () => {
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    serverSide = await accepted;
+  });
+  afterAll(async () => {
+    client.destroy();
+    serverSide.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('reads an answer that arrived while this process was busy before giving up on its sync', async () => {
+    // A backend whose answers come over a real socket, written by the test: the answer can be sitting in the
+    // socket, unread, while this process is busy.
+    let closing = false;
+    const backend: CounterBackend = {
+      addAll: (items) =>
+        closing
+          ? Promise.resolve(items.map((item) => ({ count: item.add, resetMs: 60_000 })))
+          : new Promise((resolve) => client.once('data', (data: Buffer) => resolve(JSON.parse(data.toString()) as Hit[]))),
+      close: async () => undefined,
+    };
+    const store = new BatchedCounterStore(backend, () => undefined, 60_000);
+    const limiter = new KeyRateLimiter(store);
+    try {
+      // A tenth of the limit counted here; the tenth call sent them to the shared store, and the next call waits.
+      for (let i = 0; i < 10; i++) expect(await keyCall(limiter)).toBe(true);
+      const waiting = keyCall(limiter);
+      // The store answers at once that the other processes have used the whole limit, but this process is busy
+      // past CONFIRM_WAIT_MS before it reads the answer (a descheduled process, a long garbage collection).
+      serverSide.write(JSON.stringify([{ count: RATE.limit, resetMs: 60_000 }]));
+      const busyUntil = Date.now() + CONFIRM_WAIT_MS + 100;
+      while (Date.now() < busyUntil);
+      // The answer is read before the waiting call is judged: refused, and the sync was never given up on. (Judged
+      // on the timer alone, the call decided alone and got through.)
+      expect(await waiting).toBe(false);
+      expect(store.givenUp).toBe(0);
+    } finally {
+      closing = true;
+      await store.close();
+    }
+  });
+});
+
+/**
+ * A TCP proxy to Redis that the test can cut (every connection dropped, port closed) and restore, or hold: Redis
+ * still gets every command, but its answers wait in the proxy, connections open, until `release`.
+ */
 class Proxy {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  private held: Array<() => void> | null = null;
   port = 0;
   constructor(private readonly target: URL) {}
   async start(): Promise<void> {
@@ -204,13 +263,27 @@ class Proxy {
         socket.on('close', () => this.sockets.delete(socket));
         socket.on('error', () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => {
+        if (this.held === null) client.write(chunk);
+        else this.held.push(() => client.write(chunk));
+      });
+      upstream.on('end', () => client.end());
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
   }
+  hold(): void {
+    this.held = [];
+  }
+  release(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const write of held) write();
+  }
   async cut(): Promise<void> {
+    this.held = null;
     const server = this.server;
     this.server = null;
     for (const socket of this.sockets) socket.destroy();
@@ -277,5 +350,70 @@ describe.runIf(REDIS !== '')('the key check while Redis goes away and comes back
     // Every check reached the shared counter (the last ones within one sync interval).
     await t.services.limiter.hotStore.close();
     expect(Number(await redis.get(`${prefix}API_KEY_CHECK:${ip}`))).toBe(total);
+  });
+});
+
+describe.runIf(REDIS !== '')('the rate-limit counters while Redis stops answering, connection open', () => {
+  let proxy: Proxy;
+  let redis: Redis;
+  const prefix = `test:stalled:${randomBytes(6).toString('hex')}:`;
+  beforeAll(async () => {
+    proxy = new Proxy(new URL(REDIS));
+    await proxy.start();
+    redis = new Redis(REDIS);
+  });
+  afterAll(async () => {
+    await proxy.cut();
+    await redis.quit();
+  });
+
+  it('a request counted in Redis is answered from the local count after COUNTER_COMMAND_TIMEOUT_MS instead of hanging', async () => {
+    const warnings: string[] = [];
+    const store = new RedisCounterStore(`redis://127.0.0.1:${proxy.port}`, prefix, (message) => warnings.push(message));
+    try {
+      await store.ready(5000);
+      expect(await store.incr('login', 60_000)).toMatchObject({ count: 1 });
+      proxy.hold();
+      const started = Date.now();
+      // Redis counts it (the command got through), but its answer never comes: the local count answers.
+      expect(await store.incr('login', 60_000)).toMatchObject({ count: 1 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(COUNTER_COMMAND_TIMEOUT_MS - 5);
+      expect(Date.now() - started).toBeLessThan(COUNTER_COMMAND_TIMEOUT_MS * 3);
+      expect(warnings).toEqual(['Redis is unreachable: rate limits are counted per process until it is back']);
+    } finally {
+      proxy.release();
+      await store.close();
+    }
+  });
+
+  it('a batch of the key check counters fails after COUNTER_COMMAND_TIMEOUT_MS, and its hits are sent again: counted at least once', async () => {
+    const warnings: string[] = [];
+    const store = new BatchedCounterStore(new RedisCounterBackend(`redis://127.0.0.1:${proxy.port}`, prefix), (message) => warnings.push(message), 60_000);
+    try {
+      await store.ready(5000);
+      for (let i = 0; i < 5; i++) store.incr('batch', 60_000);
+      await store.sync();
+      expect(store.get('batch')).toMatchObject({ count: 5 });
+      proxy.hold();
+      for (let i = 0; i < 3; i++) store.incr('batch', 60_000);
+      const started = Date.now();
+      await store.sync();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(COUNTER_COMMAND_TIMEOUT_MS - 5);
+      expect(store.failures).toBe(1);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('cannot be shared');
+      // Counting goes on locally meanwhile, nothing lost.
+      expect(store.incr('batch', 60_000)).toMatchObject({ count: 9 });
+      proxy.release();
+      await store.sync();
+      // Redis applied the batch it never answered, and got its hits again: a stalled Redis can count a batch twice
+      // (refusing sooner), never lose one (letting more through).
+      expect(Number(await redis.get(`${prefix}batch`))).toBe(12);
+      expect(store.get('batch')).toMatchObject({ count: 12 });
+      expect(warnings[1]).toBe('Rate-limit counters are shared again');
+    } finally {
+      proxy.release();
+      await store.close();
+    }
   });
 });

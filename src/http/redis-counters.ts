@@ -22,11 +22,25 @@ export interface CounterConnection {
 }
 
 /**
+ * How long a counter command may go unanswered before it fails and the caller counts locally. A Redis that stops
+ * answering without closing the connection (overloaded, paused, a network path that drops packets) would otherwise
+ * hold every request of a policy counted in Redis, and the check's counter batches, until the operating system gave
+ * up on the connection.
+ */
+export const COUNTER_COMMAND_TIMEOUT_MS = 1000;
+
+/**
  * A connection without an offline queue: while Redis is unreachable a command fails at once (and the caller counts
- * locally) rather than waiting for a reconnect. `onError` hears every connection error.
+ * locally) rather than waiting for a reconnect; an unanswered one fails after COUNTER_COMMAND_TIMEOUT_MS. `onError`
+ * hears every connection error.
  */
 export function connectCounters(url: string, onError: () => void): CounterConnection {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true });
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    commandTimeout: COUNTER_COMMAND_TIMEOUT_MS,
+  });
   redis.on('error', onError);
   redis.defineCommand('tollgateAdd', { numberOfKeys: 1, lua: ADD_SCRIPT });
   // defineCommand adds the method at run time; ioredis's types cannot know it.

@@ -6,9 +6,10 @@
 // That alone bounds nothing when the round trip is slow (a busy machine let two processes accept 180 calls in one
 // window of a limit of 100): a process counts on while its sync is in flight. So a process never holds more than a
 // tenth of the limit that the shared store has not confirmed: the call that would go past waits for the sync in
-// flight (`confirmation`), and per window the P processes accept at most limit + (P − 1) × ⌈limit / 10⌉, however slow
-// the round trip. A shared store that is unreachable, or stalls past CONFIRM_WAIT_MS, stops the waiting: each process
-// then decides alone (README "How far the per-key rate limit can be overshot").
+// flight (`confirmation`), and per window the P processes accept at most limit + P × ⌈limit / 10⌉ (one tenth less in
+// most windows), however slow the round trip. A shared store that is unreachable, or leaves a batch unanswered for
+// CONFIRM_WAIT_MS, stops the waiting: each process then decides alone (README "How far the per-key rate limit can be
+// overshot").
 //
 // Refused calls are not counted: a process's window ends a moment after the shared one (its end is learnt from the
 // shared store's answer), and refused calls sent in that moment would open the next shared window already over the
