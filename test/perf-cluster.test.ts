@@ -180,7 +180,9 @@ describe('WORKERS=2', () => {
     const order = (await admin(port, 'order/create', { client_id: client, product_id: product, activate: true })) as number;
     const limitedKey = ((await admin(port, 'serviceapikey/get', { order_id: order })) as { api_key: string }).api_key;
     for (let i = 0; i < 4; i++) await call(port, 'guest/serviceapikey/check', { key: limitedKey });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // The warm-up calls' window starts when they reach the primary, in the workers' next sync (SYNC_MS, later on a
+    // busy machine), and must be over before the run, or the run meets one window more than it allows for.
+    await new Promise((resolve) => setTimeout(resolve, 1000 + 1000));
     const started = Date.now();
     const until = started + 3000;
     const accepted: number[] = [];
@@ -196,7 +198,7 @@ describe('WORKERS=2', () => {
     const run = rateLimitRun(accepted, started, until - started);
     process.stdout.write(`per-key rate limit, WORKERS=2, 10 connections, limit ${limit}/1 s: accepted ${run.total} (per second ${JSON.stringify(run.perSecond)}), refused ${refused}\n`);
     // The load was above the limit; every complete window reached it; no more over it than documented (a tenth of
-    // the limit per other worker: 11 per window here).
+    // the limit per worker: 12 per window here; 11 measured while neither worker is held up).
     expect(refused).toBeGreaterThan(0);
     expect(run.total).toBeGreaterThanOrEqual(run.leastWindows * limit * 0.9);
     expect(run.total).toBeLessThanOrEqual(run.mostWindows * documentedMaxPerWindow(limit, 2));
