@@ -2,10 +2,10 @@
 // out within FLUSH_MS on a quiet server, forged addresses neutralised, and a blocked output that costs dropped lines
 // (counted and reported) instead of memory or waiting requests.
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AccessLog, ATOMIC_CHUNK_BYTES, FLUSH_MS, hundredths } from '../src/http/access-log.ts';
 
 class Chunks {
@@ -130,6 +130,34 @@ describe('AccessLog', () => {
       expect(written + dropped).toBe(total);
     } finally {
       closeSync(reader);
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fills written chunk buffers again, and no line is overwritten, lost or written twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'access-log-'));
+    const file = join(dir, 'access.log');
+    const fd = openSync(file, 'w');
+    const allocations = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      const log = new AccessLog(fd, ATOMIC_CHUNK_BYTES);
+      const total = 6000;
+      // As under load: a chunk fills (about 34 lines here) while the one before it is written.
+      for (let i = 0; i < total; i++) {
+        log.record({ ...LINE, status: 200 + (i % 300), ms: i / 100 });
+        if (i % 30 === 29) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await log.close();
+      const chunkBuffers = allocations.mock.calls.filter(([size]) => size === ATOMIC_CHUNK_BYTES).length;
+      const lines = readFileSync(file, 'latin1').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { ms: number; status: number });
+      expect(lines.map((line) => Math.round(line.ms * 100))).toEqual(Array.from({ length: total }, (_, i) => i));
+      expect(lines.every((line, i) => line.status === 200 + (i % 300))).toBe(true);
+      // Some 170 chunks went out through a handful of buffers.
+      expect(statSync(file).size / ATOMIC_CHUNK_BYTES).toBeGreaterThan(150);
+      expect(chunkBuffers).toBeLessThanOrEqual(1 + 2 + 2);
+    } finally {
+      allocations.mockRestore();
       closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
     }
