@@ -14,6 +14,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   connections?: number;
   seconds?: number;
+  /** Requests per second to send in all (autocannon -R); unset: as fast as the server answers. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -29,6 +31,7 @@ export interface LoadResult {
 
 export function runLoad(name: string, options: LoadOptions): Promise<LoadResult> {
   const args = [AUTOCANNON, '--json', '-c', String(options.connections ?? 10), '-d', String(options.seconds ?? 5)];
+  if (options.rate !== undefined) args.push('-R', String(options.rate));
   if (options.method !== undefined) args.push('-m', options.method);
   if (options.body !== undefined) args.push('-b', options.body);
   for (const [key, value] of Object.entries(options.headers ?? {})) args.push('-H', `${key}=${value}`);

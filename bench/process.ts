@@ -1,9 +1,9 @@
 // Servers under test as users run them: Tollgate started exactly as `npm start` starts it (the package.json
 // "start" script, through a shell with node_modules/.bin on PATH, as npm does), in its own process with a temp
 // DATA_DIR and default settings except what a variant names; the bare baseline in its own plain-node process.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,7 @@ async function portReleased(url: string, timeoutMs = 10_000): Promise<void> {
   }
 }
 
-function track(name: string, url: string, child: ChildProcess, started: number, cleanup: () => Promise<void> = async () => {}): Promise<Running> {
+function track(name: string, url: string, child: ChildProcess, started: number, cleanup: () => Promise<void> = async () => {}, stdoutFile?: string): Promise<Running> {
   // The last few chunks of output, for the error of a server that fails to start. Kept as they come, decoded only
   // then: under ACCESS_LOG=true the server writes megabytes a second, and decoding them all would load the machine
   // the benchmark measures on (the reader only takes the chunks).
@@ -70,7 +70,10 @@ function track(name: string, url: string, child: ChildProcess, started: number, 
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const output = (): string => Buffer.concat(tail).toString().slice(-4000);
+  const output = (): string => {
+    const written = stdoutFile === undefined ? '' : readFileSync(stdoutFile, 'utf8').slice(-4000);
+    return `${written}${Buffer.concat(tail).toString()}`.slice(-4000);
+  };
   return waitForAnswer(url, child, 60_000).then(
     () => ({
       name,
@@ -94,8 +97,9 @@ function track(name: string, url: string, child: ChildProcess, started: number, 
     }),
     async (error: unknown) => {
       if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+      const said = output();
       await cleanup();
-      throw new Error(`${String(error)}\n${output()}`);
+      throw new Error(`${String(error)}\n${said}`);
     },
   );
 }
@@ -147,16 +151,29 @@ export async function startTollgate(
     ...env,
   };
   const started = Date.now();
+  // Standard output to a file, as `npm start >> tollgate.log` would: read through a pipe, the ACCESS_LOG=true lines
+  // (megabytes a second) would load this process, on the two cores the benchmark measures the server on.
+  const stdoutFile = join(dataDir, 'stdout.log');
+  const stdout = openSync(stdoutFile, 'a');
+  const stdio: StdioOptions = ['ignore', stdout, 'pipe'];
   // `viaNpm`: through the npm CLI itself (what a user types, npm's own start-up included); otherwise the script
   // exactly as npm would run it, without npm's start-up (the load benchmarks need the server, not npm).
   const child =
     options.viaNpm === true
-      ? spawn('npm', ['start', '--silent'], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn('sh', ['-c', START_SCRIPT], { cwd: ROOT, env: childEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  return track(name, `http://127.0.0.1:${port}`, child, started, async () => {
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+      ? spawn('npm', ['start', '--silent'], { cwd: ROOT, env: childEnv, detached: true, stdio })
+      : spawn('sh', ['-c', START_SCRIPT], { cwd: ROOT, env: childEnv, detached: true, stdio });
+  closeSync(stdout);
+  return track(
+    name,
+    `http://127.0.0.1:${port}`,
+    child,
+    started,
+    async () => {
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    stdoutFile,
+  );
 }
 
 /** The bare Fastify POST + Map baseline, in plain node. */

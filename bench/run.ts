@@ -19,7 +19,13 @@ const suites: Record<string, () => Promise<unknown>> = {
     await runColdStartBench(Number(process.env.BENCH_STARTS ?? 3), false);
   },
   search: () => runSearchBench(Number(process.env.BENCH_ROWS ?? 1_000_000), process.env.BENCH_DATABASES?.split(',') ?? ['sqlite', 'pg']),
-  check: () => runCheckBench(Number(process.env.BENCH_SECONDS ?? 5), Number(process.env.BENCH_ROUNDS ?? 3), process.env.BENCH_VARIANTS?.split(',')),
+  check: () =>
+    runCheckBench(
+      Number(process.env.BENCH_SECONDS ?? 5),
+      Number(process.env.BENCH_ROUNDS ?? 3),
+      process.env.BENCH_VARIANTS?.split(','),
+      process.env.BENCH_RATE === undefined ? undefined : Number(process.env.BENCH_RATE),
+    ),
   sdk: () => runSdkBench(),
 };
 
