@@ -135,8 +135,8 @@ export class BatchedCounterStore implements CounterStore {
    * Resolves CONFIRM_WAIT_MS after `syncing` began, giving it up if it is still in flight. It gives up only after one
    * more turn of the event loop (setImmediate after the timer): when this process was itself held up (descheduled on
    * a busy machine, a long garbage collection), the timer fires before the answer already waiting on the socket is
-   * read, and the process, not the store, was slow. Judged on the timer alone, every call waiting then would decide
-   * alone, and CI saw one window of a limit of 100 accept 149 across two processes.
+   * read, and the process, not the store, was slow. Judged on the timer alone, every call waiting then decided alone
+   * (test/perf-counters.test.ts, "a process held up is not a store stalled").
    */
   private giveUpAfter(syncing: Promise<void>): Promise<void> {
     return new Promise((resolve) => {
