@@ -75,7 +75,7 @@ export function createObserver(services: Pick<Services, 'config' | 'metrics'>, h
   /** `from.ip` and `from.id` are read only when a line needs them: behind a proxy the address walks X-Forwarded-For. */
   function answered(method: string, route: string, status: number, ms: number, from: AnsweredRequest, log: WarnLog): void {
     if (recording) metrics.observeRequest(route, status, ms);
-    if (access !== null) access.record({ method, route, status, ms, ip: from.ip });
+    if (access !== null) access.record(method, route, status, ms, from.ip);
     if (ms >= slowMs) log.warn({ reqId: from.id, method, route, status, ms: Math.round(ms) }, 'slow request');
   }
 
