@@ -59,7 +59,15 @@ async function portReleased(url: string, timeoutMs = 10_000): Promise<void> {
   }
 }
 
-function track(name: string, url: string, child: ChildProcess, started: number, cleanup: () => Promise<void> = async () => {}, stdoutFile?: string): Promise<Running> {
+function track(
+  name: string,
+  url: string,
+  child: ChildProcess,
+  started: number,
+  cleanup: () => Promise<void> = async () => {},
+  stdoutFile?: string,
+  startTimeoutMs = 60_000,
+): Promise<Running> {
   // The last few chunks of output, for the error of a server that fails to start. Kept as they come, decoded only
   // then: under ACCESS_LOG=true the server writes megabytes a second, and decoding them all would load the machine
   // the benchmark measures on (the reader only takes the chunks).
@@ -74,7 +82,7 @@ function track(name: string, url: string, child: ChildProcess, started: number, 
     const written = stdoutFile === undefined ? '' : readFileSync(stdoutFile, 'utf8').slice(-4000);
     return `${written}${Buffer.concat(tail).toString()}`.slice(-4000);
   };
-  return waitForAnswer(url, child, 60_000).then(
+  return waitForAnswer(url, child, startTimeoutMs).then(
     () => ({
       name,
       url,
@@ -132,7 +140,15 @@ export async function startTollgate(
   name: string,
   port: number,
   env: Record<string, string> = {},
-  options: { postgres?: boolean; viaNpm?: boolean } = {},
+  options: {
+    postgres?: boolean;
+    viaNpm?: boolean;
+    /**
+     * A command the start script runs under (valgrind and its options, for `bench/instructions.ts`): the script's own
+     * command, `node scripts/start.mjs`, is then run as `<wrapper…> node scripts/start.mjs`, with no shell between.
+     */
+    wrapper?: string[];
+  } = {},
 ): Promise<Running> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const database = options.postgres === true ? await freshPostgres() : null;
@@ -158,10 +174,9 @@ export async function startTollgate(
   const stdio: StdioOptions = ['ignore', stdout, 'pipe'];
   // `viaNpm`: through the npm CLI itself (what a user types, npm's own start-up included); otherwise the script
   // exactly as npm would run it, without npm's start-up (the load benchmarks need the server, not npm).
-  const child =
-    options.viaNpm === true
-      ? spawn('npm', ['start', '--silent'], { cwd: ROOT, env: childEnv, detached: true, stdio })
-      : spawn('sh', ['-c', START_SCRIPT], { cwd: ROOT, env: childEnv, detached: true, stdio });
+  const [command, ...args] =
+    options.viaNpm === true ? ['npm', 'start', '--silent'] : options.wrapper !== undefined ? [...options.wrapper, ...startCommand()] : ['sh', '-c', START_SCRIPT];
+  const child = spawn(command!, args, { cwd: ROOT, env: childEnv, detached: true, stdio });
   closeSync(stdout);
   return track(
     name,
@@ -173,7 +188,15 @@ export async function startTollgate(
       rmSync(dataDir, { recursive: true, force: true });
     },
     stdoutFile,
+    // Under valgrind node starts some fifty times slower.
+    options.wrapper === undefined ? 60_000 : 300_000,
   );
+}
+
+/** The start script as a command and its arguments: it is one plain command (`node scripts/start.mjs`). */
+function startCommand(): string[] {
+  if (!/^node [\w./-]+$/.test(START_SCRIPT)) throw new Error(`the start script is not one plain node command: ${START_SCRIPT}`);
+  return START_SCRIPT.split(' ');
 }
 
 /** The bare Fastify POST + Map baseline, in plain node. */

@@ -1,9 +1,10 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
-// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot) runs one; BENCH_* variables tune them (see README).
+// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions) runs one; BENCH_* variables tune them (see README).
 import { runCardBench } from './card.ts';
 import { runCheckBench } from './check.ts';
 import { runColdStartBench } from './coldstart.ts';
 import { runCoreBench } from './core.ts';
+import { runInstructionsBench } from './instructions.ts';
 import { runOvershootBench } from './overshoot.ts';
 import { runSearchBench } from './search.ts';
 import { runSellingBench } from './selling.ts';
@@ -27,6 +28,13 @@ const suites: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_RATE === undefined ? undefined : Number(process.env.BENCH_RATE),
     ),
   sdk: () => runSdkBench(),
+  instructions: () =>
+    runInstructionsBench(
+      Number(process.env.BENCH_ROUNDS ?? 3),
+      process.env.BENCH_VARIANTS?.split(','),
+      Number(process.env.BENCH_WARM ?? 4000),
+      Number(process.env.BENCH_CHECKS ?? 10_000),
+    ),
 };
 
 const wanted = process.argv.slice(2);
