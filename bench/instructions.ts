@@ -66,10 +66,10 @@ function dumpedInstructions(dir: string): number {
   return total;
 }
 
-async function countOne(variant: string, port: number, warm: number, checks: number): Promise<number> {
+async function countOne(variant: (typeof VARIANTS)[number], port: number, warm: number, checks: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-callgrind-'));
-  const env = { RATE_LIMIT_API_KEY_CHECK: '1000000000/60', ...VARIANTS.find((candidate) => candidate.name === variant)!.env };
-  const server = await startTollgate(variant, port, env, { wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all', `--callgrind-out-file=${join(dir, 'callgrind.%p')}`] });
+  const env = { RATE_LIMIT_API_KEY_CHECK: '1000000000/60', ...variant.env };
+  const server = await startTollgate(variant.name, port, env, { wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all', `--callgrind-out-file=${join(dir, 'callgrind.%p')}`] });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   try {
     const key = await issueKey(server);
@@ -98,18 +98,19 @@ export async function runInstructionsBench(rounds = 3, wanted = ['sqlite', 'acce
     process.stdout.write('  valgrind is not installed (apt-get install valgrind): nothing counted\n');
     return counts;
   }
-  for (const name of wanted) {
+  const variants = wanted.map((name) => {
     const variant = VARIANTS.find((candidate) => candidate.name === name);
     if (variant === undefined || variant.postgres === true || variant.keyConfig !== undefined) throw new Error(`not a variant this benchmark runs: ${name}`);
-  }
+    return variant;
+  });
   process.stdout.write(`\nAPI key check under callgrind: instructions per check, ${checks} checks after ${warm} warm-up checks, ${CONNECTIONS} connections\n`);
   for (let round = 0; round < rounds; round++) {
     const line: string[] = [];
     // Alternating which goes first.
-    for (const name of round % 2 === 0 ? wanted : wanted.toReversed()) {
-      const perCheck = await countOne(name, BASE_PORT + 50, warm, checks);
-      counts.get(name)!.push(perCheck);
-      line.push(`${name} ${Math.round(perCheck)}`);
+    for (const variant of round % 2 === 0 ? variants : variants.toReversed()) {
+      const perCheck = await countOne(variant, BASE_PORT + 50, warm, checks);
+      counts.get(variant.name)!.push(perCheck);
+      line.push(`${variant.name} ${Math.round(perCheck)}`);
     }
     process.stdout.write(`  round ${round + 1}/${rounds}: ${line.join('  ')}\n`);
   }
