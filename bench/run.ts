@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
-// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions) runs one; BENCH_* variables tune them (see README).
+// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions) runs one; BENCH_* variables tune them (see docs/benchmarks.md).
 import { runCardBench } from './card.ts';
 import { runCheckBench } from './check.ts';
 import { runColdStartBench } from './coldstart.ts';

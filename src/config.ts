@@ -141,7 +141,7 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 }
 
 /**
- * A number is a hop count (README): `1` trusts only the nearest proxy, so the caller is the right-most
+ * A number is a hop count (docs/configuration.md): `1` trusts only the nearest proxy, so the caller is the right-most
  * X-Forwarded-For entry and whatever a client wrote to the left of it is ignored. Reading `1` as `true` (trust every
  * hop) would let any client choose its own address and dodge every per-IP limit. `0` trusts nothing; `true` trusts
  * every hop; anything else is a list of addresses/CIDRs ("10.0.0.0/8,127.0.0.1").

@@ -1,6 +1,7 @@
 // Process entry: read config, open and migrate the database, create the first admin if needed, serve.
 import { buildApp } from './app.ts';
 import { bootstrap, ensureFirstAdmin } from './bootstrap.ts';
+import { firstAdminNotice } from './first-admin-notice.ts';
 import { isClusterPrimary, runPrimary, runsBackgroundTasks } from './cluster/primary.ts';
 import { loadConfig } from './config.ts';
 import type { Services } from './services.ts';
@@ -40,11 +41,9 @@ async function printFirstAdmin(ready: Services): Promise<void> {
   const firstAdmin = await ensureFirstAdmin(ready);
   if (firstAdmin === null) return;
   // Printed once, to the operator's console, on the very first start only.
-  const lines = [
-    'Created the first administrator:',
-    `  e-mail:    ${firstAdmin.email}`,
-    ...(firstAdmin.password !== null ? [`  password:  ${firstAdmin.password}`] : []),
-    ...(ready.config.admin.apiToken === null ? [`  API token: ${firstAdmin.apiToken}`] : []),
-  ];
+  const lines = firstAdminNotice(firstAdmin, {
+    publicUrl: ready.config.publicUrl,
+    apiTokenGiven: ready.config.admin.apiToken !== null,
+  });
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -1,8 +1,8 @@
-// The README's walkthroughs run verbatim on a fresh install, in order, from an empty database: every ```sh block is
-// run by bash, as a reader would paste it, against Tollgate started the way `npm start` starts it (its own process,
+// The README's walkthroughs, and the docs/ pages that continue them, run verbatim on a fresh install, in order, from an
+// empty database: every ```sh block of WALKTHROUGH_FILES is run by bash, as a reader would paste it, against Tollgate started the way `npm start` starts it (its own process,
 // default settings, a SQLite file in a temporary data directory, a real socket), with curl and jq. The rule that
 // says which blocks run and how their output comments are read is at the top of test/helpers/readme-blocks.ts and
-// in the README's "Development" section.
+// in docs/development.md ("The shell blocks run").
 //
 // The server always uses SQLite, also when TEST_DATABASE_URL is set: this test is about the README, and the
 // walkthroughs promise nothing that depends on the database.
@@ -16,10 +16,13 @@ import {
   checkOutput,
   instrument,
   jsonValues,
+  markdownFiles,
   OUTPUT_MARK,
   shellBlocks,
   unexpectedError,
-  type ShellBlock,
+  walkthroughBlocks,
+  WALKTHROUGH_FILES,
+  type FileShellBlock,
 } from './helpers/readme-blocks.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -69,8 +72,8 @@ function runBash(script: string, cwd: string, env: Record<string, string>): Prom
   });
 }
 
-function describeBlock(block: ShellBlock): string {
-  return `README.md line ${block.line} (section "${block.section}")`;
+function describeBlock(block: FileShellBlock): string {
+  return `${block.file} line ${block.line} (section "${block.section}")`;
 }
 
 describe('the block rule', () => {
@@ -115,7 +118,7 @@ describe('the block rule', () => {
 });
 
 describe('README walkthroughs', () => {
-  const blocks = shellBlocks(README);
+  const blocks = walkthroughBlocks(ROOT);
   let dir: string;
   let child: ChildProcess;
   let base = '';
@@ -178,7 +181,26 @@ describe('README walkthroughs', () => {
     }
   });
 
-  it('runs every sh block in order against a fresh server, with the outputs the README shows', async () => {
+  it('runs the sh blocks of every document that has them: each is in WALKTHROUGH_FILES', () => {
+    // A document moved or added with runnable blocks must not be skipped silently: list it in WALKTHROUGH_FILES.
+    const withBlocks = markdownFiles(ROOT).filter((file) => shellBlocks(readFileSync(join(ROOT, file), 'utf8')).length > 0);
+    expect(WALKTHROUGH_FILES.toSorted()).toEqual(withBlocks.toSorted());
+    expect(blocks.length).toBe(
+      WALKTHROUGH_FILES.reduce((sum, file) => sum + shellBlocks(readFileSync(join(ROOT, file), 'utf8')).length, 0),
+    );
+  });
+
+  it('the first start prints the admin URL next to the credentials, as the README says', () => {
+    // PUBLIC_URL is unset here, so it defaults to http://localhost:<PORT>, which is `base`.
+    const notice = /Created the first administrator:\n {2}e-mail: +(\S+)\n {2}password: +\S+\n {2}API token: +\S+\n {2}admin URL: (\S+)\n/.exec(
+      serverOutput,
+    );
+    expect(notice, serverOutput).not.toBe(null);
+    expect(notice?.[2]).toBe(`${base}/admin`);
+    expect(README).toContain('admin URL: http://localhost:8080/admin');
+  });
+
+  it('runs every sh block in order against a fresh server, with the outputs the documents show', async () => {
     const work = join(dir, 'reader');
     mkdirSync(work);
     const instrumented = blocks.map((block) => instrument(block.text));

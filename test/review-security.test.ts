@@ -148,7 +148,7 @@ describe('review: literal search (LIKE wildcards typed by staff)', () => {
   };
 
   it('client search: % and _ match only themselves', async () => {
-    // One or two characters match the start of a field (README): nothing starts with % or _.
+    // One or two characters match the start of a field (docs/lists-and-search.md): nothing starts with % or _.
     expect(await names({ search: '%' })).toEqual([]);
     expect(await names({ search: '_' })).toEqual([]);
     expect(await names({ search: '5%' })).toEqual([]);

@@ -190,11 +190,15 @@ describe('card payments through Stripe', () => {
       const { t, stripe } = stand;
       const bought = await purchase(t, plan);
       const [, succeeded] = await payByCard(stand, bought.hash);
+      const paidOrder = (await t.admin('order/get', { id: bought.orderId })).result;
       expect((await t.admin('invoice/refund', { id: bought.invoiceId })).result).toBe(true);
       const request = stripe.requestsTo('POST', '/v1/refunds').at(-1)!;
       expect(request.body).toEqual({ payment_intent: succeeded!.data.object.id, amount: '1000' });
       expect(request.idempotencyKey).toBe(`tollgate-refund-${bought.invoiceId}-0-1000`);
       expect((await t.admin('invoice/get', { id: bought.invoiceId })).result.status).toBe('refunded');
+      // A full refund stops nothing (docs/selling.md, "Refunds"): the order stays active until it expires.
+      const refundedOrder = (await t.admin('order/get', { id: bought.orderId })).result;
+      expect([refundedOrder.status, refundedOrder.expires_at]).toEqual(['active', paidOrder.expires_at]);
       expect((await deliver(stand, stripe.events.at(-1)!)).status).toBe(200);
       expect((await transactionsOf(t, bought.invoiceId)).map((row) => [row.type, row.status, row.amount, row.gateway])).toEqual([
         ['payment', 'processed', 1000, 'stripe'],

@@ -6,7 +6,7 @@
 // The price is overshoot: a process does not see the other processes' hits of the last sync interval, so a client
 // spreading calls over P processes can get through up to (P − 1) × (its calls per process in one interval) more than
 // the limit, and a counter's first hit in a process is judged before that process has heard the shared total. The
-// README's "Rate limits and several processes" gives measured figures. While the backend is unreachable the local
+// measured figures are in docs/deployment.md ("The key check without a round trip"). While the backend is unreachable the local
 // counts keep deciding (per process) and are kept; they are added to the shared count once it answers again.
 import { connectCounters, type CounterConnection } from './redis-counters.ts';
 import type { CounterStore, Hit } from './counter-store.ts';

@@ -8,7 +8,7 @@
 //
 // Why: Fastify's own per-request work (routing, request and reply objects, the content-type parser's async resource,
 // the hook chain, serialisation) was as large as everything the check itself does; the check served this way costs
-// less CPU than a bare Fastify route (README "Benchmarks").
+// less CPU than a bare Fastify route (docs/benchmarks.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Static, TObject } from '@sinclair/typebox';

@@ -1,9 +1,11 @@
-// The README's runnable shell blocks and the outputs they promise, for test/readme-walkthrough.test.ts.
+// The runnable shell blocks of the README and of the docs/ files that continue its walkthroughs, and the outputs
+// they promise, for test/readme-walkthrough.test.ts.
 //
-// The rule (stated in the README's "Development" section too):
-// - A fenced block whose info string is exactly `sh` runs, in README order, in one bash session (`set -eo pipefail`)
-//   against a fresh server, with `TOLLGATE` (the base URL) and `ADMIN_TOKEN` (the first administrator's API token)
-//   set. Any other fence (`shell`, `text`, `ts`, `yaml`, none) is shown only.
+// The rule (stated in docs/development.md, "The shell blocks run", too):
+// - A fenced block whose info string is exactly `sh` runs, file by file in WALKTHROUGH_FILES order and in each file's
+//   order, in one bash session (`set -eo pipefail`) against a fresh server, with `TOLLGATE` (the base URL) and
+//   `ADMIN_TOKEN` (the first administrator's API token) set. Any other fence (`shell`, `text`, `ts`, `yaml`, none) is
+//   shown only.
 // - Inside an `sh` block, `#` lines that follow a command directly (no blank line between) show that command's
 //   output; a `#` line after a blank line is prose. Output comments are JSON in which `…` (or `...`) stands for
 //   "anything here": as a value, as an array element or object entry ("more of them"), or inside a string (a
@@ -12,12 +14,42 @@
 //   the first line of an output comment is the status line of `curl -i`.
 // - A command whose output has no comment may print anything but an error envelope.
 
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The files whose `sh` blocks run, in the order they run. A later file may use what an earlier one set (the docs'
+ * examples continue the README's walkthroughs), so a new file goes after the ones whose variables it uses.
+ */
+export const WALKTHROUGH_FILES = ['README.md', 'docs/selling.md', 'docs/pricing-by-use.md'] as const;
+
+/** README.md and every docs/*.md, relative to the repository root: where runnable blocks may live. */
+export function markdownFiles(root: string): string[] {
+  const docs = readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .toSorted()
+    .map((name) => `docs/${name}`);
+  return ['README.md', ...docs];
+}
+
 export interface ShellBlock {
   /** 1-based line of the opening fence. */
   line: number;
   /** The nearest heading above the block. */
   section: string;
   text: string;
+}
+
+/** A block and the file (relative to the repository root) it comes from. */
+export interface FileShellBlock extends ShellBlock {
+  file: string;
+}
+
+/** Every `sh` block of WALKTHROUGH_FILES, in the order they run. */
+export function walkthroughBlocks(root: string): FileShellBlock[] {
+  return WALKTHROUGH_FILES.flatMap((file) =>
+    shellBlocks(readFileSync(join(root, file), 'utf8')).map((block) => ({ ...block, file })),
+  );
 }
 
 /** Every fenced ```sh block of a Markdown text, in order. */

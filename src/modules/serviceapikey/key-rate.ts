@@ -8,8 +8,8 @@
 // tenth of the limit that the shared store has not confirmed: the call that would go past waits for the sync in
 // flight (`confirmation`), and per window the P processes accept at most limit + P × ⌈limit / 10⌉ (one tenth less in
 // most windows), however slow the round trip. A shared store that is unreachable, or leaves a batch unanswered for
-// CONFIRM_WAIT_MS, stops the waiting: each process then decides alone (README "How far the per-key rate limit can be
-// overshot").
+// CONFIRM_WAIT_MS, stops the waiting: each process then decides alone (docs/api-keys.md, "How far the per-key rate limit
+// can be overshot").
 //
 // Refused calls are not counted: a process's window ends a moment after the shared one (its end is learnt from the
 // shared store's answer), and refused calls sent in that moment would open the next shared window already over the

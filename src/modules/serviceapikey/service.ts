@@ -773,7 +773,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       if (existing.length === 0) return;
       const config = readApiKeyConfig(productConfig);
       // The new plan's usage options replace the old ones on every key of the order; the period's overage is billed at
-      // the plan in force when the period closes (CONTRACT §12, README "Pricing by use").
+      // the plan in force when the period closes (CONTRACT §12, docs/pricing-by-use.md).
       const plan = { enforce_limit: config.enforce_limit, rate_limit: config.rate_limit, max_keys: config.max_keys, ...usageOptionsOf(productConfig) };
       for (const key of existing) {
         const kept = Object.fromEntries(Object.entries(parseObject(key.options)).filter(([name]) => !USAGE_OPTION_NAMES.includes(name)));
