@@ -9,6 +9,7 @@ import type { MailService } from '../email/service.ts';
 import '../client/events.ts';
 import '../staff/events.ts';
 import './events.ts';
+import { SECOND_FACTOR_MAX_FAILURES } from './second-factor-limit.ts';
 import { forgetTokens, voidTokens } from './tokens.ts';
 
 export interface CredentialListenerDeps {
@@ -44,7 +45,7 @@ export function listenForCredentialChanges({ events, mail, clock }: CredentialLi
       template: 'second_factor_locked',
       to: owner,
       ...(subjectType === 'client' ? { clientId: subjectId } : { staffId: subjectId }),
-      vars: { name: owner.name, failures: 10, locked_until: lockedUntil.replace('T', ' ').replace(/:\d{2}Z$/, '') },
+      vars: { name: owner.name, failures: SECOND_FACTOR_MAX_FAILURES, locked_until: lockedUntil.replace('T', ' ').replace(/:\d{2}Z$/, '') },
     });
   });
 }

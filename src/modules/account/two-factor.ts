@@ -16,7 +16,7 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString, safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { nowIso } from '../../lib/time.ts';
-import { createSecondFactorLimit, SECOND_FACTOR_WINDOW_SECONDS } from './second-factor-limit.ts';
+import { createSecondFactorLimit } from './second-factor-limit.ts';
 
 const PERIOD_SECONDS = 30;
 const DIGITS = 6;
@@ -135,11 +135,22 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
     return { outcome: 'wrong' };
   }
 
+  async function isEnabled(subject: TwoFactorSubject): Promise<boolean> {
+    const current = await row(subject);
+    return current !== undefined && current.enabled_at !== null;
+  }
+
+  /** Throws 422 on `code` when it is missing, wrong (counted) or the step is locked; nothing when 2FA is off. */
+  async function requireCode(subject: TwoFactorSubject, code: string | undefined): Promise<void> {
+    if (!(await isEnabled(subject))) return;
+    if (code === undefined || code.trim() === '') throw errors.invalid('code', 'is required while two-factor login is on');
+    const checked = await guardedSpend(subject, code);
+    if (checked.outcome === 'locked') throw lockedCode(checked.retryAfterSeconds);
+    if (checked.outcome === 'wrong') throw errors.invalid('code', 'is not a valid code');
+  }
+
   return {
-    async isEnabled(subject: TwoFactorSubject): Promise<boolean> {
-      const current = await row(subject);
-      return current !== undefined && current.enabled_at !== null;
-    },
+    isEnabled,
 
     async status(subject: TwoFactorSubject): Promise<{ enabled: boolean; recovery_codes_left: number }> {
       const current = await row(subject);
@@ -214,8 +225,8 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
      * Wrong codes count against the same ceiling as at login, but the answer is always 422 on `code` (L5).
      */
     async disable(subject: TwoFactorSubject, code: string): Promise<void> {
-      if (!(await this.isEnabled(subject))) throw errors.conflict('Two-factor login is not on');
-      await this.requireCode(subject, code);
+      if (!(await isEnabled(subject))) throw errors.conflict('Two-factor login is not on');
+      await requireCode(subject, code);
       await inTransaction(db, (trx) => forget(subject, trx));
     },
 
@@ -223,21 +234,13 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
      * For in-session actions that need the second factor (totp_disable, a staff change of e-mail): throws 422 on
      * `code` when it is wrong (counted) or the step is locked. Does nothing when two-factor login is off.
      */
-    async requireCode(subject: TwoFactorSubject, code: string | undefined): Promise<void> {
-      if (!(await this.isEnabled(subject))) return;
-      if (code === undefined || code.trim() === '') throw errors.invalid('code', 'is required while two-factor login is on');
-      const checked = await guardedSpend(subject, code);
-      if (checked.outcome === 'locked') throw lockedCode(checked.retryAfterSeconds);
-      if (checked.outcome === 'wrong') throw errors.invalid('code', 'is not a valid code');
-    },
+    requireCode,
 
     /** At login: the code (TOTP or recovery) checked and spent, unless the account's second step is locked. */
     verify(subject: TwoFactorSubject, code: string): Promise<SecondStep> {
       return guardedSpend(subject, code);
     },
 
-    /** How long the second step stays locked after the tenth wrong code in a window (for documentation and tests). */
-    lockSeconds: SECOND_FACTOR_WINDOW_SECONDS,
   };
 }
 
