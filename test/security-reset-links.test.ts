@@ -203,10 +203,16 @@ describe('L4: the per-address reset limit never refuses the owner', () => {
       expect(own.body).toEqual({ result: true, error: null });
       const mails = await box.to(email);
       expect(mails).toHaveLength(5);
-      // …and the latest link in the mailbox was not voided by the dropped request: it works.
-      const token = box.linkIn(mails.at(-1)!, kind === 'client' ? '/' : '/admin', 'reset');
+      // …and the latest link in the mailbox was not voided by the dropped request: it works. (Mails may be delivered
+      // out of order, so every link is tried: the newest works, each older one was voided when the next was issued.)
       const update = kind === 'client' ? '/api/guest/client/update_password' : '/api/guest/staff/update_password';
-      expect((await t.call(update, { hash: token, password: NEXT, password_confirm: NEXT }, { ip: '198.51.100.99' })).status).toBe(200);
+      const statuses: number[] = [];
+      for (const mail of mails) {
+        const token = box.linkIn(mail, kind === 'client' ? '/' : '/admin', 'reset');
+        statuses.push((await t.call(update, { hash: token, password: NEXT, password_confirm: NEXT }, { ip: '198.51.100.99' })).status);
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+      expect(statuses.filter((status) => status === 422)).toHaveLength(4);
     });
   }
 
