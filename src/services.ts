@@ -141,7 +141,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
 
   const settings = createSystemService({ db, secrets, defaults: config.settings });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
-  const staff = createStaffService({ db, secrets, sessions });
+  const staff = createStaffService({ db, secrets, sessions, events });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
   const twoFactor = createTwoFactorService({ db, secrets, events, issuer: 'Tollgate' });
   const productTypes = new ProductTypeRegistry();
@@ -201,6 +201,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     mail,
     clients,
     staff,
+    twoFactor,
     publicUrl: config.publicUrl,
     requireEmailVerification: () => settings.peek('require_email_verification'),
   });

@@ -280,7 +280,11 @@ describe('two-factor login and the LOGIN limit', () => {
     const limited = await t.call('/api/guest/client/login', { email: client.email, password: client.password, code: right }, { ip });
     expectError(limited, 429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    // The right code was not spent by the refused attempt: from another address it still works.
+    // Ten wrong codes also locked the account's second step (issue 20, M5), whatever the address: from another one
+    // the right code is refused too, unchecked, until the lock ends.
+    expectError(await t.call('/api/guest/client/login', { email: client.email, password: client.password, code: right }, { ip: '10.9.9.10' }), 429);
+    await t.services.db.updateTable('account_second_factor_failures').set({ locked_until: '2000-01-01T00:00:00Z' }).where('subject_id', '=', client.id).execute();
+    // The right code was not spent by the refused attempts: once the lock is over it still works.
     expect((await t.call('/api/guest/client/login', { email: client.email, password: client.password, code: right }, { ip: '10.9.9.10' })).status).toBe(200);
   });
 });

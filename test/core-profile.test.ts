@@ -78,19 +78,24 @@ describe('profiles', () => {
       expect(now.result.api_token).toBe(fresh);
     });
 
-    it('update changes name and e-mail; a taken e-mail → 409; bad values → 422', async () => {
+    it('update changes the name; a new e-mail → 422 naming admin/profile/change_email (issue 20, M4); bad values → 422', async () => {
       const admin = await createAdmin();
       const other = await createAdmin();
       const newEmail = `renamed-${admin.id}@example.com`;
-      expect((await t.call('/api/admin/profile/update', { name: 'Renamed Admin', email: newEmail }, { basic: admin.basic })).body).toEqual({ result: true, error: null });
-      expect((await t.call('/api/admin/profile/get', {}, { basic: admin.basic })).result).toMatchObject({ name: 'Renamed Admin', email: newEmail });
-      expectError(await t.call('/api/admin/profile/update', { email: other.email }, { basic: admin.basic }), 409, 409);
+      const refused = await t.call('/api/admin/profile/update', { name: 'Renamed Admin', email: newEmail }, { basic: admin.basic });
+      expectInvalid(refused, 'email');
+      expect(refused.body.error!.message).toContain('admin/profile/change_email');
+      expect((await t.call('/api/admin/profile/update', { name: 'Renamed Admin' }, { basic: admin.basic })).body).toEqual({ result: true, error: null });
+      // The current address is let through (a form sends every field).
+      expect((await t.call('/api/admin/profile/update', { name: 'Renamed Admin', email: admin.email }, { basic: admin.basic })).body).toEqual({ result: true, error: null });
+      expect((await t.call('/api/admin/profile/get', {}, { basic: admin.basic })).result).toMatchObject({ name: 'Renamed Admin', email: admin.email });
+      expectInvalid(await t.call('/api/admin/profile/update', { email: other.email }, { basic: admin.basic }), 'email');
       expectInvalid(await t.call('/api/admin/profile/update', { email: 'broken' }, { basic: admin.basic }), 'email');
       expectInvalid(await t.call('/api/admin/profile/update', { name: '' }, { basic: admin.basic }), 'name');
       expectInvalid(await t.call('/api/admin/profile/update', { name: 'n'.repeat(300) }, { basic: admin.basic }), 'name');
       // A status sent here is ignored (unknown parameter): one cannot deactivate oneself through the profile.
       expect((await t.call('/api/admin/profile/update', { status: 'inactive' }, { basic: admin.basic })).result).toBe(true);
-      expect((await t.call('/api/admin/profile/get', {}, { basic: admin.basic })).result).toMatchObject({ name: 'Renamed Admin', email: newEmail, status: 'active' });
+      expect((await t.call('/api/admin/profile/get', {}, { basic: admin.basic })).result).toMatchObject({ name: 'Renamed Admin', email: admin.email, status: 'active' });
     });
 
     it('update cannot change the own group or status (no privilege escalation)', async () => {

@@ -113,6 +113,7 @@ describe('credential actions take POST only', () => {
       [
         'admin/client/change_password',
         'admin/client/create',
+        'admin/profile/change_email',
         'admin/profile/change_password',
         'admin/staff/change_password',
         'admin/staff/create',

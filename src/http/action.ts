@@ -44,6 +44,12 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
    * in URLs, access logs or browser history (CONTRACT §10 "POST only"). GET gets the 405 envelope.
    */
   postOnly?: boolean;
+  /**
+   * Verifier credentials (a token whose group grants only `serviceapikey.check`, CONTRACT §11) may call this action.
+   * Refused by default: an action added later is closed to a leaked verifier token unless it opts in here, so a token
+   * that exists to verify keys can never edit its own staff row, mint tokens or reach a login (issue 20, M3).
+   */
+  verifier?: boolean;
   // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry.
   handler(params: Static<P>, call: CallContext<I>): unknown;
 }

@@ -76,7 +76,29 @@ export function requireSessionCsrf(services: Services, request: FastifyRequest, 
   requireCsrf(services, request, session, { ...query, ...body }, readCookies(request));
 }
 
+/**
+ * Verifier credentials are refused everywhere except where the caller says so (`allowVerifier`): the gateway passes
+ * the action's `verifier` flag, the events stream passes true, every other route (exports, future ones) refuses by
+ * default. Checked here, where every admin credential is resolved, so no route can forget it.
+ */
+function withinVerifierScope(authenticated: Authenticated, allowVerifier: boolean): Authenticated {
+  if (!allowVerifier && authenticated.identity.role === 'admin' && authenticated.identity.staff.verifier) throw errors.verifierScope();
+  return authenticated;
+}
+
 export async function authenticate(
+  role: AuthRole,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  ip: string,
+  params: Record<string, unknown>,
+  allowVerifier = false,
+): Promise<Authenticated> {
+  return withinVerifierScope(await resolveCredentials(role, request, reply, services, ip, params), allowVerifier);
+}
+
+async function resolveCredentials(
   role: AuthRole,
   request: FastifyRequest,
   reply: FastifyReply,

@@ -53,6 +53,7 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
   const validate = compileValidator(def.params);
   const { limiter } = services;
   const guestPolicy = def.rateLimit ?? 'API_GUEST';
+  const allowVerifier = def.verifier === true;
   // The handler's identity type is narrowed per role by the registry; here every role shares one code path.
   const run = (params: unknown, call: unknown): unknown => (def.handler as (params: unknown, call: unknown) => unknown).call(def, params, call);
 
@@ -66,7 +67,7 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
   }
 
   async function authenticated(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>): Promise<unknown> {
-    const { identity, session } = await authenticate(role as 'admin' | 'client', request, reply, services, ip, raw);
+    const { identity, session } = await authenticate(role as 'admin' | 'client', request, reply, services, ip, raw, allowVerifier);
     // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
     if (!limiter.isExempt(ip)) {
       const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;

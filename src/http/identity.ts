@@ -7,6 +7,11 @@ export interface StaffPrincipal {
   adminGroupId: number;
   /** 'all' for group 1 (Administrators). */
   permissions: ReadonlySet<string> | 'all';
+  /**
+   * A verifier credential (CONTRACT §11): its group grants exactly `serviceapikey.check`. The gateway lets it call
+   * only the actions that opt in with `verifier: true` (src/http/auth.ts), whatever permissions those declare.
+   */
+  verifier: boolean;
 }
 
 export interface ClientPrincipal {

@@ -3,7 +3,7 @@ import type { Generated } from 'kysely';
 
 export type AccountSubjectType = 'client' | 'admin';
 
-export type AccountTokenPurpose = 'client_password_reset' | 'staff_password_reset' | 'client_email_confirm' | 'client_email_change';
+export type AccountTokenPurpose = 'client_password_reset' | 'staff_password_reset' | 'client_email_confirm' | 'client_email_change' | 'staff_email_change';
 
 export interface AccountTokenTable {
   id: Generated<number>;
@@ -12,7 +12,7 @@ export interface AccountTokenTable {
   subject_id: number;
   /** Keyed hash (HMAC under the instance secret) of the token sent by mail; the token itself is never stored. */
   token_hash: string;
-  /** For `client_email_change`: the address being confirmed; it becomes the client's e-mail when confirmed. */
+  /** For `client_email_change` and `staff_email_change`: the address being confirmed; it becomes the client's e-mail when confirmed. */
   new_email: string | null;
   created_at: string;
   expires_at: string;
@@ -43,8 +43,20 @@ export interface AccountRecoveryCodeTable {
   created_at: string;
 }
 
+/** Failed second-factor codes of one account in the current 15-minute window (migration 018, issue 20 M5). */
+export interface AccountSecondFactorFailureTable {
+  subject_type: AccountSubjectType;
+  subject_id: number;
+  /** When the first failure of the current window happened; a failure after the window starts a new one. */
+  window_started_at: string;
+  failures: number;
+  /** Set when the window reached the ceiling: no code is checked before this moment. */
+  locked_until: string | null;
+}
+
 export interface AccountTables {
   account_tokens: AccountTokenTable;
   account_totp: AccountTotpTable;
   account_recovery_codes: AccountRecoveryCodeTable;
+  account_second_factor_failures: AccountSecondFactorFailureTable;
 }

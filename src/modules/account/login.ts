@@ -11,7 +11,8 @@ export const SecondFactorCode = Type.String({ maxLength: 32 });
 
 /**
  * For the login actions, once the password is right: with two-factor login on, a code must come along. Missing →
- * 207; wrong, reused or a spent recovery code → 206, counted like a wrong password.
+ * 207; wrong, reused or a spent recovery code → 206, counted like a wrong password and against the account's
+ * second-factor ceiling; while that ceiling locks the step → 429 with Retry-After, no code checked (issue 20, M5).
  */
 export async function requireSecondFactor(
   services: Services,
@@ -22,6 +23,8 @@ export async function requireSecondFactor(
 ): Promise<void> {
   if (!(await services.twoFactor.isEnabled(subject))) return;
   if (code === undefined || code.trim() === '') throw errors.twoFactorRequired();
-  if ((await services.twoFactor.verify(subject, code)) !== 'ok') await failLogin(services, reply, ip);
+  const checked = await services.twoFactor.verify(subject, code);
+  if (checked.outcome === 'locked') throw errors.rateLimited(checked.retryAfterSeconds);
+  if (checked.outcome === 'wrong') await failLogin(services, reply, ip);
 }
 

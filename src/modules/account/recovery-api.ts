@@ -2,7 +2,7 @@
 // `profile` modules of the API.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { enforce } from '../../http/rate-limit.ts';
 import { Done } from '../../http/result-schemas.ts';
 import type { Services } from '../../services.ts';
@@ -13,6 +13,8 @@ const Password = Type.String({ minLength: 1, maxLength: 256 });
 /** A token as mailed (43 characters); any other string is simply a link that does not work. */
 const Hash = Type.String({ minLength: 1, maxLength: 128 });
 const NO_PARAMS = Type.Object({});
+/** A code from the authenticator app, or a recovery code; needed while two-factor login is on. */
+const Code = Type.String({ maxLength: 32 });
 const UpdatePassword = Type.Object({ hash: Hash, password: Password, password_confirm: Password });
 
 /**
@@ -25,6 +27,17 @@ async function limitPerAddress(services: Services, reply: FastifyReply, ip: stri
   enforce(reply, await services.limiter.hit('PASSWORD_RESET', `address:${email.trim().toLowerCase()}`));
 }
 
+/**
+ * For reset requests: whether this address may be mailed another link now (PASSWORD_RESET per address). Never a
+ * refusal (issue 20, L4): a stranger's five requests naming an address must not make its owner's own request answer
+ * 429 for an hour. Past the budget the request still answers `true` and no mail goes out; the last link mailed stays
+ * valid, since a dropped request issues nothing and so voids nothing. The requester is limited per IP (the gateway).
+ */
+async function mayMailAddress(services: Services, ip: string, email: string): Promise<boolean> {
+  if (services.limiter.isExempt(ip)) return true;
+  return (await services.limiter.hit('PASSWORD_RESET', `address:${email.trim().toLowerCase()}`)).allowed;
+}
+
 function resetRequest(kind: 'client' | 'staff', summary: string) {
   return guestAction({
     postOnly: true,
@@ -32,11 +45,10 @@ function resetRequest(kind: 'client' | 'staff', summary: string) {
     rateLimit: 'PASSWORD_RESET',
     summary,
     result: Done,
-    handler: ({ email }, { services, reply, ip }) =>
+    handler: ({ email }, { services, ip }) =>
       // The floor covers the limit check too: every answer of this action takes 300–450 ms or more.
       withTimeFloor(async () => {
-        await limitPerAddress(services, reply, ip, email);
-        await services.accounts.requestPasswordReset(kind, email);
+        if (await mayMailAddress(services, ip, email)) await services.accounts.requestPasswordReset(kind, email);
         return true;
       }),
   });
@@ -83,11 +95,34 @@ export const recoveryStaffApi: ModuleApi = {
   guest: {
     passwordreset: resetRequest('staff', 'Mails a staff password reset link when the address has an active account; always true, in 300–450 ms or more'),
     update_password: resetUpdate('staff', 'Sets a new staff password with the hash of a reset link; ends every session of the member'),
+    confirm_email: guestAction({
+      params: Type.Object({ hash: Hash }),
+      summary: "Confirms a staff member's change of e-mail (the link mailed to the new address); the old address is told",
+      result: Done,
+      async handler({ hash }, { services }) {
+        await services.accounts.confirmStaffEmail(hash);
+        return true;
+      },
+    }),
   },
 };
 
 export const recoveryProfileApi: ModuleApi = {
   name: 'profile',
+  admin: {
+    change_email: adminAction({
+      postOnly: true,
+      params: Type.Object({ email: Email, password: Password, code: Type.Optional(Code) }),
+      summary:
+        'Mails a confirmation link to a new address; needs the password and, with two-factor login on, a code. The address changes when the link is followed (guest/staff/confirm_email)',
+      result: Done,
+      async handler({ email, password, code }, { services, identity, reply, ip }) {
+        await limitPerAddress(services, reply, ip, email);
+        await services.accounts.requestStaffEmailChange(identity.staff.id, email, password, code);
+        return true;
+      },
+    }),
+  },
   client: {
     resend_confirmation: clientAction({
       params: NO_PARAMS,

@@ -15,7 +15,10 @@ import type { ClientService } from '../client/service.ts';
 import '../client/events.ts';
 import type { MailService } from '../email/service.ts';
 import type { StaffService } from '../staff/service.ts';
-import { forgetTokens, issueToken, spendToken, usableToken } from './tokens.ts';
+import { forgetTokens, issueToken, spendToken, usableToken, voidTokens } from './tokens.ts';
+import { listenForCredentialChanges } from './credential-listeners.ts';
+import { createStaffEmailChange } from './staff-email.ts';
+import type { TwoFactorService } from './two-factor.ts';
 
 /** Reset links live 30 minutes (CONTRACT §10). */
 export const RESET_LIFETIME_SECONDS = 30 * 60;
@@ -28,7 +31,9 @@ export interface AccountServiceDeps {
   events: EventBus;
   mail: Pick<MailService, 'queue'>;
   clients: Pick<ClientService, 'findByEmail' | 'resetPassword' | 'emailVerifiedAt' | 'confirmEmail' | 'emailTakenByOther' | 'verifyOwnPassword' | 'get'>;
-  staff: Pick<StaffService, 'findByEmail' | 'resetPassword'>;
+  staff: Pick<StaffService, 'findByEmail' | 'resetPassword' | 'get' | 'verifyOwnPassword' | 'emailTakenByOther' | 'applyEmailChange'>;
+  /** The second factor an in-session change of e-mail asks for (staff, M4). */
+  twoFactor: Pick<TwoFactorService, 'requireCode'>;
   /** Where customers reach Tollgate; every link in a mail starts with it. */
   publicUrl: string;
   /** The `require_email_verification` setting, read at each call (staff may switch it at any time). */
@@ -44,12 +49,23 @@ function checkNewPassword(password: string, confirm: string): void {
   if (problem !== null) throw errors.invalid('password', problem);
 }
 
-export function createAccountService({ db, secrets, events, mail, clients, staff, publicUrl, requireEmailVerification, clock = () => new Date() }: AccountServiceDeps) {
+export function createAccountService({ db, secrets, events, mail, clients, staff, twoFactor, publicUrl, requireEmailVerification, clock = () => new Date() }: AccountServiceDeps) {
   const base = publicUrl.replace(/\/+$/, '');
   // The token travels in the fragment: browsers never send it to a server, so it stays out of access logs.
   const clientResetUrl = (token: string): string => `${base}/#/reset/${token}`;
   const staffResetUrl = (token: string): string => `${base}/admin#/reset/${token}`;
   const confirmUrl = (token: string): string => `${base}/#/confirm-email/${token}`;
+  const staffEmail = createStaffEmailChange({
+    db,
+    secrets,
+    mail,
+    staff,
+    twoFactor,
+    confirmUrl: (token) => `${base}/admin#/confirm-email/${token}`,
+    lifetimeSeconds: CONFIRM_LIFETIME_SECONDS,
+    clock,
+  });
+  listenForCredentialChanges({ events, mail, clock });
 
   async function queueConfirmation(trx: Kysely<Database>, clientId: number, email: string, name: string, template: 'client_signup' | 'client_email_change', newEmail: string | null): Promise<void> {
     const token = await issueToken(trx, secrets, {
@@ -63,7 +79,10 @@ export function createAccountService({ db, secrets, events, mail, clients, staff
     const link = confirmUrl(token);
     // Variables as the templates name them: client_signup shows verify_url when present; client_email_change confirm_url.
     const vars: Record<string, string> = template === 'client_signup' ? { name, login_url: `${base}/login`, verify_url: link } : { name, new_email: email, confirm_url: link };
-    await mail.queue(trx, { template, to: { email, name }, clientId, vars });
+    // A change of address goes to an address that is not the client's yet, and is not listed among the client's own
+    // messages: neither is the "address already in use" mail that replaces it for a taken address (L3), so the list
+    // cannot tell the two apart either.
+    await mail.queue(trx, { template, to: { email, name }, clientId: newEmail === null ? clientId : null, vars });
   }
 
   events.on('client.signed_up', async ({ clientId, email, firstName }, trx) => {
@@ -142,6 +161,8 @@ export function createAccountService({ db, secrets, events, mail, clients, staff
         if (!(await clients.confirmEmail(trx, spent.subject_id, spent.new_email))) {
           throw errors.invalid('hash', 'is not a valid confirmation link (it may have expired or been used)');
         }
+        // A reset link mailed to the old address must not outlive the change (L2).
+        if (spent.new_email !== null) await voidTokens(trx, 'client', spent.subject_id, ['client_password_reset'], clock());
         // A change of e-mail voids any confirmation still out for the old address, and vice versa.
         await trx
           .updateTable('account_tokens')
@@ -162,15 +183,26 @@ export function createAccountService({ db, secrets, events, mail, clients, staff
       await inTransaction(db, (trx) => queueConfirmation(trx, clientId, client.email, client.first_name, 'client_signup', null));
     },
 
-    /** Mails a confirmation link to `email`; the address changes only when that link is followed. */
+    /**
+     * Mails a confirmation link to `email`; the address changes only when that link is followed. For an address
+     * another account holds the answer is the same (L3): that address gets a mail saying it is already in use, with no
+     * link, so only its owner learns it, never the requester.
+     */
     async changeEmail(clientId: number, email: string, password: string): Promise<void> {
       const client = await clients.get(clientId);
       if (!(await clients.verifyOwnPassword(clientId, password))) throw errors.invalid('password', 'is not correct');
       const wanted = email.toLowerCase();
       if (wanted === client.email) throw errors.invalid('email', 'is already the address of this account');
-      if (await clients.emailTakenByOther(wanted, clientId)) throw errors.invalid('email', 'is already used by another account');
+      if (await clients.emailTakenByOther(wanted, clientId)) {
+        await inTransaction(db, async (trx) => {
+          await mail.queue(trx, { template: 'email_change_address_taken', to: { email: wanted }, vars: { name: '', new_email: wanted } });
+        });
+        return;
+      }
       await inTransaction(db, (trx) => queueConfirmation(trx, clientId, wanted, client.first_name, 'client_email_change', wanted));
     },
+
+    ...staffEmail,
 
     /** For checkout: 403 while verification is required and this client has not confirmed its address. */
     async requireConfirmedEmail(clientId: number): Promise<void> {

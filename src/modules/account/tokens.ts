@@ -87,3 +87,24 @@ export async function usableToken(
 export async function forgetTokens(trx: Kysely<Database>, subjectType: AccountSubjectType, subjectId: number): Promise<void> {
   await trx.deleteFrom('account_tokens').where('subject_type', '=', subjectType).where('subject_id', '=', subjectId).execute();
 }
+
+/**
+ * Voids every unused token of `purposes` of one account, in the caller's transaction: a new password or address makes
+ * the reset and change links already in some mailbox worthless (issue 20, L1/L2).
+ */
+export async function voidTokens(
+  trx: Kysely<Database>,
+  subjectType: AccountSubjectType,
+  subjectId: number,
+  purposes: readonly AccountTokenPurpose[],
+  now: Date,
+): Promise<void> {
+  await trx
+    .updateTable('account_tokens')
+    .set({ used_at: isoSeconds(now) })
+    .where('subject_type', '=', subjectType)
+    .where('subject_id', '=', subjectId)
+    .where('purpose', 'in', purposes)
+    .where('used_at', 'is', null)
+    .execute();
+}

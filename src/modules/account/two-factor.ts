@@ -16,6 +16,7 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import { randomString, safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { nowIso } from '../../lib/time.ts';
+import { createSecondFactorLimit } from './second-factor-limit.ts';
 
 const PERIOD_SECONDS = 30;
 const DIGITS = 6;
@@ -41,12 +42,21 @@ export interface TwoFactorDeps {
 
 export type CodeCheck = 'ok' | 'wrong';
 
+/** A second-step check: the code was right, wrong (and counted), or not even looked at while the step is locked. */
+export type SecondStep = { outcome: 'ok' } | { outcome: 'wrong' } | { outcome: 'locked'; retryAfterSeconds: number };
+
+/** totp_disable and other in-session checks answer 422 on the `code` parameter, never 429 (issue 20, L5). */
+function lockedCode(seconds: number): Error {
+  return errors.invalid('code', `cannot be checked now: too many wrong codes; try again in ${Math.ceil(seconds / 60)} min`);
+}
+
 /** What the caller typed, reduced to the form codes are compared in: digits for TOTP, letters for recovery codes. */
 function normaliseRecovery(code: string): string {
   return code.toLowerCase().replace(/[\s-]/g, '');
 }
 
 export function createTwoFactorService({ db, secrets, events, issuer, clock = Date.now }: TwoFactorDeps) {
+  const limit = createSecondFactorLimit({ db, events, clock });
   const currentStep = (): number => Math.floor(clock() / 1000 / PERIOD_SECONDS);
   const recoveryHash = (subject: TwoFactorSubject, code: string): string =>
     secrets.hash(`recovery:${subject.type}:${subject.id}:${normaliseRecovery(code)}`);
@@ -110,13 +120,37 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
     await trx.deleteFrom('account_totp').where('subject_type', '=', subject.type).where('subject_id', '=', subject.id).execute();
     await trx.deleteFrom('account_recovery_codes').where('subject_type', '=', subject.type).where('subject_id', '=', subject.id).execute();
   }
-  events.on('client.deleted', ({ clientId }, trx) => forget({ type: 'client', id: clientId }, trx));
+  events.on('client.deleted', async ({ clientId }, trx) => {
+    await forget({ type: 'client', id: clientId }, trx);
+    await limit.forget({ type: 'client', id: clientId }, trx);
+  });
+
+  /** Checks and spends a code unless the account's second step is locked; a wrong code is counted (M5). */
+  async function guardedSpend(subject: TwoFactorSubject, code: string): Promise<SecondStep> {
+    const locked = await limit.lockedFor(subject);
+    if (locked !== null) return { outcome: 'locked', retryAfterSeconds: locked };
+    if ((await spend(subject, code)) === 'ok') return { outcome: 'ok' };
+    // Counted outside any transaction of the caller's, so a refusal that rolls the caller back still counts.
+    await limit.recordFailure(subject);
+    return { outcome: 'wrong' };
+  }
+
+  async function isEnabled(subject: TwoFactorSubject): Promise<boolean> {
+    const current = await row(subject);
+    return current !== undefined && current.enabled_at !== null;
+  }
+
+  /** Throws 422 on `code` when it is missing, wrong (counted) or the step is locked; nothing when 2FA is off. */
+  async function requireCode(subject: TwoFactorSubject, code: string | undefined): Promise<void> {
+    if (!(await isEnabled(subject))) return;
+    if (code === undefined || code.trim() === '') throw errors.invalid('code', 'is required while two-factor login is on');
+    const checked = await guardedSpend(subject, code);
+    if (checked.outcome === 'locked') throw lockedCode(checked.retryAfterSeconds);
+    if (checked.outcome === 'wrong') throw errors.invalid('code', 'is not a valid code');
+  }
 
   return {
-    async isEnabled(subject: TwoFactorSubject): Promise<boolean> {
-      const current = await row(subject);
-      return current !== undefined && current.enabled_at !== null;
-    },
+    isEnabled,
 
     async status(subject: TwoFactorSubject): Promise<{ enabled: boolean; recovery_codes_left: number }> {
       const current = await row(subject);
@@ -186,20 +220,27 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
       return { recovery_codes: codes };
     },
 
-    /** Turns two-factor login off; needs a current code or an unused recovery code (the password is the caller's). */
+    /**
+     * Turns two-factor login off; needs a current code or an unused recovery code (the password is the caller's).
+     * Wrong codes count against the same ceiling as at login, but the answer is always 422 on `code` (L5).
+     */
     async disable(subject: TwoFactorSubject, code: string): Promise<void> {
-      await inTransaction(db, async (trx) => {
-        const current = await row(subject, trx);
-        if (current?.enabled_at == null) throw errors.conflict('Two-factor login is not on');
-        if ((await spend(subject, code, trx)) !== 'ok') throw errors.invalid('code', 'is not a valid code');
-        await forget(subject, trx);
-      });
+      if (!(await isEnabled(subject))) throw errors.conflict('Two-factor login is not on');
+      await requireCode(subject, code);
+      await inTransaction(db, (trx) => forget(subject, trx));
     },
 
-    /** At login: 'ok' when the code (TOTP or recovery) is valid and now spent, 'wrong' otherwise. */
-    verify(subject: TwoFactorSubject, code: string): Promise<CodeCheck> {
-      return spend(subject, code);
+    /**
+     * For in-session actions that need the second factor (totp_disable, a staff change of e-mail): throws 422 on
+     * `code` when it is wrong (counted) or the step is locked. Does nothing when two-factor login is off.
+     */
+    requireCode,
+
+    /** At login: the code (TOTP or recovery) checked and spent, unless the account's second step is locked. */
+    verify(subject: TwoFactorSubject, code: string): Promise<SecondStep> {
+      return guardedSpend(subject, code);
     },
+
   };
 }
 

@@ -9,11 +9,19 @@ export interface ClientCreatedEvent {
   clientId: number;
 }
 
+/** A new password or a new e-mail address: outstanding reset links are voided (issue 20 L1/L2). */
+export interface ClientCredentialsChanged {
+  clientId: number;
+  reason: 'password' | 'email';
+}
+
 declare module '../../events.ts' {
   interface TollgateEvents {
     /** A guest signed up (guest/client/create); staff-created accounts do not emit it. */
     'client.signed_up': ClientSignedUp;
     /** A client account was created (sign-up or staff), inside the creating transaction. */
     'client.created': ClientCreatedEvent;
+    /** The password or the address changed (by the client or by staff), inside the changing transaction. */
+    'client.credentials_changed': ClientCredentialsChanged;
   }
 }

@@ -381,6 +381,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           await events.emit('client.deactivated', { clientId: id }, trx);
         }
         if (reactivating) await events.emit('client.reactivated', { clientId: id }, trx);
+        if (fields.email !== undefined && fields.email.toLowerCase() !== row.email) await events.emit('client.credentials_changed', { clientId: id, reason: 'email' }, trx);
       });
     },
 
@@ -405,6 +406,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       await inTransaction(db, async (trx) => {
         await trx.updateTable('clients').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', id).execute();
         await sessions.destroyAllOf('client', id, trx, keepSessionIdHash);
+        await events.emit('client.credentials_changed', { clientId: id, reason: 'password' }, trx);
       });
     },
 

@@ -21,6 +21,10 @@ export const MAIL_TEMPLATE_CODES = [
   'apikey_reset',
   'apikey_disabled',
   'usage_threshold',
+  'email_change_address_taken',
+  'staff_email_change',
+  'staff_email_changed',
+  'second_factor_locked',
 ] as const;
 
 export type MailTemplateCode = (typeof MAIL_TEMPLATE_CODES)[number];
@@ -207,6 +211,49 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
       '<p>Hello {{name}},</p><p>{{order_title}} has used {{used}} of the {{included}} calls included in this period ' +
       '({{threshold}}%).</p><p><a href="{{keys_url}}">See the usage</a></p>',
     vars: { order_title: 'Pro plan', threshold: '80', used: '800', included: '1000', keys_url: 'https://billing.example.com/keys' },
+  },
+  // Issue 20: the account findings. A change of e-mail to an address another account holds answers the requester as a
+  // free one would (L3); the truth goes to the address itself, which its owner reads, with no link.
+  email_change_address_taken: {
+    title: 'E-mail address already in use',
+    when: 'Someone asks to move an account to an address another account already uses (sent to that address)',
+    subject: 'This address already has an account',
+    content:
+      '<p>Hello{{#name}} {{name}}{{/name}},</p><p>someone asked to use {{new_email}} for an account, but this address already belongs to an account ' +
+      'here, so nothing was changed.</p><p>If it was you, sign in with this address instead. Otherwise ignore this message.</p>',
+    vars: { new_email: 'new@example.com' },
+    required: true,
+  },
+  staff_email_change: {
+    title: 'Confirm a new staff e-mail address',
+    when: 'A staff member asks to change their e-mail address (sent to the new address)',
+    subject: 'Confirm your new staff e-mail address',
+    content:
+      '<p>Hello {{name}},</p><p>to use {{new_email}} for the admin panel, <a href="{{confirm_url}}">confirm this address</a>.</p>' +
+      '<p>If you did not ask for this, ignore this message.</p>',
+    vars: { confirm_url: 'https://billing.example.com/admin#/confirm-email/SAMPLE', new_email: 'new@example.com' },
+    required: true,
+  },
+  staff_email_changed: {
+    title: 'Staff e-mail address changed',
+    when: 'A staff member’s e-mail address was changed (sent to the old address)',
+    subject: 'Your staff e-mail address was changed',
+    content:
+      '<p>Hello {{name}},</p><p>the e-mail address of your admin panel account was changed to {{new_email}}; mail for the ' +
+      'account now goes there.</p><p>If you did not do this, tell another administrator at once.</p>',
+    vars: { new_email: 'new@example.com' },
+    required: true,
+  },
+  second_factor_locked: {
+    title: 'Two-factor login locked',
+    when: 'Ten wrong two-factor codes were tried on an account within 15 minutes (once per lock)',
+    subject: 'Too many wrong two-factor codes',
+    content:
+      '<p>Hello {{name}},</p><p>{{failures}} wrong two-factor codes were tried on your account, so two-factor codes are not ' +
+      'accepted until {{locked_until}} (UTC).</p><p>Whoever tried them knew your password: if it was not you, change ' +
+      'your password now.</p>',
+    vars: { failures: '10', locked_until: '2026-11-22 10:15' },
+    required: true,
   },
 };
 

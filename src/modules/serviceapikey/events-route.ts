@@ -33,7 +33,7 @@ export function registerKeyEventsRoute(app: FastifyInstance, services: Services,
     setApiHeaders(request, reply, httpsPossible);
     const ip = request.ip;
     const query = (request.query ?? {}) as Record<string, unknown>;
-    const { identity } = await authenticate('admin', request, reply, services, ip, query);
+    const { identity } = await authenticate('admin', request, reply, services, ip, query, true);
     if (identity.role !== 'admin') throw errors.authRequired();
     if (!services.limiter.isExempt(ip)) enforce(reply, await services.limiter.hit('API_KEY_CHECK_VERIFIER', `admin:${identity.staff.id}`));
     if (!hasPermission(identity.staff, VERIFIER_PERMISSION)) throw errors.forbidden(VERIFIER_PERMISSION);

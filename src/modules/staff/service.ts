@@ -14,6 +14,9 @@ import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { VERIFIER_PERMISSION } from '../serviceapikey/events-route.ts';
+import type { EventBus } from '../../events.ts';
+import './events.ts';
+import { staffEmailChanges } from './own-email.ts';
 
 export const ADMINISTRATORS_GROUP_ID = 1;
 
@@ -53,6 +56,7 @@ export interface StaffServiceDeps {
   db: Kysely<Database>;
   secrets: SecretBox;
   sessions: Pick<SessionService, 'destroyAllOf'>;
+  events: EventBus;
 }
 
 function toRecord(row: Selectable<StaffTable>): StaffRecord {
@@ -72,20 +76,34 @@ function parsePermissions(json: string): string[] {
   return Array.isArray(parsed) ? parsed.filter((item): item is string => typeof item === 'string') : [];
 }
 
+/** A verifier's group grants exactly `serviceapikey.check` (and is not Administrators, which grants everything). */
+function grantsOnlyVerification(groupId: number, permissions: readonly string[]): boolean {
+  return groupId !== ADMINISTRATORS_GROUP_ID && permissions.length === 1 && permissions[0] === VERIFIER_PERMISSION;
+}
+
 function checkPassword(password: string, param = 'password'): void {
   const problem = passwordProblem(password);
   if (problem !== null) throw errors.invalid(param, problem);
 }
 
-export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) {
+export function createStaffService({ db, secrets, sessions, events }: StaffServiceDeps) {
   async function principalOf(row: Selectable<StaffTable> | undefined): Promise<StaffPrincipal | null> {
     if (row === undefined || row.status !== 'active') return null;
     let permissions: StaffPrincipal['permissions'] = 'all';
+    let verifier = false;
     if (row.admin_group_id !== ADMINISTRATORS_GROUP_ID) {
       const group = await db.selectFrom('admin_groups').select('permissions').where('id', '=', row.admin_group_id).executeTakeFirst();
-      permissions = new Set(group === undefined ? [] : parsePermissions(group.permissions));
+      const list = group === undefined ? [] : parsePermissions(group.permissions);
+      permissions = new Set(list);
+      verifier = grantsOnlyVerification(row.admin_group_id, list);
     }
-    return { id: row.id, email: row.email, name: row.name, adminGroupId: row.admin_group_id, permissions };
+    return { id: row.id, email: row.email, name: row.name, adminGroupId: row.admin_group_id, permissions, verifier };
+  }
+
+  /** Whether the staff row is a verifier credential: it never logs in, gets no reset mail and sets no password. */
+  async function isVerifier(adminGroupId: number, trx: Kysely<Database> = db): Promise<boolean> {
+    const group = await trx.selectFrom('admin_groups').select('permissions').where('id', '=', adminGroupId).executeTakeFirst();
+    return group !== undefined && grantsOnlyVerification(adminGroupId, parsePermissions(group.permissions));
   }
 
   async function requireStaff(id: number, trx: Kysely<Database> = db): Promise<Selectable<StaffTable>> {
@@ -124,11 +142,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
     if (others.n === 0) throw errors.conflict('This is the last active administrator');
   }
 
-  const isVerifierGroup = (group: { id: number; permissions: string }): boolean => {
-    if (group.id === ADMINISTRATORS_GROUP_ID) return false;
-    const permissions = parsePermissions(group.permissions);
-    return permissions.length === 1 && permissions[0] === VERIFIER_PERMISSION;
-  };
+  const isVerifierGroup = (group: { id: number; permissions: string }): boolean => grantsOnlyVerification(group.id, parsePermissions(group.permissions));
 
   /** Groups granting exactly `serviceapikey.check`: their members are verifiers, whoever made them. */
   async function verifierGroupIds(trx: Kysely<Database> = db): Promise<number[]> {
@@ -145,6 +159,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
   }
 
   const service = {
+    ...staffEmailChanges(db, events),
     principalByToken(token: string): Promise<StaffPrincipal | null> {
       return db
         .selectFrom('staff')
@@ -158,11 +173,15 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       return principalOf(await db.selectFrom('staff').selectAll().where('id', '=', id).executeTakeFirst());
     },
 
-    /** The active staff member with these credentials, or null; takes the same time whether the e-mail exists. */
+    /**
+     * The active staff member with these credentials, or null; takes the same time whether the e-mail exists. A
+     * verifier never logs in, whatever its password (M3): it exists for its token alone.
+     */
     async login(email: string, password: string): Promise<StaffPrincipal | null> {
       const row = await db.selectFrom('staff').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
       const ok = await verifyPassword(row?.password_hash ?? null, password);
-      return ok ? principalOf(row) : null;
+      const principal = ok ? await principalOf(row) : null;
+      return principal?.verifier === true ? null : principal;
     },
 
     async count(): Promise<number> {
@@ -259,6 +278,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
             throw error;
           });
         if (deactivating) await sessions.destroyAllOf('admin', id, trx);
+        if (fields.email !== undefined && fields.email.toLowerCase() !== row.email) await events.emit('staff.credentials_changed', { staffId: id, reason: 'email' }, trx);
       });
     },
 
@@ -281,6 +301,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       await inTransaction(db, async (trx) => {
         await trx.updateTable('staff').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', id).execute();
         await sessions.destroyAllOf('admin', id, trx, keepSessionIdHash);
+        await events.emit('staff.credentials_changed', { staffId: id, reason: 'password' }, trx);
       });
     },
 
@@ -300,14 +321,17 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       return token;
     },
 
-    /** The staff member behind an address, active or not, for password reset; null when there is none. */
+    /** The staff member behind an address, for password reset; null when there is none. A verifier counts as inactive. */
     async findByEmail(email: string): Promise<{ id: number; email: string; name: string; active: boolean } | null> {
       const row = await db.selectFrom('staff').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
-      return row === undefined ? null : { id: row.id, email: row.email, name: row.name, active: row.status === 'active' };
+      if (row === undefined) return null;
+      return { id: row.id, email: row.email, name: row.name, active: row.status === 'active' && !(await isVerifier(row.admin_group_id)) };
     },
 
-    /** Password reset inside the caller's transaction: new hash, every session ended. False when not active. */
+    /** Password reset inside the caller's transaction: new hash, every session ended. False when not active, or a verifier. */
     async resetPassword(trx: Kysely<Database>, id: number, passwordHash: string): Promise<boolean> {
+      const target = await trx.selectFrom('staff').select('admin_group_id').where('id', '=', id).executeTakeFirst();
+      if (target === undefined || (await isVerifier(target.admin_group_id, trx))) return false;
       const result = await trx
         .updateTable('staff')
         .set({ password_hash: passwordHash, updated_at: nowIso() })
@@ -385,6 +409,9 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
           .set({ api_token_hash: secrets.hash(token), api_token_enc: secrets.encrypt(token), updated_at: nowIso() })
           .where('id', '=', id)
           .execute();
+        // Whatever was derived from the old token ends with it: sessions and links (M3).
+        await sessions.destroyAllOf('admin', id, trx);
+        await events.emit('staff.credentials_changed', { staffId: id, reason: 'verifier_rotated' }, trx);
       });
       return { token };
     },
@@ -394,6 +421,7 @@ export function createStaffService({ db, secrets, sessions }: StaffServiceDeps) 
       await inTransaction(db, async (trx) => {
         await requireVerifier(id, trx);
         await sessions.destroyAllOf('admin', id, trx);
+        await events.emit('staff.credentials_changed', { staffId: id, reason: 'verifier_revoked' }, trx);
         const result = await trx.deleteFrom('staff').where('id', '=', id).executeTakeFirst();
         // A concurrent revoke got there first.
         if (Number(result.numDeletedRows) === 0) throw errors.notFound('Verifier token');

@@ -15,6 +15,7 @@ import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
+import { StaffConfirmEmailPage } from './own-email.ts';
 import { TransactionsPage } from './transactions.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 import { DevelopersPage } from './developers.ts';
@@ -127,6 +128,7 @@ function Routes() {
   const me = useStore(staff);
   const fromMail = useHashRoute();
   if (fromMail?.name === 'reset') return html`<${ResetPage} hash=${fromMail.token} />`;
+  if (fromMail?.name === 'confirm-email') return html`<${StaffConfirmEmailPage} hash=${fromMail.token} />`;
   if (me === undefined) return html`<${Loading} />`;
   if (me === null) return html`<${LoginPage} />`;
   if (path === '/admin') return html`<${DashboardPage} />`;

@@ -10,6 +10,7 @@ import { useStore } from '../lib/store.ts';
 import { Badge, Button, Checkbox, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { AdminGroup, StaffRecord } from '../lib/types.ts';
 import { DataTable, filled, refreshStaff, staff } from './common.ts';
+import { StaffEmailForm } from './own-email.ts';
 
 function loadGroups(): Promise<AdminGroup[]> {
   return allPages('admin/staff/group_get_list', {}).then((result) => result.list as AdminGroup[]);
@@ -319,7 +320,7 @@ export function GroupsPage() {
 
 export function AdminProfilePage() {
   const me = useStore(staff);
-  const [form, setForm] = useState({ name: me?.name ?? '', email: me?.email ?? '' });
+  const [form, setForm] = useState({ name: me?.name ?? '' });
   const [message, setMessage] = useState<string | null>(null);
   const save = useAction();
   return html`<h1>Your profile</h1>
@@ -340,12 +341,12 @@ export function AdminProfilePage() {
       <h2 id="admin-details">Details</h2>
       <div class="row">
         <${Field} label="Name" name="name" required value=${form.name} onInput=${(value: string) => setForm({ ...form, name: value })} error=${save.error} />
-        <${Field} label="E-mail" name="email" type="email" required value=${form.email} onInput=${(value: string) => setForm({ ...form, email: value })} error=${save.error} />
       </div>
-      <${FormError} error=${save.error} fields=${['name', 'email']} />
+      <${FormError} error=${save.error} fields=${['name']} />
       <${Notice}>${message}<//>
       <${Button} type="submit" variant="primary" busy=${save.busy}>Save<//>
     </form>
+    ${me ? html`<${StaffEmailForm} current=${me.email} />` : null}
     <${PasswordForm} path="admin/profile/change_password" />
     <${TwoFactorSection} role="admin" />
     <${ApiTokenSection}
