@@ -152,7 +152,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     },
   }) as unknown as FastifyInstance;
 
-  capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, buildWhitelist(config.rateLimit.whitelist));
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, buildWhitelist(config.rateLimit.whitelist), services.limiter.groups);
   registerBodyParsers(app);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {

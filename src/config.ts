@@ -44,6 +44,11 @@ export interface Config {
     policies: Record<RateLimitPolicy, RateLimitRule>;
     /** Prefix of the Redis keys, so several instances (or test runs) can share one Redis. */
     redisPrefix: string;
+    /**
+     * IPV6_PREFIX_LENGTH: IPv6 callers are limited per prefix of this many bits (a customer's whole /64), in the rate
+     * limits and the per-address connection cap; 128 counts every address alone (issue 20, M7).
+     */
+    ipv6PrefixLength: number;
   };
   currency: string;
   paymentInstructions: string;
@@ -168,6 +173,12 @@ function timeouts(env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs
   return { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 10_000, 1) };
 }
 
+function ipv6PrefixLength(env: Env): number {
+  const bits = int(env, 'IPV6_PREFIX_LENGTH', 64, 1);
+  if (bits > 128) throw new ConfigError(`IPV6_PREFIX_LENGTH must be between 1 and 128, got "${bits}"`);
+  return bits;
+}
+
 function parseStripe(env: Env): StripeConnection {
   const raw = str(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com';
   let url: URL;
@@ -229,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
         .filter((entry) => entry !== ''),
       policies,
       redisPrefix: str(env, 'RATE_LIMIT_REDIS_PREFIX') ?? 'tollgate:rl:',
+      ipv6PrefixLength: ipv6PrefixLength(env),
     },
     currency,
     paymentInstructions:
