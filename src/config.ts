@@ -63,6 +63,11 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open connections one address may hold (0 = no cap); RATE_LIMIT_WHITELIST addresses are exempt. */
   maxConnectionsPerIp: number;
+  /**
+   * MAX_CONNECTIONS: open connections the process holds at most (issue 20, M6); 0 = no cap. Null (unset): derived at
+   * start from the process's descriptor limit (src/http/descriptor-limit.ts), leaving room for everything else.
+   */
+  maxConnections: number | null;
   /** Where and how the Stripe library connects; the keys come from the stripe_* settings (env or database). */
   stripe: StripeConnection;
   /** Where customers reach Tollgate (links in mails, return URLs); no trailing slash. */
@@ -252,6 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...timeouts(env),
     // Behind a proxy every connection comes from the proxy's address, so there is no default cap then.
     maxConnectionsPerIp: int(env, 'MAX_CONNECTIONS_PER_IP', parseTrustProxy(str(env, 'TRUST_PROXY')) === false ? 128 : 0),
+    maxConnections: str(env, 'MAX_CONNECTIONS') === null ? null : int(env, 'MAX_CONNECTIONS', 0),
     publicUrl,
     smtpUrl,
     mailFrom,
