@@ -4,12 +4,13 @@
 // keeps a reserve for new requests by closing the connection idle the longest or the oldest slow one, never one that
 // is being answered, and cuts slow requests after a fifth of REQUEST_TIMEOUT_MS while more than half the cap is open.
 // Over real sockets only, loopback only (Linux routes all of 127/8 there); every wait has a generous deadline.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -377,4 +378,61 @@ describe('slow requests and idle connections are cut sooner only under pressure 
       for (const client of [...calm, ...pressed]) client.socket.destroy();
     }
   }, 30_000);
+});
+
+/** A throw-away self-signed certificate, or null where `openssl` is missing. */
+function selfSigned(dir: string): { cert: string; key: string } | null {
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+  return made.status === 0 ? { cert, key } : null;
+}
+
+const tlsDir = mkdtempSync(join(tmpdir(), 'tollgate-conncap-tls-'));
+const certificate = selfSigned(tlsDir);
+if (certificate === null) rmSync(tlsDir, { recursive: true, force: true });
+
+describe.skipIf(certificate === null)('over TLS (TLS_CERT_FILE; skipped where openssl is missing): a request on the TLS socket marks its connection busy', () => {
+  let t: TestApp;
+  let port: number;
+  const streams: TLSSocket[] = [];
+  const others: Client[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp({ MAX_CONNECTIONS: '4', TLS_CERT_FILE: certificate!.cert, TLS_KEY_FILE: certificate!.key });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    for (const stream of streams) stream.destroy();
+    for (const client of others) client.socket.destroy();
+    await t.close();
+    rmSync(tlsDir, { recursive: true, force: true });
+  });
+
+  it('three TLS events streams and a silent connection: the next connection closes the silent one, not a stream', async () => {
+    const auth = Buffer.from(`admin:${t.adminToken}`).toString('base64');
+    const closed = new Set<TLSSocket>();
+    for (let i = 0; i < 3; i++) {
+      const stream = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+      streams.push(stream);
+      let received = '';
+      stream.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      stream.on('error', () => undefined);
+      stream.on('close', () => closed.add(stream));
+      stream.on('secureConnect', () => stream.write(`GET /api/admin/serviceapikey/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ${auth}\r\n\r\n`));
+      await until(() => received.includes(': connected'), 10_000, `TLS stream ${i}`);
+    }
+    // No TLS handshake at all: slow. Four open fill the cap less its reserve (3) plus the reserve.
+    const silent = open(port, '127.0.0.11', '');
+    others.push(silent);
+    await silent.settled;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(silent.closed()).toBe(false);
+    const next = open(port, '127.0.0.12', '');
+    others.push(next);
+    await until(() => silent.closed(), 5000, 'the silent connection to be closed');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(closed.size).toBe(0);
+  });
 });
