@@ -226,8 +226,14 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
 /** The global connection cap (src/http/connection-pressure.ts) from MAX_CONNECTIONS or the descriptor limit; null when off. */
 function connectionPressure(app: FastifyInstance, services: Services): ConnectionPressure | null {
   const { config, metrics } = services;
-  const max = config.maxConnections ?? defaultMaxConnections(readDescriptorLimit());
+  const descriptors = readDescriptorLimit();
+  const max = config.maxConnections ?? defaultMaxConnections(descriptors);
   if (max <= 0) return null;
+  // One line at start says what was read; a cap the descriptors cannot carry would fail as before, so say so.
+  app.log.info({ maxConnections: max, descriptorLimit: descriptors }, 'connection limit');
+  if (descriptors !== null && max > descriptors - 64) {
+    app.log.warn({ maxConnections: max, descriptorLimit: descriptors }, 'MAX_CONNECTIONS leaves fewer than 64 descriptors for the rest of the process: raise ulimit -n (docs/deployment.md)');
+  }
   const pressure = limitConnections(app.server, {
     max,
     pressureTimeoutMs: Math.max(1000, Math.floor(config.requestTimeoutMs / 5)),

@@ -198,6 +198,7 @@ describe('a server started under `ulimit -n 256` (a child process, MAX_CONNECTIO
 
   it('reads its descriptor limit at start: at most 192 connections of 256 descriptors', async () => {
     expect(await metric(/^tollgate_connections_max (\d+)$/m)).toBe(192);
+    expect(output.join('\n')).toMatch(/"maxConnections":192,"descriptorLimit":256,.*"msg":"connection limit"/);
   });
 
   it.each([1, 2])(
