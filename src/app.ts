@@ -14,6 +14,8 @@ import { buildOpenApi } from './http/openapi.ts';
 import { registerApiDocs } from './http/api-docs.ts';
 import { MODULE_DESCRIPTIONS } from './modules/descriptions.ts';
 import { capConnectionsPerAddress } from './http/connections.ts';
+import { limitConnections, type ConnectionPressure } from './http/connection-pressure.ts';
+import { defaultMaxConnections, readDescriptorLimit } from './http/descriptor-limit.ts';
 import { createDirectAnswers, type DirectAnswers, type ProxyTrust } from './http/direct.ts';
 import { buildWhitelist } from './http/rate-limit.ts';
 import { modules as defaultModules } from './modules/index.ts';
@@ -49,16 +51,18 @@ function proxyTrust(trustProxy: boolean | string | number): ProxyTrust {
 }
 
 /**
- * Puts `direct` in front of Fastify's own `request` listener on its server. Not Fastify's `serverFactory`: with
- * one, Fastify creates no server and takes other roads at close, and every server option would be set here again.
+ * Puts `front` in front of Fastify's own `request` listener on its server: the connection cap's bookkeeping and the
+ * direct answers (true: answered, Fastify never sees the request). One listener, not a second one beside Fastify's:
+ * Node then calls a single function per request. Not Fastify's `serverFactory`: with one, Fastify creates no server
+ * and takes other roads at close, and every server option would be set here again.
  */
-function answerDirectlyFirst(app: FastifyInstance, direct: DirectAnswers): void {
+function putInFront(app: FastifyInstance, front: DirectAnswers): void {
   const server = app.server;
   const [fastifyListener] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   if (fastifyListener === undefined) return;
   server.removeListener('request', fastifyListener);
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!direct(request, response)) fastifyListener(request, response);
+    if (!front(request, response)) fastifyListener(request, response);
   });
 }
 
@@ -152,7 +156,9 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     },
   }) as unknown as FastifyInstance;
 
-  capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, buildWhitelist(config.rateLimit.whitelist));
+  capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, buildWhitelist(config.rateLimit.whitelist), services.limiter.groups);
+  // After the per-address cap: a connection it refused is never counted here.
+  const pressure = connectionPressure(app, services);
   registerBodyParsers(app);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
@@ -189,13 +195,14 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   registerExportRoutes(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
 
+  let direct: DirectAnswers | null = null;
   if ((options.directAnswers ?? config.directAnswers) && modules.includes(serviceApiKeyApi)) {
     let closing = false;
     app.addHook('preClose', (done) => {
       closing = true;
       done();
     });
-    const direct = createDirectAnswers({
+    direct = createDirectAnswers({
       services,
       observer,
       routes: keyDirectRoutes(services),
@@ -204,7 +211,46 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
       log: () => app.log,
       closing: () => closing,
     });
-    answerDirectlyFirst(app, direct);
   }
+  if (pressure !== null) {
+    const { seen } = pressure;
+    const answer = direct;
+    putInFront(app, (request, response) => {
+      seen(request, response);
+      return answer !== null && answer(request, response);
+    });
+  } else if (direct !== null) putInFront(app, direct);
   return app;
+}
+
+/** The global connection cap (src/http/connection-pressure.ts) from MAX_CONNECTIONS or the descriptor limit; null when off. */
+function connectionPressure(app: FastifyInstance, services: Services): ConnectionPressure | null {
+  const { config, metrics } = services;
+  const descriptors = readDescriptorLimit();
+  const max = config.maxConnections ?? defaultMaxConnections(descriptors);
+  if (max <= 0) return null;
+  // One line at start says what was read; a cap the descriptors cannot carry would fail as before, so say so.
+  app.log.info({ maxConnections: max, descriptorLimit: descriptors }, 'connection limit');
+  if (descriptors !== null && max > descriptors - 64) {
+    app.log.warn({ maxConnections: max, descriptorLimit: descriptors }, 'MAX_CONNECTIONS leaves fewer than 64 descriptors for the rest of the process: raise ulimit -n (docs/deployment.md)');
+  }
+  const pressure = limitConnections(app.server, {
+    max,
+    pressureTimeoutMs: Math.max(1000, Math.floor(config.requestTimeoutMs / 5)),
+    warn: (fields, message) => app.log.warn(fields, message),
+  });
+  // Registered once per process (a test may build two apps on one set of services; the first one's figures are shown).
+  if (metrics.registry.getSingleMetric('tollgate_connections_max') === undefined) {
+    metrics.gauge('tollgate_connections_max', 'MAX_CONNECTIONS: connections this process holds at most', () => max);
+    metrics.gauge('tollgate_connections_open', 'Connections open now', () => pressure.stats().open);
+    metrics.countersByLabel('tollgate_connections_closed_total', 'Connections closed by the connection limit: shed (idle or slow, to make room) or refused (all others busy)', 'reason', () => {
+      const { shed, refused } = pressure.stats();
+      return { shed, refused };
+    });
+  }
+  app.addHook('onClose', (_instance, done) => {
+    pressure.stop();
+    done();
+  });
+  return pressure;
 }

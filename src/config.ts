@@ -44,6 +44,11 @@ export interface Config {
     policies: Record<RateLimitPolicy, RateLimitRule>;
     /** Prefix of the Redis keys, so several instances (or test runs) can share one Redis. */
     redisPrefix: string;
+    /**
+     * IPV6_PREFIX_LENGTH: IPv6 callers are limited per prefix of this many bits (a customer's whole /64), in the rate
+     * limits and the per-address connection cap; 128 counts every address alone (issue 20, M7).
+     */
+    ipv6PrefixLength: number;
   };
   currency: string;
   paymentInstructions: string;
@@ -58,6 +63,11 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** Open connections one address may hold (0 = no cap); RATE_LIMIT_WHITELIST addresses are exempt. */
   maxConnectionsPerIp: number;
+  /**
+   * MAX_CONNECTIONS: open connections the process holds at most (issue 20, M6); 0 = no cap. Null (unset): derived at
+   * start from the process's descriptor limit (src/http/descriptor-limit.ts), leaving room for everything else.
+   */
+  maxConnections: number | null;
   /** Where and how the Stripe library connects; the keys come from the stripe_* settings (env or database). */
   stripe: StripeConnection;
   /** Where customers reach Tollgate (links in mails, return URLs); no trailing slash. */
@@ -168,6 +178,12 @@ function timeouts(env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs
   return { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 10_000, 1) };
 }
 
+function ipv6PrefixLength(env: Env): number {
+  const bits = int(env, 'IPV6_PREFIX_LENGTH', 64, 1);
+  if (bits > 128) throw new ConfigError(`IPV6_PREFIX_LENGTH must be between 1 and 128, got "${bits}"`);
+  return bits;
+}
+
 function parseStripe(env: Env): StripeConnection {
   const raw = str(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com';
   let url: URL;
@@ -229,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
         .filter((entry) => entry !== ''),
       policies,
       redisPrefix: str(env, 'RATE_LIMIT_REDIS_PREFIX') ?? 'tollgate:rl:',
+      ipv6PrefixLength: ipv6PrefixLength(env),
     },
     currency,
     paymentInstructions:
@@ -240,6 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...timeouts(env),
     // Behind a proxy every connection comes from the proxy's address, so there is no default cap then.
     maxConnectionsPerIp: int(env, 'MAX_CONNECTIONS_PER_IP', parseTrustProxy(str(env, 'TRUST_PROXY')) === false ? 128 : 0),
+    maxConnections: str(env, 'MAX_CONNECTIONS') === null ? null : int(env, 'MAX_CONNECTIONS', 0),
     publicUrl,
     smtpUrl,
     mailFrom,

@@ -142,9 +142,9 @@ async function resolveCredentials(
   return { identity: { role: 'client', client, via: 'session' }, session };
 }
 
-/** The LOGIN subject: one e-mail address tried from one network address. */
-function loginSubject(ip: string, email: string): string {
-  return `${ip}|${email.trim().toLowerCase()}`;
+/** The LOGIN subject: one e-mail address tried from one network address (an IPv6 caller's whole prefix). */
+function loginSubject(limiter: Services['limiter'], ip: string, email: string): string {
+  return `${limiter.addressKey(ip)}|${email.trim().toLowerCase()}`;
 }
 
 /**
@@ -158,7 +158,7 @@ export async function guardLogin(services: Services, reply: FastifyReply, ip: st
   if (limiter.isExempt(ip)) return;
   const blocked = await limiter.isBlocked('API_AUTH_FAILED', ip);
   if (blocked !== null) enforce(reply, blocked);
-  enforce(reply, await limiter.hit('LOGIN', loginSubject(ip, email)));
+  enforce(reply, await limiter.hit('LOGIN', loginSubject(limiter, ip, email)));
 }
 
 /** For login actions: counts a failed login against API_AUTH_FAILED and throws 206 (or 429 once over the limit). */

@@ -2,6 +2,7 @@
 // RateLimit-* / Retry-After headers.
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Config, RateLimitPolicy } from '../config.ts';
+import { AddressGroups } from './address-groups.ts';
 import type { CounterStore, Hit } from './counter-store.ts';
 import { errors } from './errors.ts';
 
@@ -34,6 +35,8 @@ export function buildWhitelist(entries: readonly string[]): BlockList {
 export const HOT_POLICIES: ReadonlySet<RateLimitPolicy> = new Set<RateLimitPolicy>(['API_KEY_CHECK', 'API_KEY_CHECK_FAILED']);
 
 export class RateLimiter {
+  /** IPv6 subjects count per IPV6_PREFIX_LENGTH prefix, IPv4-mapped ones as their IPv4 (issue 20, M7). */
+  readonly groups: AddressGroups;
   private readonly whitelist: BlockList;
   private readonly exemptions = new Map<string, boolean>();
   /** The store each policy counts in: `hotStore` for HOT_POLICIES, `store` (exact) for the others. */
@@ -45,6 +48,7 @@ export class RateLimiter {
     readonly hotStore: CounterStore = store,
   ) {
     this.whitelist = buildWhitelist(config.whitelist);
+    this.groups = new AddressGroups(config.ipv6PrefixLength);
     for (const policy of Object.keys(config.policies)) this.stores[policy] = HOT_POLICIES.has(policy as RateLimitPolicy) ? hotStore : store;
   }
 
@@ -79,16 +83,28 @@ export class RateLimiter {
     };
   }
 
-  /** Counts one request of `subject` under `policy`. Synchronous with the memory store. */
+  /**
+   * The key `address` is counted under, for a subject made of an address and more (a login's address and e-mail).
+   * `hit` and `isBlocked` apply it themselves to a subject that is an address.
+   */
+  addressKey(address: string): string {
+    return this.groups.keyOf(address);
+  }
+
+  /**
+   * Counts one request of `subject` under `policy`. Synchronous with the memory store. A subject that is an IP
+   * address is counted for its group (addressKey): every per-address limit groups alike, wherever its caller sits,
+   * while the whitelist (isExempt) still looks at the single address.
+   */
   hit(policy: RateLimitPolicy, subject: string): Decision | Promise<Decision> {
-    const key = `${policy}:${subject}`;
+    const key = `${policy}:${this.groups.keyOf(subject)}`;
     const result = this.stores[policy]!.incr(key, this.config.policies[policy].windowSeconds * 1000);
     return result instanceof Promise ? result.then((hit) => this.decide(policy, hit)) : this.decide(policy, result);
   }
 
   /** Whether `subject` is already over the limit of `policy`, without counting anything. */
   async isBlocked(policy: RateLimitPolicy, subject: string): Promise<Decision | null> {
-    const hit = await this.stores[policy]!.get(`${policy}:${subject}`);
+    const hit = await this.stores[policy]!.get(`${policy}:${this.groups.keyOf(subject)}`);
     if (hit === null) return null;
     const decision = this.decide(policy, hit);
     return hit.count >= decision.limit ? { ...decision, allowed: false } : null;
