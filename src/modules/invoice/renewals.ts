@@ -67,6 +67,12 @@ export function createRenewals({ db, events, orders, promos, create, setStatus }
   // Staff changed the order's price or period, or its plan changed: a renewal issued for the old plan is void.
   events.on('order.updated', ({ orderId }, trx) => cancelUnpaid(trx, orderId, ['renew'], true));
   events.on('order.plan_changed', ({ orderId }, trx) => cancelUnpaid(trx, orderId, ['renew'], true));
+  // A refund takes back money an unpaid plan change of the same order may have credited: that change is void (the
+  // client asks again and is credited what is left).
+  events.on('invoice.refunded', async ({ invoiceId }, trx) => {
+    const lines = await trx.selectFrom('invoice_items').select('order_id').distinct().where('invoice_id', '=', invoiceId).where('order_id', 'is not', null).execute();
+    for (const { order_id } of lines) await cancelUnpaid(trx, order_id!, ['change']);
+  });
 
   return {
     /**
