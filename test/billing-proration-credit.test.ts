@@ -109,6 +109,17 @@ describe('what a plan change credits (issue 20: M1, M8)', () => {
     expectCreditOf((await changePlan(token, orderId, planB)).credit, 600);
   });
 
+  it('M8: a refund after an upgrade was priced voids the upgrade; asking again credits what is left', async () => {
+    const { token, orderId, invoiceId } = await buy(planA);
+    const first = await changePlan(token, orderId, planB);
+    expectCreditOf(first.credit, 1000);
+    expect((await t.admin('invoice/refund', { id: invoiceId, amount: '10.00' })).result).toBe(true);
+    expect((await t.admin('invoice/get', { id: first.invoice_id })).result.status).toBe('canceled');
+    expectError(await t.admin('invoice/mark_as_paid', { id: first.invoice_id }), 409);
+    expect((await t.admin('order/get', { id: orderId })).result.product_id).toBe(planA);
+    expect(await changePlan(token, orderId, planB)).toMatchObject({ credit: '0.00', amount: '20.00' });
+  });
+
   it('a paid upgrade carries its credit: the next change credits the charge plus the credit it used', async () => {
     const { token, orderId } = await buy(planA);
     const first = await changePlan(token, orderId, planB);
