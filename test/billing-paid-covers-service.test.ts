@@ -192,7 +192,7 @@ describe('the paid amount always covers the service delivered (issue 20)', () =>
               );
             }
             if ((await invoiceRow(invoice.id)).status === 'paid') paidInvoice = invoice;
-            trail.push(`${action} #${invoice.id} (${invoice.total}): ${outcome instanceof ApiError ? outcome.status : String(outcome ?? 'paid')}`);
+            trail.push(`${action} #${invoice.id} (${invoice.total}): ${outcome instanceof ApiError ? outcome.status : typeof outcome === 'string' ? outcome : 'paid'}`);
             break;
           }
           case 'refund': {
@@ -202,7 +202,9 @@ describe('the paid amount always covers the service delivered (issue 20)', () =>
               break;
             }
             const invoice = await invoiceRow(pick(paid).id);
-            const refunded = Number((await db.selectFrom('transactions').select((eb) => eb.fn.sum<number>('amount').as('n')).where('invoice_id', '=', invoice.id).where('type', '=', 'refund').executeTakeFirst())?.n ?? 0);
+            // PostgreSQL sums bigints as numeric, which arrives as text.
+            const sum = await db.selectFrom('transactions').select((eb) => eb.fn.sum<string | number>('amount').as('n')).where('invoice_id', '=', invoice.id).where('type', '=', 'refund').executeTakeFirst();
+            const refunded = Number(sum?.n ?? 0);
             const left = invoice.total - refunded;
             const amount = next() < 0.5 ? left : Math.max(1, Math.floor(left * next()));
             outcome = await attempt(() => t.services.invoicePayments.refund(invoice.id, amount, now));

@@ -130,7 +130,7 @@ describe('renewals and plan changes of one order (issue 20: H1, M2, L6)', () => 
       const renew = () => asClient(t(), token, 'invoice/renewal_invoice', { order_id: orderId });
       const change = () => asClient(t(), token, 'order/change_plan', { id: orderId, product_id: planB, period: '1M' });
       const replies = await Promise.all(round % 2 === 0 ? [renew(), change()] : [change(), renew()]);
-      expect(replies.map((reply) => reply.status).sort()).toEqual([200, 409]);
+      expect(replies.map((reply) => reply.status).toSorted((a, b) => a - b)).toEqual([200, 409]);
       const unpaid = await t()
         .services.db.selectFrom('invoice_items')
         .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')

@@ -211,8 +211,14 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         report.failed += closed.failed;
       }
       await this.renewFreeOrders(now, report);
-      // A lapsed plan change first, so the order's renewal can be issued in the same run.
-      report.plan_changes_voided += await invoices.voidLapsedPlanChanges(now);
+      // A lapsed plan change first, so the order's renewal can be issued in the same run. A failure is logged and
+      // counted like the other jobs' (the next run tries again), never the end of this run.
+      try {
+        report.plan_changes_voided += await invoices.voidLapsedPlanChanges(now);
+      } catch (error) {
+        report.failed += 1;
+        log?.('voiding lapsed plan changes failed', error);
+      }
       await this.issueRenewalInvoices(now, report);
       await this.cancelAtPeriodEnd(now, report);
       await this.suspendExpired(now, report);

@@ -48,42 +48,44 @@ export function createOrderTasks({ orders }: { orders: Pick<OrderService, 'trans
     return line.order_id === null ? undefined : trx.selectFrom('orders').selectAll().where('id', '=', line.order_id).executeTakeFirst();
   }
 
-  return {
-    /** Why paying the invoice must not apply now (the first stale line's reason), or null. */
-    async unpayableReason(trx: Kysely<Database>, invoiceId: number, now: Date): Promise<string | null> {
-      for (const line of await pendingLines(trx, invoiceId)) {
-        const order = await orderOf(trx, line);
-        const reason = order === undefined ? null : staleReason(line, order, now);
-        if (reason !== null) return reason;
-      }
-      return null;
-    },
+  /** Why paying the invoice must not apply now (the first stale line's reason), or null. */
+  async function unpayableReason(trx: Kysely<Database>, invoiceId: number, now: Date): Promise<string | null> {
+    for (const line of await pendingLines(trx, invoiceId)) {
+      // Only a line that buys a running order time can go stale; a first activation or usage line cannot.
+      if (line.task !== 'renew' && line.task !== 'change') continue;
+      const order = await orderOf(trx, line);
+      const reason = order === undefined ? null : staleReason(line, order, now);
+      if (reason !== null) return reason;
+    }
+    return null;
+  }
 
-    /**
-     * Runs the invoice's activate, renew and change tasks that have not run yet. A renew or change line that ran
-     * records the expiry it bought (`covers_until`), which is what a later plan change credits (period-paid.ts).
-     */
-    async execute(trx: Kysely<Database>, invoiceId: number, now: Date): Promise<void> {
-      for (const item of await pendingLines(trx, invoiceId)) {
-        const order = await orderOf(trx, item);
-        let ran = false;
-        if (order !== undefined) {
-          if (item.task === 'activate' && (order.status === 'pending_setup' || order.status === 'failed_setup')) {
-            const product = await trx.selectFrom('products').select('setup').where('id', '=', order.product_id).executeTakeFirst();
-            if (product?.setup !== 'manual') await orders.transition(trx, order.id, 'activate', { now });
-          } else if (item.task === 'change' && item.product_id !== null && item.period !== null) {
-            ran = await orders.applyPlanChange(trx, order.id, { productId: item.product_id, period: item.period, price: item.price }, now);
-          } else if (item.task === 'renew' && (order.status === 'active' || order.status === 'suspended')) {
-            await orders.transition(trx, order.id, 'renew', { now });
-            if (order.status === 'suspended') await orders.transition(trx, order.id, 'unsuspend', { now });
-            ran = true;
-          }
+  /**
+   * Runs the invoice's activate, renew and change tasks that have not run yet. A renew or change line that ran
+   * records the expiry it bought (`covers_until`), which is what a later plan change credits (period-paid.ts).
+   */
+  async function execute(trx: Kysely<Database>, invoiceId: number, now: Date): Promise<void> {
+    for (const item of await pendingLines(trx, invoiceId)) {
+      const order = await orderOf(trx, item);
+      let ran = false;
+      if (order !== undefined) {
+        if (item.task === 'activate' && (order.status === 'pending_setup' || order.status === 'failed_setup')) {
+          const product = await trx.selectFrom('products').select('setup').where('id', '=', order.product_id).executeTakeFirst();
+          if (product?.setup !== 'manual') await orders.transition(trx, order.id, 'activate', { now });
+        } else if (item.task === 'change' && item.product_id !== null && item.period !== null) {
+          ran = await orders.applyPlanChange(trx, order.id, { productId: item.product_id, period: item.period, price: item.price }, now);
+        } else if (item.task === 'renew' && (order.status === 'active' || order.status === 'suspended')) {
+          await orders.transition(trx, order.id, 'renew', { now });
+          if (order.status === 'suspended') await orders.transition(trx, order.id, 'unsuspend', { now });
+          ran = true;
         }
-        const coversUntil = ran && order !== undefined ? ((await orderOf(trx, item))?.expires_at ?? null) : null;
-        await trx.updateTable('invoice_items').set({ executed: 1, covers_until: coversUntil }).where('id', '=', item.id).execute();
       }
-    },
-  };
+      const coversUntil = ran && order !== undefined ? ((await orderOf(trx, item))?.expires_at ?? null) : null;
+      await trx.updateTable('invoice_items').set({ executed: 1, covers_until: coversUntil }).where('id', '=', item.id).execute();
+    }
+  }
+
+  return { unpayableReason, execute };
 }
 
 export type OrderTasks = ReturnType<typeof createOrderTasks>;

@@ -38,13 +38,14 @@ export async function paidForCurrentPeriod(trx: Kysely<Database>, order: OrderRo
     .where('status', '=', 'refunded')
     .executeTakeFirst();
   return paidForPeriod({
-    lineTotal: Number(line.total),
+    lineTotal: line.total,
     // An activation's line may carry a setup fee on top of the period; a renewal or change is all period.
-    periodTotal: line.task === 'activate' ? Number(line.price) * Number(line.quantity) : Number(line.total),
-    subtotal: Number(line.subtotal),
-    discount: Number(line.discount),
-    invoiceTotal: Number(line.invoice_total),
+    periodTotal: line.task === 'activate' ? line.price * line.quantity : line.total,
+    subtotal: line.subtotal,
+    discount: line.discount,
+    invoiceTotal: line.invoice_total,
+    // PostgreSQL sums bigints as numeric, which arrives as text.
     refunded: Number(refunds?.total ?? 0),
-    carried: Number(line.credit),
+    carried: line.credit,
   });
 }

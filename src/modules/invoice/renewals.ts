@@ -74,61 +74,61 @@ export function createRenewals({ db, events, orders, promos, create, setStatus }
     for (const { order_id } of lines) await cancelUnpaid(trx, order_id!, ['change']);
   });
 
-  return {
-    /**
-     * Finds the unpaid renewal invoice of an order, or issues one, inside `trx`; returns its id and whether it is
-     * new. 409 while a plan change of the order is unpaid, and for an order canceled at the end of its period.
-     */
-    async renewalFor(trx: Kysely<Database>, order: OrderRow, now: Date): Promise<{ id: number; created: boolean }> {
-      // Lock the order first, so two concurrent callers (or a change_plan) cannot both issue one.
-      await orders.lock(trx, order.id);
-      const current = await trx.selectFrom('orders').selectAll().where('id', '=', order.id).executeTakeFirstOrThrow();
-      const [change] = await unpaidWith(trx, current.id, ['change']);
-      if (change !== undefined) throw errors.conflict(`Invoice #${change} changes this order's plan and is unpaid; pay it, or wait for it to lapse, before renewing`);
-      if (current.cancel_at_period_end === 1) throw errors.conflict('The order is canceled at the end of its period; uncancel it before renewing');
-      const [existing] = await unpaidWith(trx, current.id, ['renew']);
-      if (existing !== undefined) return { id: existing, created: false };
-      // A downgrade waiting for this renewal is what the renewal buys; the line records that plan.
-      const plan = renewedPlan(current);
-      const title = plan.productId === current.product_id ? current.title : ((await trx.selectFrom('products').select('title').where('id', '=', plan.productId).executeTakeFirst())?.title ?? current.title);
-      // A recurring coupon taken at checkout also discounts each renewal.
-      const total = plan.price * current.quantity;
-      const discount = current.promo_id === null ? null : await promos.renewalDiscount(trx, current.promo_id, { productId: plan.productId, period: plan.period, total });
-      const line: InvoiceLine = { orderId: current.id, task: 'renew', title: renewalTitle({ title, period: plan.period }), period: plan.period, quantity: current.quantity, price: plan.price, total, productId: plan.productId };
-      const invoice = await create(trx, current.client_id, [line], { now, dueAt: current.expires_at ?? isoSeconds(now), discount });
-      return { id: invoice.id, created: true };
-    },
+  /**
+   * Finds the unpaid renewal invoice of an order, or issues one, inside `trx`; returns its id and whether it is
+   * new. 409 while a plan change of the order is unpaid, and for an order canceled at the end of its period.
+   */
+  async function renewalFor(trx: Kysely<Database>, order: OrderRow, now: Date): Promise<{ id: number; created: boolean }> {
+    // Lock the order first, so two concurrent callers (or a change_plan) cannot both issue one.
+    await orders.lock(trx, order.id);
+    const current = await trx.selectFrom('orders').selectAll().where('id', '=', order.id).executeTakeFirstOrThrow();
+    const [change] = await unpaidWith(trx, current.id, ['change']);
+    if (change !== undefined) throw errors.conflict(`Invoice #${change} changes this order's plan and is unpaid; pay it, or wait for it to lapse, before renewing`);
+    if (current.cancel_at_period_end === 1) throw errors.conflict('The order is canceled at the end of its period; uncancel it before renewing');
+    const [existing] = await unpaidWith(trx, current.id, ['renew']);
+    if (existing !== undefined) return { id: existing, created: false };
+    // A downgrade waiting for this renewal is what the renewal buys; the line records that plan.
+    const plan = renewedPlan(current);
+    const title = plan.productId === current.product_id ? current.title : ((await trx.selectFrom('products').select('title').where('id', '=', plan.productId).executeTakeFirst())?.title ?? current.title);
+    // A recurring coupon taken at checkout also discounts each renewal.
+    const total = plan.price * current.quantity;
+    const discount = current.promo_id === null ? null : await promos.renewalDiscount(trx, current.promo_id, { productId: plan.productId, period: plan.period, total });
+    const line: InvoiceLine = { orderId: current.id, task: 'renew', title: renewalTitle({ title, period: plan.period }), period: plan.period, quantity: current.quantity, price: plan.price, total, productId: plan.productId };
+    const invoice = await create(trx, current.client_id, [line], { now, dueAt: current.expires_at ?? isoSeconds(now), discount });
+    return { id: invoice.id, created: true };
+  }
 
-    /** Voids each unpaid plan-change invoice whose priced period has ended (scheduler); returns how many. */
-    async voidLapsedPlanChanges(now: Date): Promise<number> {
-      const rows = await db
-        .selectFrom('invoice_items')
-        .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
-        .select('invoices.id')
-        .distinct()
-        .where('invoice_items.task', '=', 'change')
-        .where('invoice_items.priced_until', '<=', isoSeconds(now))
-        .where('invoices.status', '=', 'unpaid')
-        .orderBy('invoices.id')
-        .execute();
-      let voided = 0;
-      for (const { id } of rows) {
-        const done = await inTransaction(db, async (trx) => {
-          const row = await trx.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
-          if (row?.status !== 'unpaid') return false;
-          await setStatus(trx, row, 'unpaid', 'canceled', now, 'voided');
-          await events.emit('invoice.canceled', { invoiceId: row.id, clientId: row.client_id, total: row.total }, trx);
-          return true;
-        }).catch((error: unknown) => {
-          // Paid meanwhile (the compare-and-set answered 409): nothing to void. Anything else is the job's failure.
-          if (error instanceof ApiError && error.status === 409) return false;
-          throw error;
-        });
-        if (done) voided += 1;
-      }
-      return voided;
-    },
-  };
+  /** Voids each unpaid plan-change invoice whose priced period has ended (scheduler); returns how many. */
+  async function voidLapsedPlanChanges(now: Date): Promise<number> {
+    const rows = await db
+      .selectFrom('invoice_items')
+      .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
+      .select('invoices.id')
+      .distinct()
+      .where('invoice_items.task', '=', 'change')
+      .where('invoice_items.priced_until', '<=', isoSeconds(now))
+      .where('invoices.status', '=', 'unpaid')
+      .orderBy('invoices.id')
+      .execute();
+    let voided = 0;
+    for (const { id } of rows) {
+      const done = await inTransaction(db, async (trx) => {
+        const row = await trx.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
+        if (row?.status !== 'unpaid') return false;
+        await setStatus(trx, row, 'unpaid', 'canceled', now, 'voided');
+        await events.emit('invoice.canceled', { invoiceId: row.id, clientId: row.client_id, total: row.total }, trx);
+        return true;
+      }).catch((error: unknown) => {
+        // Paid meanwhile (the compare-and-set answered 409): nothing to void. Anything else is the job's failure.
+        if (error instanceof ApiError && error.status === 409) return false;
+        throw error;
+      });
+      if (done) voided += 1;
+    }
+    return voided;
+  }
+
+  return { renewalFor, voidLapsedPlanChanges };
 }
 
 export type Renewals = ReturnType<typeof createRenewals>;
