@@ -3,12 +3,16 @@
 // the order is no longer on is refused (staff: 409; a provider's payment or an off-session charge: recorded or
 // skipped, the invoice voided, nothing applied); an unpaid plan change lapses at the end of the period it was priced
 // for. Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.ts';
+import { migrations } from '../src/db/migrations/index.ts';
 import { inTransaction } from '../src/db/transaction.ts';
+import { staleReason } from '../src/modules/invoice/order-tasks.ts';
+import { freshPostgresDatabase } from './helpers/app.ts';
 import { expectError, expectInvalid } from './helpers/assertions.ts';
 import { asClient, makeProduct } from './selling-fixtures.ts';
-import { payByCard, purchase, startCardPayment, stripeStand, transactionsOf, type StripeStand } from './stripe-fixtures.ts';
-import { deliver } from './stripe-fixtures.ts';
+import { deliver, payByCard, purchase, startCardPayment, stripeStand, transactionsOf, type StripeStand } from './stripe-fixtures.ts';
 
 const DAY = 86_400_000;
 const monthly = (price: string) => ({ type: 'recurrent', recurrent: { '1M': { price, setup: '0', enabled: true } } });
@@ -250,5 +254,67 @@ describe('renewals and plan changes of one order (issue 20: H1, M2, L6)', () => 
     expectInvalid(await asClient(t(), token, 'invoice/renewal_invoice', { order_id: 'x' }), 'order_id');
     expectError(await t().call('/api/client/invoice/renewal_invoice', { order_id: orderId }), 201, 401);
     expectError(await asClient(t(), token, 'invoice/renewal_invoice', { order_id: 999_999 }), 404);
+  });
+});
+
+describe('migration 017_plan_changes on a database with unpaid renewals and plan changes', () => {
+  const PG = process.env.TEST_DATABASE_URL ?? '';
+  const NOW = '2026-11-22T10:00:00Z';
+  const opened: Array<{ handle: DatabaseHandle; drop?: () => Promise<void> }> = [];
+  afterAll(async () => {
+    for (const { handle, drop } of opened) {
+      await handle.close();
+      await drop?.();
+    }
+  });
+
+  it('records the plan each unpaid renewal renews, the period each plan change was priced for, and what bought each expiry', async () => {
+    const postgres = PG === '' ? null : await freshPostgresDatabase(PG);
+    const handle = openDatabase(postgres?.url ?? 'sqlite::memory:');
+    opened.push({ handle, ...(postgres !== null && { drop: postgres.drop }) });
+    // Migrations take Kysely<any>; so does this test, which writes tables as they were before 017.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const db = handle.db as unknown as Kysely<any>;
+    const migrator = new Migrator({ db, provider: { getMigrations: (): Promise<Record<string, Migration>> => Promise.resolve(migrations) } });
+    expect((await migrator.migrateTo('016_search_speed')).error).toBeUndefined();
+
+    await sql`INSERT INTO clients (email, first_name, status, api_token_hash, api_token_enc, created_at, updated_at) VALUES ('a@example.com', 'A', 'active', 'h1', 'e1', ${NOW}, ${NOW})`.execute(db);
+    for (const [id, title] of [[1, 'A'], [2, 'B']] as const) {
+      await sql`INSERT INTO products (id, title, slug, type, status, setup, pricing, created_at, updated_at) VALUES (${id}, ${title}, ${title}, 'custom', 'enabled', 'after_payment', '{}', ${NOW}, ${NOW})`.execute(db);
+    }
+    // Orders: 1 on A; 2 moved to B while a renewal of A was unpaid (H1); 3 with a downgrade to B waiting; 4 with an
+    // unpaid upgrade; 5 activated and renewed by paid invoices.
+    const orders: Array<[number, number, number, string | null]> = [[1, 1, 1000, null], [2, 2, 2000, null], [3, 1, 1000, 'B'], [4, 1, 1000, null], [5, 1, 1000, null]];
+    for (const [id, product, price, next] of orders) {
+      await sql`INSERT INTO orders (id, client_id, product_id, title, type, period, quantity, price, currency, status, expires_at, created_at, updated_at, next_product_id, next_period, next_price)
+        VALUES (${id}, 1, ${product}, 'P', 'custom', '1M', 1, ${price}, 'USD', 'active', ${`2026-12-0${id}T10:00:00Z`}, ${NOW}, ${NOW}, ${next === null ? null : 2}, ${next === null ? null : '1M'}, ${next === null ? null : 500})`.execute(db);
+    }
+    const invoice = async (id: number, status: string) =>
+      sql`INSERT INTO invoices (id, hash, client_id, status, currency, subtotal, total, created_at, updated_at) VALUES (${id}, ${`hash-${id}`}, 1, ${status}, 'USD', 1000, 1000, ${NOW}, ${NOW})`.execute(db);
+    const item = async (id: number, invoiceId: number, orderId: number, task: string, price: number, executed: number) =>
+      sql`INSERT INTO invoice_items (id, invoice_id, order_id, task, title, period, quantity, price, total, executed, product_id) VALUES (${id}, ${invoiceId}, ${orderId}, ${task}, 'line', '1M', 1, ${price}, ${price}, ${executed}, ${task === 'change' ? 2 : null})`.execute(db);
+    for (const [id, status] of [[1, 'unpaid'], [2, 'unpaid'], [3, 'unpaid'], [4, 'unpaid'], [5, 'paid'], [6, 'paid']] as const) await invoice(id, status);
+    await item(1, 1, 1, 'renew', 1000, 0);
+    await item(2, 2, 2, 'renew', 1000, 0);
+    await item(3, 3, 3, 'renew', 500, 0);
+    await item(4, 4, 4, 'change', 1500, 0);
+    await item(5, 5, 5, 'activate', 1000, 1);
+    await item(6, 6, 5, 'renew', 1000, 1);
+
+    const after = await migrator.migrateToLatest();
+    expect(after.error).toBeUndefined();
+    const lines = await db.selectFrom('invoice_items').select(['id', 'product_id', 'credit', 'priced_until', 'covers_until']).orderBy('id').execute();
+    expect(lines).toEqual([
+      { id: 1, product_id: 1, credit: 0, priced_until: null, covers_until: null },
+      // The renewal of A on an order now on B names no plan: paying it is refused.
+      { id: 2, product_id: null, credit: 0, priced_until: null, covers_until: null },
+      { id: 3, product_id: 2, credit: 0, priced_until: null, covers_until: null },
+      { id: 4, product_id: 2, credit: 0, priced_until: '2026-12-04T10:00:00Z', covers_until: null },
+      { id: 5, product_id: null, credit: 0, priced_until: null, covers_until: null },
+      { id: 6, product_id: null, credit: 0, priced_until: null, covers_until: '2026-12-05T10:00:00Z' },
+    ]);
+    const line = (await db.selectFrom('invoice_items').selectAll().where('id', '=', 2).executeTakeFirstOrThrow()) as Parameters<typeof staleReason>[0];
+    const order = (await db.selectFrom('orders').selectAll().where('id', '=', 2).executeTakeFirstOrThrow()) as Parameters<typeof staleReason>[1];
+    expect(staleReason(line, order, new Date(NOW))).toContain('changed');
   });
 });
