@@ -73,6 +73,15 @@ describe('renewals and plan changes of one order (issue 20: H1, M2, L6)', () => 
     expect(Date.parse((await order(orderId)).expires_at)).toBeGreaterThan(Date.parse(before.expires_at));
   });
 
+  it('H1: once staff cancel an unwanted upgrade invoice, the renewal is issued on the current plan', async () => {
+    const { token, orderId } = await orderOnA();
+    const upgradeId = await upgrade(token, orderId);
+    expectError(await asClient(t(), token, 'invoice/renewal_invoice', { order_id: orderId }), 409);
+    expect((await t().admin('invoice/cancel', { id: upgradeId })).result).toBe(true);
+    const renewal = (await asClient(t(), token, 'invoice/renewal_invoice', { order_id: orderId })).result as number;
+    expect(await lines(renewal)).toMatchObject([{ task: 'renew', product_id: planA, price: 1000 }]);
+  });
+
   it('H1, vice versa: refuses a plan change while a renewal is unpaid', async () => {
     const { token, orderId } = await orderOnA();
     const renewal = (await asClient(t(), token, 'invoice/renewal_invoice', { order_id: orderId })).result as number;
