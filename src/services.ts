@@ -172,7 +172,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
   const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
-  const selfService = createSelfService({ db, events, orders, products, invoices, promos, money });
+  const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
   const outbox = createOutboxService({

@@ -166,15 +166,16 @@ describe('self-service on orders', () => {
     expectError(await asClient(t, client.token, 'order/change_plan', { id: orderId, product_id: pro, period: '1M' }), 409);
   });
 
-  it('applies a paid upgrade to an order suspended meanwhile, and unsuspends it', async () => {
+  it('refuses to apply an upgrade to an order suspended meanwhile (issue 20, M2)', async () => {
     const { client, orderId, key } = await activeOrder();
     const reply = await asClient(t, client.token, 'order/change_plan', { id: orderId, product_id: pro, period: '1M' });
-    // The order expires unpaid and is suspended before the upgrade invoice is paid.
+    // The order is suspended before the upgrade invoice is paid: the payment would buy a new period of Pro with a
+    // credit for a period the order no longer runs on, so staff are refused and the order stays as it is.
     await t.admin('order/suspend', { id: orderId, reason: 'Non-payment' });
     expect(await info(key)).toMatchObject({ valid: 0 });
-    await t.admin('invoice/mark_as_paid', { id: reply.result.invoice_id });
-    expect((await asClient(t, client.token, 'order/get', { id: orderId })).result).toMatchObject({ status: 'active', product_id: pro });
-    expect(await info(key)).toMatchObject({ valid: 1, config: { tier: 'pro' } });
+    expectError(await t.admin('invoice/mark_as_paid', { id: reply.result.invoice_id }), 409);
+    expect((await asClient(t, client.token, 'order/get', { id: orderId })).result).toMatchObject({ status: 'suspended', product_id: basic });
+    expect((await t.admin('invoice/get', { id: reply.result.invoice_id })).result.status).toBe('unpaid');
     expectError(await t.call('/api/client/order/upgradables', { id: orderId }), 201, 401);
     expectError(await t.call('/api/client/order/change_plan', { id: orderId, product_id: pro, period: '1M' }), 201, 401);
   });

@@ -44,3 +44,39 @@ export function isUpgrade(price: number, period: string, newPrice: number, newPe
   const newLength = BigInt(addPeriod(now, newPeriod).getTime() - now.getTime());
   return BigInt(newPrice) * length > BigInt(price) * newLength;
 }
+
+/** One paid invoice line that bought a service period, and the invoice it is on (minor units). */
+export interface PaidLine {
+  /** The line's total: quantity × price, plus a setup fee on a first activation, less the credit on a plan change. */
+  lineTotal: number;
+  /** The part of the line that is the period itself (quantity × price, or the charge of a plan change). */
+  periodTotal: number;
+  /** The invoice's subtotal (sum of its lines) and the coupon discount taken off it. */
+  subtotal: number;
+  discount: number;
+  /** What the invoice asked (after discount and tax), and what of it was refunded since. */
+  invoiceTotal: number;
+  refunded: number;
+  /** The credit a plan change carried into the line from the period before (paid then, not now). */
+  carried: number;
+}
+
+/** `amount × numerator / denominator` rounded down (BigInt): a share that may never exceed what it is a share of. */
+function shareDown(amount: number, numerator: number, denominator: number): number {
+  if (denominator <= 0) return 0;
+  return Number((BigInt(amount) * BigInt(numerator)) / BigInt(denominator));
+}
+
+/**
+ * What was actually paid for the service period a line bought (issue 20, M1 and M8): the period's part of the line
+ * (a setup fee is not service time), less the line's share of the coupon discount, scaled by the part of the invoice
+ * that was not refunded, plus the credit carried into it. Tax is left out (it is charged again on the next invoice).
+ * Each share rounds down, so a credit computed from it never exceeds what the client paid.
+ */
+export function paidForPeriod(line: PaidLine): number {
+  const lineTotal = Math.max(0, line.lineTotal);
+  const discountShare = line.subtotal <= 0 ? 0 : lineTotal - shareDown(lineTotal, Math.max(0, line.subtotal - line.discount), line.subtotal);
+  const period = shareDown(lineTotal - discountShare, Math.min(Math.max(0, line.periodTotal), lineTotal), lineTotal);
+  const kept = shareDown(period, Math.max(0, line.invoiceTotal - line.refunded), line.invoiceTotal);
+  return kept + Math.max(0, line.carried);
+}

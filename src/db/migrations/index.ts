@@ -14,6 +14,7 @@ import * as usageBilling from './013_usage_billing.ts';
 import * as keys from './014_keys.ts';
 import * as searchMore from './015_search_more.ts';
 import * as searchSpeed from './016_search_speed.ts';
+import * as planChanges from './017_plan_changes.ts';
 import * as secondFactor from './018_second_factor.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -31,5 +32,6 @@ export const migrations: Record<string, Migration> = {
   '014_keys': keys,
   '015_search_more': searchMore,
   '016_search_speed': searchSpeed,
+  '017_plan_changes': planChanges,
   '018_second_factor': secondFactor,
 };

@@ -91,8 +91,14 @@ export interface OrderBillingColumns {
 }
 
 export interface InvoiceItemBillingColumns {
-  /** For a 'change' item: the plan the order moves to when the invoice is paid. */
+  /** For a 'change' item: the plan the order moves to when the invoice is paid; for a 'renew' item: the plan renewed. */
   product_id: number | null;
+  /** Migration 017. For a 'change' item: the unused part of the current period taken off the new plan's price. */
+  credit: Generated<number>;
+  /** For a 'change' item: the end of the period its credit was computed for (the invoice lapses then). */
+  priced_until: string | null;
+  /** For an executed 'renew' or 'change' item: the order's expiry it bought. */
+  covers_until: string | null;
 }
 
 export interface BillingTables {

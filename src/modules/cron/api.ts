@@ -14,6 +14,7 @@ const CronReport = Type.Object(
     carts_purged: Count('Abandoned guest cart lines deleted'),
     invoice_reminders: Count('Payment reminders queued'),
     usage_invoices: Count('Overage invoices issued for usage periods that closed'),
+    plan_changes_voided: Count('Unpaid plan-change invoices voided at the end of the period they were priced for'),
     failed: Count('Orders a job could not change (logged); the next run tries again'),
   },
   { $id: 'CronReport' },

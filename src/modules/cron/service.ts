@@ -26,6 +26,8 @@ export interface CronReport {
   invoice_reminders: number;
   /** Overage invoices issued for usage periods that closed (CONTRACT §12). */
   usage_invoices: number;
+  /** Unpaid plan-change invoices voided at the end of the period they were priced for (issue 20, M2). */
+  plan_changes_voided: number;
   /** Orders a job could not change (logged); the next run tries again. */
   failed: number;
 }
@@ -84,7 +86,8 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
                 .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
                 .select('invoice_items.id')
                 .whereRef('invoice_items.order_id', '=', 'orders.id')
-                .where('invoice_items.task', '=', 'renew')
+                // One unpaid invoice buys an order time: none while a renewal or a plan change is unpaid.
+                .where('invoice_items.task', 'in', ['renew', 'change'])
                 .where('invoices.status', '=', 'unpaid'),
             ),
           ),
@@ -190,7 +193,17 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
 
     /** Every job, in order. */
     async run(now: Date = new Date()): Promise<CronReport> {
-      const report: CronReport = { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, usage_invoices: 0, failed: 0 };
+      const report: CronReport = {
+        renewal_invoices: 0,
+        renewed_free: 0,
+        suspended: 0,
+        canceled: 0,
+        carts_purged: 0,
+        invoice_reminders: 0,
+        usage_invoices: 0,
+        plan_changes_voided: 0,
+        failed: 0,
+      };
       // Usage periods first: a billing period ends at the expiry the renewal jobs below act on.
       if (usage !== undefined) {
         const closed = await usage.closePeriods(now);
@@ -198,6 +211,14 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
         report.failed += closed.failed;
       }
       await this.renewFreeOrders(now, report);
+      // A lapsed plan change first, so the order's renewal can be issued in the same run. A failure is logged and
+      // counted like the other jobs' (the next run tries again), never the end of this run.
+      try {
+        report.plan_changes_voided += await invoices.voidLapsedPlanChanges(now);
+      } catch (error) {
+        report.failed += 1;
+        log?.('voiding lapsed plan changes failed', error);
+      }
       await this.issueRenewalInvoices(now, report);
       await this.cancelAtPeriodEnd(now, report);
       await this.suspendExpired(now, report);

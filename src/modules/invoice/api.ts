@@ -186,7 +186,8 @@ export const invoiceApi: ModuleApi = {
     }),
     renewal_invoice: clientAction({
       params: Type.Object({ order_id: Id }),
-      summary: 'The unpaid renewal invoice of an own recurrent order (issued now if there is none)',
+      summary:
+        'The unpaid renewal invoice of an own recurrent order (issued now if there is none); 409 while a plan change of the order is unpaid or the order is canceled at period end',
       result: Type.Integer({ description: 'The invoice id' }),
       handler: ({ order_id }, { services, identity }) => services.invoices.renewalInvoice(order_id, identity.client.id),
     }),

@@ -59,7 +59,7 @@ export class PaymentNotYetKnown extends Error {}
 export interface InvoicePaymentDeps {
   db: Kysely<Database>;
   events: EventBus;
-  invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus'>;
+  invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason'>;
   gateways: GatewayRegistry;
   money: Money;
 }
@@ -193,6 +193,7 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
      * A payment the provider reports for an invoice. Unpaid and matching → paid through mark_as_paid's compare-and-set
      * (orders activated or renewed in the same transaction). The same payment again → nothing. Amount or currency
      * not matching, or an invoice no longer unpaid → an `error` transaction for staff to look at; the invoice stays.
+     * An unpaid invoice the order has moved past (order-tasks.ts) → an `error` transaction, and the invoice voided.
      */
     async applyPayment(trx: Kysely<Database>, gateway: PaymentGateway, report: ReportedPayment, now: Date): Promise<PaymentResult> {
       const row = await lock(trx, report.invoiceId);
@@ -203,6 +204,15 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
         problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(row.total)} ${row.currency}`;
       } else if (row.status !== 'unpaid') {
         problem = `The invoice was already ${row.status}; this payment was not applied and should be refunded`;
+      } else {
+        // The order moved past what the invoice buys (a lapsed plan change, a renewal of another plan, an order
+        // canceled at period end): the money is recorded for staff to refund, the invoice voided, nothing applied.
+        const stale = await invoices.unpayableReason(trx, row.id, now);
+        if (stale !== null) {
+          problem = `Not applied: ${stale}. The invoice was voided; this payment should be refunded`;
+          await invoices.setStatus(trx, row, 'unpaid', 'canceled', now, 'voided');
+          await events.emit('invoice.canceled', { invoiceId: row.id, clientId: row.client_id, total: row.total }, trx);
+        }
       }
       if (problem !== null) {
         if (!(await has(trx, row.id, gateway, report.ref, 'payment', 'error'))) {
@@ -212,6 +222,23 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
       }
       await invoices.payInTransaction(trx, row.id, { transactionId: report.ref, gatewayId: gateway.id, gatewayCode: gateway.code }, now);
       return 'paid';
+    },
+
+    /**
+     * Before an off-session charge (payment/charges.ts): voids the unpaid invoice if paying it would no longer apply
+     * (a renewal of an order canceled at period end or moved to another plan, a lapsed plan change), so no card is
+     * charged for it. Returns the reason, or null when the invoice may be charged.
+     */
+    async voidIfStale(invoiceId: number, now: Date): Promise<string | null> {
+      return inTransaction(db, async (trx) => {
+        const row = await lock(trx, invoiceId);
+        if (row?.status !== 'unpaid') return null;
+        const stale = await invoices.unpayableReason(trx, row.id, now);
+        if (stale === null) return null;
+        await invoices.setStatus(trx, row, 'unpaid', 'canceled', now, 'voided');
+        await events.emit('invoice.canceled', { invoiceId: row.id, clientId: row.client_id, total: row.total }, trx);
+        return stale;
+      });
     },
 
     /** A failed charge: a `failed` transaction with the provider's message (once per provider reference). */

@@ -10,10 +10,9 @@ import { randomString } from '../../lib/crypto.ts';
 import type { Money } from '../../lib/money.ts';
 import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
-import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
-import type { OrderRow, OrderService } from '../order/service.ts';
+import type { OrderService } from '../order/service.ts';
 import type { GatewayRegistry } from './gateways.ts';
 import { newestPage } from '../../db/newest-page.ts';
 import { inTransaction } from '../../db/transaction.ts';
@@ -22,6 +21,11 @@ import type { Company, SystemService } from '../system/service.ts';
 import { renderInvoicePdf } from './pdf.ts';
 import type { TaxService } from './taxes.ts';
 import type { PromoService } from '../product/promos.ts';
+import { createOrderTasks } from './order-tasks.ts';
+import { paidForCurrentPeriod } from './period-paid.ts';
+import { createRenewals } from './renewals.ts';
+
+export { renewalTitle } from './renewals.ts';
 
 export type InvoiceRow = Selectable<Database['invoices']>;
 type ItemRow = Selectable<InvoiceItemTable>;
@@ -36,8 +40,11 @@ export interface InvoiceLine {
   price: number;
   /** Line total, minor units. */
   total: number;
-  /** For a `change` line: the plan the order moves to when the invoice is paid. */
+  /** For a `change` line: the plan the order moves to when the invoice is paid; for a `renew` line: the plan renewed. */
   productId?: number | null;
+  /** For a `change` line: the credit taken off, and the end of the period it was priced for. */
+  credit?: number;
+  pricedUntil?: string | null;
 }
 
 /** CONTRACT §6 invoices: exactly these fields (the period is part of the title; it is stored for reports). */
@@ -135,11 +142,6 @@ export interface InvoiceDiscount {
 
 function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
-}
-
-/** Line title of a renewal: "Pro plan — renewal (Every month)". */
-export function renewalTitle(order: Pick<OrderRow, 'title' | 'period'>): string {
-  return `${order.title} — renewal${order.period === null ? '' : ` (${periodLabel(order.period)})`}`.slice(0, 255);
 }
 
 export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients }: InvoiceServiceDeps) {
@@ -265,76 +267,14 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
           price: line.price,
           total: line.total,
           product_id: line.productId ?? null,
+          credit: line.credit ?? 0,
+          priced_until: line.pricedUntil ?? null,
           executed: 0,
         })),
       )
       .execute();
     await events.emit('invoice.created', eventOf(row), trx);
     return row;
-  }
-
-  /** Runs the invoice's activate and renew tasks that have not run yet. */
-  async function execute(trx: Kysely<Database>, invoiceId: number, now: Date): Promise<void> {
-    const items = await trx.selectFrom('invoice_items').selectAll().where('invoice_id', '=', invoiceId).where('executed', '=', 0).orderBy('id').execute();
-    for (const item of items) {
-      if (item.order_id !== null) {
-        const order = await trx.selectFrom('orders').selectAll().where('id', '=', item.order_id).executeTakeFirst();
-        if (order !== undefined) {
-          if (item.task === 'activate' && (order.status === 'pending_setup' || order.status === 'failed_setup')) {
-            const product = await trx.selectFrom('products').select('setup').where('id', '=', order.product_id).executeTakeFirst();
-            if (product?.setup !== 'manual') await orders.transition(trx, order.id, 'activate', { now });
-          } else if (item.task === 'change' && item.product_id !== null && item.period !== null) {
-            await orders.applyPlanChange(trx, order.id, { productId: item.product_id, period: item.period, price: item.price }, now);
-          } else if (item.task === 'renew' && (order.status === 'active' || order.status === 'suspended')) {
-            await orders.transition(trx, order.id, 'renew', { now });
-            if (order.status === 'suspended') await orders.transition(trx, order.id, 'unsuspend', { now });
-          }
-        }
-      }
-      await trx.updateTable('invoice_items').set({ executed: 1 }).where('id', '=', item.id).execute();
-    }
-  }
-
-  /** Finds the unpaid renewal invoice of an order, or issues one, inside `trx`. Returns its id and whether it is new. */
-  async function renewalFor(trx: Kysely<Database>, order: OrderRow, now: Date): Promise<{ id: number; created: boolean }> {
-    // Lock the order first, so two concurrent callers cannot both issue one.
-    await orders.lock(trx, order.id);
-    const existing = await trx
-      .selectFrom('invoice_items')
-      .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
-      .select('invoices.id')
-      .where('invoice_items.order_id', '=', order.id)
-      .where('invoice_items.task', '=', 'renew')
-      .where('invoices.status', '=', 'unpaid')
-      .orderBy('invoices.id')
-      .executeTakeFirst();
-    if (existing !== undefined) return { id: existing.id, created: false };
-    // A downgrade waiting for this renewal is what the renewal buys.
-    const next = order.next_product_id === null ? null : await trx.selectFrom('products').select('title').where('id', '=', order.next_product_id).executeTakeFirst();
-    const plan =
-      next === null || next === undefined
-        ? order
-        : { ...order, title: next.title, product_id: order.next_product_id!, period: order.next_period, price: order.next_price ?? order.price };
-    const price = plan.price;
-    // A recurring coupon taken at checkout also discounts each renewal.
-    const discount = order.promo_id === null ? null : await promos.renewalDiscount(trx, order.promo_id, { productId: plan.product_id, period: plan.period, total: price * order.quantity });
-    const invoice = await create(
-      trx,
-      order.client_id,
-      [
-        {
-          orderId: order.id,
-          task: 'renew',
-          title: renewalTitle(plan),
-          period: plan.period,
-          quantity: order.quantity,
-          price,
-          total: price * order.quantity,
-        },
-      ],
-      { now, dueAt: order.expires_at ?? isoSeconds(now), discount },
-    );
-    return { id: invoice.id, created: true };
   }
 
   // Deleting an order cancels the unpaid invoices that were only for it.
@@ -358,30 +298,6 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       }
     }
   });
-
-  // An order canceled for good (e.g. by the scheduler), or canceled by its client at period end, no longer owes its
-  // renewal.
-  events.on('order.cancel_scheduled', async ({ orderId, canceling }, trx) => {
-    if (canceling) await cancelUnpaidRenewals(trx, orderId);
-  });
-  events.on('order.canceled', ({ orderId }, trx) => cancelUnpaidRenewals(trx, orderId));
-
-  async function cancelUnpaidRenewals(trx: Kysely<Database>, orderId: number): Promise<void> {
-    const ids = await trx
-      .selectFrom('invoice_items')
-      .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
-      .select('invoices.id')
-      .where('invoice_items.order_id', '=', orderId)
-      .where('invoice_items.task', '=', 'renew')
-      .where('invoices.status', '=', 'unpaid')
-      .execute();
-    for (const { id } of ids) {
-      const others = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', id).where('order_id', '!=', orderId).executeTakeFirst();
-      if (others === undefined) {
-        await trx.updateTable('invoices').set({ status: 'canceled', updated_at: nowText() }).where('id', '=', id).where('status', '=', 'unpaid').execute();
-      }
-    }
-  }
 
   function nowText(): string {
     return isoSeconds(new Date());
@@ -416,6 +332,9 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
     now: Date,
   ): Promise<void> {
     const row = await requireRow(trx, id);
+    // A renewal or plan change the order has moved past is refused, never applied (order-tasks.ts).
+    const stale = row.status === 'unpaid' && input.execute !== false ? await tasks.unpayableReason(trx, id, now) : null;
+    if (stale !== null) throw errors.conflict(`The invoice cannot be paid: ${stale}. Cancel it; a new one is issued for what the order needs now`);
     await setStatus(trx, row, 'unpaid', 'paid', now, 'paid');
     const transaction = await trx
       .insertInto('transactions')
@@ -434,14 +353,20 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    if (input.execute !== false) await execute(trx, id, now);
+    if (input.execute !== false) await tasks.execute(trx, id, now);
     await events.emit('invoice.paid', { ...eventOf(row), transactionId: transaction.id }, trx);
   }
 
+  const tasks = createOrderTasks({ orders });
+  const renewals = createRenewals({ db, events, orders, promos, create, setStatus });
+
   return {
     create,
-    execute,
-    renewalFor,
+    execute: tasks.execute,
+    unpayableReason: tasks.unpayableReason,
+    renewalFor: renewals.renewalFor,
+    voidLapsedPlanChanges: renewals.voidLapsedPlanChanges,
+    paidForCurrentPeriod,
 
     payInTransaction,
 
@@ -511,7 +436,7 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
         if (order.status !== 'active' && order.status !== 'suspended') {
           throw errors.conflict(`The order is ${order.status}; only active or suspended orders can be renewed`);
         }
-        return (await renewalFor(trx, order, now)).id;
+        return (await renewals.renewalFor(trx, order, now)).id;
       });
     },
 

@@ -166,7 +166,8 @@ export const orderApi: ModuleApi = {
     }),
     change_plan: clientAction({
       params: Type.Object({ id: Id, product_id: Id, period: Type.String({ minLength: 1, maxLength: 8 }) }),
-      summary: 'Upgrade now with a prorated invoice (applies when paid), or downgrade at the next renewal; the API key stays the same',
+      summary:
+        'Upgrade now with an invoice crediting what was paid for the unused period (applies when paid; void at the end of the period), or downgrade at the next renewal; the API key stays the same',
       result: PlanChange,
       handler: ({ id, ...target }, { services, identity }) => services.selfService.changePlan(id, identity.client.id, target),
     }),

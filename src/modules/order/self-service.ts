@@ -13,7 +13,6 @@ import { isUpgrade, unusedCredit, upgradeCharge } from '../../lib/proration.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { quote } from '../product/pricing.ts';
-import type { PromoService } from '../product/promos.ts';
 import type { ProductService, PublicProduct } from '../product/service.ts';
 import type { OrderRow, OrderService } from './service.ts';
 
@@ -32,12 +31,11 @@ export interface SelfServiceDeps {
   events: EventBus;
   orders: Pick<OrderService, 'requireRow' | 'lock' | 'setSelfService' | 'applyPlanChange'>;
   products: Pick<ProductService, 'pricingOf' | 'publicOfType'>;
-  invoices: Pick<InvoiceService, 'create'>;
-  promos: Pick<PromoService, 'renewalDiscount'>;
+  invoices: Pick<InvoiceService, 'create' | 'paidForCurrentPeriod'>;
   money: Money;
 }
 
-export function createSelfService({ db, events, orders, products, invoices, promos, money }: SelfServiceDeps) {
+export function createSelfService({ db, events, orders, products, invoices, money }: SelfServiceDeps) {
   /** The caller's order, locked for the rest of `trx` (404 for another client's order). */
   async function lockedOwn(trx: Kysely<Database>, id: number, clientId: number): Promise<OrderRow> {
     await orders.requireRow(trx, id, clientId);
@@ -124,10 +122,10 @@ export function createSelfService({ db, events, orders, products, invoices, prom
           return { change: 'downgrade', effective: 'at_renewal', invoice_id: null, credit: money.format(0), amount: money.format(0) };
         }
 
-        // What the current period really cost: its price less a recurring coupon's discount.
-        const periodTotal = row.price * row.quantity;
-        const discount = row.promo_id === null ? null : await promos.renewalDiscount(trx, row.promo_id, { productId: row.product_id, period: row.period, total: periodTotal });
-        const credit = unusedCredit(periodTotal - (discount?.amount ?? 0), row.period, new Date(row.expires_at), now);
+        // The credit is what was actually paid for the current period (after coupons, net of refunds; nothing for a
+        // period granted free), prorated to the part left — never the list price (issue 20, M1 and M8).
+        const paid = await invoices.paidForCurrentPeriod(trx, row);
+        const credit = unusedCredit(paid, row.period, new Date(row.expires_at), now);
         const newTotal = offer.price * row.quantity;
         if (!Number.isSafeInteger(newTotal)) throw errors.invalid('product_id', 'makes the total too large');
         const charge = upgradeCharge(newTotal, credit);
@@ -148,6 +146,9 @@ export function createSelfService({ db, events, orders, products, invoices, prom
               price: offer.price,
               total: charge,
               productId: product.id,
+              // The credit holds for the period it was computed from: the scheduler voids the invoice at its end.
+              credit,
+              pricedUntil: row.expires_at,
             },
           ],
           { now },

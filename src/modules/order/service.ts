@@ -336,9 +336,9 @@ export function createOrderService({ db, events, productTypes, products, money, 
     /**
      * Moves an active order onto another plan now (a paid upgrade), inside `trx`: new product, period and price, a
      * new period starting now, the new plan's config; the product type hears it through `order.plan_changed` (the
-     * API key keeps its key and takes the new custom parameters). A suspended order (the upgrade invoice was paid
-     * after the order expired) changes too and is unsuspended: the payment bought a new period. An order canceled or
-     * not yet active is left alone (false).
+     * API key keeps its key and takes the new custom parameters). A suspended order changes too and is unsuspended,
+     * though a paid invoice never brings one here (invoice/order-tasks.ts refuses a change once the order is not
+     * active: issue 20, M2). An order canceled or not yet active is left alone (false).
      */
     async applyPlanChange(trx: Kysely<Database>, id: number, plan: { productId: number; period: string; price: number }, now = new Date()): Promise<boolean> {
       const row = await requireRow(trx, id);

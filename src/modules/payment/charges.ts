@@ -48,7 +48,7 @@ export interface ChargeServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
   outbox: Pick<OutboxService, 'enqueue' | 'registerKind'>;
-  invoicePayments: Pick<InvoicePayments, 'applyPayment' | 'recordFailure'>;
+  invoicePayments: Pick<InvoicePayments, 'applyPayment' | 'recordFailure' | 'voidIfStale'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
   money: Money;
   /** The `dunning_retry_days` setting, read at each failure so a change applies to the next retry. */
@@ -101,6 +101,8 @@ export function createChargeService({ db, events, outbox, invoicePayments, payme
     const invoiceRow = await db.selectFrom('invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
     // Paid meanwhile (the pay link, staff), canceled, or the card or auto-pay gone: nothing left to charge.
     if (invoiceRow === undefined || invoiceRow.status !== 'unpaid') return;
+    // A renewal the order no longer takes (canceled at period end, another plan since) is voided, never charged.
+    if ((await invoicePayments.voidIfStale(invoiceId, now)) !== null) return;
     const method = await payments.chargeableMethod(db, invoiceRow.client_id);
     if (method === null) return;
     const invoice = toGatewayInvoice(invoiceRow, money);
