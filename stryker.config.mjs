@@ -1,9 +1,10 @@
-// Mutation testing of the three modules whose tests matter most (not part of `npm test` or CI):
-//   npm run mutate                          all three, one after the other
-//   MUTATE_TARGET=cache npx stryker run     one of auth | money | cache
+// Mutation testing of the modules whose tests matter most (not part of `npm test` or CI):
+//   npm run mutate                          every target, one after the other
+//   MUTATE_TARGET=cache npx stryker run     one of auth | money | cache | pricing | proration | promos | selfservice
+//                                           (add `--concurrency 1` on a machine shared with others)
 // Each target mutates one file and runs only the tests written for it (vitest.mutate.config.mjs reads the same
 // variable): every app-level test goes through src/http/auth.ts, so one combined run would re-run the whole app for
-// each of the three files' mutants.
+// each file's mutants.
 // - TypeScript 7 has no JS compiler API: no type-checker plugin, and tsconfigFile names a file that does not exist
 //   so Stryker leaves the tsconfig alone.
 // - Concurrency 2: the machine is shared.
