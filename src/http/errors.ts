@@ -33,6 +33,8 @@ export const errors = {
   csrf: () => new ApiError(403, 403, 'CSRF token is missing or does not match the session'),
   forbidden: (permission: string) => new ApiError(403, 403, `You do not have the permission "${permission}"`),
   notFound: (what: string) => new ApiError(404, 404, `${what} not found`),
+  /** An API key (by key, id or order) that is not there: FOSSBilling's own words, so integrations matching on them work. */
+  apiKeyNotFound: () => new ApiError(404, 404, 'API key does not exist'),
   conflict: (message: string) => new ApiError(409, 409, message),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, 429, `Too many requests; retry in ${retryAfterSeconds} s`, { 'Retry-After': retryAfterSeconds }),
