@@ -118,6 +118,10 @@ describe('FOSSBilling parity (issue 21 item 13)', () => {
       const signup = await t.call('/api/guest/client/create', { email: address, first_name: 'Bo', password: 'Buyer-Passw0rd', password_confirm: 'Buyer-Passw0rd', phone_cc: '49', phone: '030 1234567' });
       expect(signup.status, JSON.stringify(signup.body)).toBe(200);
       expect(await phoneOf(signup.result as number)).toBe('+49301234567');
+      // The client's own profile too.
+      const own = await t.createClient();
+      expect((await t.call('/api/client/profile/update', { phone_cc: '+31', phone: '020 123 4567' }, { basic: ['client', own.token] })).result).toBe(true);
+      expect(await phoneOf(own.id)).toBe('+31201234567');
     });
 
     it('keeps a number already in international form, and refuses an unknown code, a number invalid there, or a code alone (422)', async () => {
