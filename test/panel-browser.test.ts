@@ -188,7 +188,7 @@ describe.runIf(existsSync(CHROMIUM))('the panel in a browser', () => {
 
     await staff.getByLabel('Find by API key').fill('AAAAAAAA-BBBBBBBB-CCCCCCCC-DDDDDDDD');
     await staff.getByRole('button', { name: 'Find the order' }).click();
-    await staff.getByText('API key not found.').waitFor();
+    await staff.getByText('API key does not exist.').waitFor();
     await staff.getByLabel('Find by API key').fill(` ${shop.key} `);
     await staff.getByRole('button', { name: 'Find the order' }).click();
     await staff.waitForURL(`${base}/admin/orders/${shop.paidOrder}`);

@@ -35,6 +35,8 @@ export const errors = {
   /** Verifier credentials called an action outside their allow-list (ActionDef.verifier). */
   verifierScope: () => new ApiError(403, 403, 'Verifier credentials may only verify keys (check, get_info, report_usage, events)'),
   notFound: (what: string) => new ApiError(404, 404, `${what} not found`),
+  /** An API key (by key, id or order) that is not there: FOSSBilling's own words, so integrations matching on them work. */
+  apiKeyNotFound: () => new ApiError(404, 404, 'API key does not exist'),
   conflict: (message: string) => new ApiError(409, 409, message),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, 429, `Too many requests; retry in ${retryAfterSeconds} s`, { 'Retry-After': retryAfterSeconds }),

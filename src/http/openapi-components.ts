@@ -19,6 +19,7 @@ export class SchemaRegistry {
     if (node === null || typeof node !== 'object') return node;
     const out: Json = {};
     for (const [key, value] of Object.entries(node)) out[key] = key === 'const' || key === 'default' || key === 'examples' ? value : this.walk(value);
+    asMap(out);
     const id = out.$id;
     if (typeof id !== 'string') return out;
     delete out.$id;
@@ -27,6 +28,19 @@ export class SchemaRegistry {
     this.schemas[id] = out;
     return { $ref: `#/components/schemas/${id}` };
   }
+}
+
+/**
+ * TypeBox writes a map (`Type.Record(Type.String(), X)`) as `patternProperties: {"^(.*)$": X}`; generators read the
+ * same thing only as `additionalProperties: X` (orval and openapi-typescript otherwise type it as an empty object).
+ * Any key, one value schema: the two say the same, so nothing is lost.
+ */
+function asMap(node: Json): void {
+  const patterns = node.patternProperties as Json | undefined;
+  if (patterns === undefined || Object.keys(patterns).length !== 1 || !('^(.*)$' in patterns)) return;
+  if (node.additionalProperties !== undefined && node.additionalProperties !== false) return;
+  delete node.patternProperties;
+  node.additionalProperties = patterns['^(.*)$'];
 }
 
 /** The success envelope around `result` (CONTRACT §2). */
@@ -58,7 +72,7 @@ export const ERROR_ENVELOPE: Json = {
 const errorBody = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
 
 /** Error responses by HTTP status, with the envelope codes each carries (CONTRACT §2). */
-export const ERROR_RESPONSES: Record<string, { name: string; description: string; headers?: Json }> = {
+export const ERROR_RESPONSES: Record<string, { name: string; description: string; headers?: Json; content?: null }> = {
   '400': { name: 'BadRequest', description: 'Code 400: the body is not valid JSON or not an object, the form data is unreadable, or the input nests too deep' },
   '401': {
     name: 'Unauthorized',
@@ -76,13 +90,27 @@ export const ERROR_RESPONSES: Record<string, { name: string; description: string
     description: 'Code 429: a rate limit is exceeded',
     headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
   },
-  '5XX': { name: 'ServerError', description: 'Code 500: an internal error (details only in the server log); 502: a payment provider could not be reached' },
+  // Server errors by their own codes, not `5XX`: orval writes a status range into TypeScript as it stands (a syntax error).
+  '500': { name: 'ServerError', description: 'Code 500: an internal error (details only in the server log)' },
+  '502': { name: 'BadGateway', description: 'Code 502: a payment provider could not be reached or refused the request (the message says which)' },
+  '503': {
+    name: 'ServiceUnavailable',
+    description:
+      'The process is shutting down and takes no new requests: send the call again (to another process, or to this one once restarted). ' +
+      'Fastify answers it before any action runs, with its own body (`{"error": "Service Unavailable", "statusCode": 503}`), not the envelope',
+    headers: { Connection: { description: '`close`', schema: { type: 'string' } } },
+    // No schema: generated clients then keep one error type (the envelope) for everything an action answers.
+    content: null,
+  },
 };
+
+/** The server-error statuses every operation lists. */
+export const SERVER_ERRORS = ['500', '502', '503'] as const;
 
 export function errorResponseComponents(): Json {
   const out: Json = {};
-  for (const { name, description, headers } of Object.values(ERROR_RESPONSES)) {
-    out[name] = { description, content: errorBody, ...(headers !== undefined && { headers }) };
+  for (const { name, description, headers, content } of Object.values(ERROR_RESPONSES)) {
+    out[name] = { description, ...(content !== null && { content: errorBody }), ...(headers !== undefined && { headers }) };
   }
   return out;
 }

@@ -1,8 +1,10 @@
 // The routes of the OpenAPI document that are not gateway actions: the verifiers' events stream (Server-Sent
 // Events), inbound payment provider webhooks, Prometheus metrics, the document itself and its rendered reference.
-import { errorResponseRef } from './openapi-components.ts';
+import { errorResponseRef, SERVER_ERRORS } from './openapi-components.ts';
 
 type Json = Record<string, unknown>;
+
+const serverErrors = (): Json => Object.fromEntries(SERVER_ERRORS.map((status) => [status, errorResponseRef(status)]));
 
 const text = (description: string, mediaType: string): Json => ({ description, content: { [mediaType]: { schema: { type: 'string' } } } });
 
@@ -35,7 +37,7 @@ export function otherRoutes(): { paths: Json; tags: Json[]; securitySchemes: Jso
             '401': errorResponseRef('401'),
             '403': errorResponseRef('403'),
             '429': errorResponseRef('429'),
-            '5XX': errorResponseRef('5XX'),
+            ...serverErrors(),
           },
         },
       },
@@ -66,7 +68,7 @@ export function otherRoutes(): { paths: Json; tags: Json[]; securitySchemes: Jso
             },
             '400': errorResponseRef('400'),
             '404': errorResponseRef('404'),
-            '5XX': errorResponseRef('5XX'),
+            ...serverErrors(),
           },
         },
       },

@@ -4,7 +4,8 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { ModuleApi, Role } from './action.ts';
 import { listActions, type RegisteredAction } from './gateway.ts';
-import { ERROR_ENVELOPE, errorResponseComponents, errorResponseRef, SchemaRegistry, successResponse } from './openapi-components.ts';
+import { ERROR_ENVELOPE, errorResponseComponents, errorResponseRef, SchemaRegistry, SERVER_ERRORS, successResponse } from './openapi-components.ts';
+import { asReadByGateway } from './openapi-params.ts';
 import { otherRoutes } from './openapi-routes.ts';
 import { VERSION } from '../version.ts';
 
@@ -30,6 +31,9 @@ function isObjectSchema(schema: SchemaNode): boolean {
   return schema.type === 'object' || (schema.anyOf?.some((member) => member.type === 'object') ?? false);
 }
 
+/** A parameter schema as JSON Schema, as the gateway reads it (booleans also take 0 and 1). */
+const paramSchema = (schema: TSchema, registry: SchemaRegistry): Json => asReadByGateway(registry.convert(schema)) as Json;
+
 function queryParameters(params: TObject, registry: SchemaRegistry): Json[] {
   const required = new Set(params.required ?? []);
   return Object.entries(params.properties).map(([name, schema]) => ({
@@ -37,14 +41,18 @@ function queryParameters(params: TObject, registry: SchemaRegistry): Json[] {
     in: 'query',
     required: required.has(name),
     ...(isObjectSchema(schema as SchemaNode) ? { style: 'deepObject', explode: true } : { style: 'form', explode: true }),
-    schema: registry.convert(schema),
+    schema: paramSchema(schema, registry),
   }));
 }
 
-/** The POST body: JSON, form or multipart fields, one schema for the three. */
+/**
+ * The POST body: JSON, form or multipart fields, one schema for the three, JSON first. It is a component
+ * (`components.requestBodies`) the operation refers to: orval reads a referenced body by its first media type and
+ * then sends `Content-Type: application/json`; given the three inline, it sent no Content-Type at all.
+ */
 function requestBody(params: TObject, registry: SchemaRegistry): Json | undefined {
   if (Object.keys(params.properties).length === 0) return undefined;
-  const schema = registry.convert(params);
+  const schema = paramSchema(params, registry);
   // Form fields with nested values use bracketed names (`config[length]=32`), CONTRACT §1.
   const nested = Object.entries(params.properties).filter(([, property]) => isObjectSchema(property as SchemaNode));
   const encoding = nested.length === 0 ? undefined : Object.fromEntries(nested.map(([name]) => [name, { style: 'deepObject', explode: true }]));
@@ -65,11 +73,18 @@ function errorStatuses({ role }: RegisteredAction, method: 'get' | 'post'): stri
   if (role !== 'guest') statuses.push('401', '403');
   statuses.push('404', '409');
   if (method === 'post') statuses.push('413');
-  statuses.push('422', '429', '5XX');
+  statuses.push('422', '429', ...SERVER_ERRORS);
   return statuses;
 }
 
 const optional = (key: string, value: Json | undefined): Json => (value === undefined ? {} : { [key]: value });
+
+/** Files `body` under the operation's id in `components.requestBodies` and answers the reference to it. */
+function bodyRef(id: string, body: Json | undefined, bodies: Json): Json | undefined {
+  if (body === undefined) return undefined;
+  bodies[id] = body;
+  return { $ref: `#/components/requestBodies/${id}` };
+}
 
 function describe(entry: RegisteredAction): string {
   const lines = [ROLE_NOTES[entry.role]];
@@ -78,7 +93,7 @@ function describe(entry: RegisteredAction): string {
   return lines.join('\n\n');
 }
 
-function operation(entry: RegisteredAction, method: 'get' | 'post', registry: SchemaRegistry): Json {
+function operation(entry: RegisteredAction, method: 'get' | 'post', registry: SchemaRegistry, bodies: Json): Json {
   const { role, module, action, def } = entry;
   const id = `${role}_${module}_${action}`;
   const responses: Json = { '200': successResponse(def.result, registry) };
@@ -91,7 +106,7 @@ function operation(entry: RegisteredAction, method: 'get' | 'post', registry: Sc
     description: describe(entry),
     security: role === 'guest' ? [] : [{ basic: [] }, { session: [], csrf: [] }],
     ...(def.permission !== undefined && { 'x-permission': def.permission }),
-    ...(method === 'post' ? optional('requestBody', requestBody(def.params, registry)) : { parameters: queryParameters(def.params, registry) }),
+    ...(method === 'post' ? optional('requestBody', bodyRef(id, requestBody(def.params, registry), bodies)) : { parameters: queryParameters(def.params, registry) }),
     responses,
   };
 }
@@ -99,13 +114,14 @@ function operation(entry: RegisteredAction, method: 'get' | 'post', registry: Sc
 export function buildOpenApi(modules: readonly ModuleApi[], options: OpenApiOptions): Json {
   const registry = new SchemaRegistry();
   const paths: Json = {};
+  const bodies: Json = {};
   const tags = new Map<string, string>();
   for (const entry of listActions(modules)) {
     const { role, module, action, def } = entry;
     tags.set(module, options.moduleDescriptions?.[module] ?? `The ${module} module`);
     // Actions carrying credentials take POST only (CONTRACT §10): their GET is not part of the API.
-    const post = operation(entry, 'post', registry);
-    paths[`/api/${role}/${module}/${action}`] = def.postOnly === true ? { post } : { get: operation(entry, 'get', registry), post };
+    const post = operation(entry, 'post', registry, bodies);
+    paths[`/api/${role}/${module}/${action}`] = def.postOnly === true ? { post } : { get: operation(entry, 'get', registry, bodies), post };
   }
   const routes = otherRoutes();
   Object.assign(paths, routes.paths);
@@ -125,6 +141,7 @@ export function buildOpenApi(modules: readonly ModuleApi[], options: OpenApiOpti
     paths,
     components: {
       schemas: { ...registry.schemas, ErrorEnvelope: ERROR_ENVELOPE },
+      requestBodies: bodies,
       responses: errorResponseComponents(),
       securitySchemes: {
         basic: { type: 'http', scheme: 'basic', description: 'User name `admin` or `client` (the role in the path), password the API token' },

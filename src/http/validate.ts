@@ -15,7 +15,7 @@ FormatRegistry.Set('date', (value) => {
 
 const NUMERIC = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
-type Schema = TSchema & { type?: string | string[]; properties?: Record<string, TSchema>; items?: TSchema };
+type Schema = TSchema & { type?: string | string[]; properties?: Record<string, TSchema>; patternProperties?: Record<string, Schema>; items?: TSchema };
 
 function coerce(schema: Schema, value: unknown): unknown {
   if (value === null) return undefined;
@@ -48,13 +48,27 @@ function coerce(schema: Schema, value: unknown): unknown {
         }
         return out;
       }
-      return value;
+      return coerceMap(schema, value);
     case 'array':
       if (schema.items !== undefined && Array.isArray(value)) return value.map((item) => coerce(schema.items as Schema, item));
       return value;
     default:
       return value;
   }
+}
+
+/**
+ * A map (TypeBox's Record: one pattern for every key) has its values coerced like properties, so a form's
+ * `pricing[recurrent][1M][enabled]=1` reads as the boolean it declares.
+ */
+function coerceMap(schema: Schema, value: unknown): unknown {
+  const patterns = schema.patternProperties === undefined ? [] : Object.values(schema.patternProperties);
+  const itemSchema = patterns[0];
+  // Maps of anything (custom `config`) pass unchanged: a null there is a value, not "not sent".
+  if (patterns.length !== 1 || itemSchema?.type === undefined || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(value)) out[name] = item === null ? null : coerce(itemSchema, item);
+  return out;
 }
 
 function problemOf(message: string, present: boolean): string {

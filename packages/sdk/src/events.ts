@@ -1,6 +1,7 @@
 // A small Server-Sent Events client over fetch (no dependencies): connects, parses `id:` and `data:` lines, sends
 // Last-Event-ID when reconnecting, reconnects with a short backoff (100 ms doubling to 1 s, so a dropped stream is back
 // within about a second of the server returning), and treats a stream silent for `idleTimeoutMs` as dropped.
+import { TollgateHttpError } from './errors.ts';
 
 export interface EventStreamOptions {
   url: string;
@@ -53,7 +54,7 @@ export class EventStream {
       const response = await fetch(this.options.url, { headers, signal: controller.signal });
       if (response.status !== 200 || response.body === null) {
         await response.body?.cancel();
-        throw new Error(`events stream answered HTTP ${response.status}`);
+        throw new TollgateHttpError(response.status, null, `the events stream answered HTTP ${response.status}`);
       }
       // Without a Last-Event-ID nothing can be replayed: whatever was cached before is suspect.
       if (this.lastEventId === null) this.options.onEvent({ type: 'connected' });

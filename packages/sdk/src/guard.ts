@@ -14,7 +14,7 @@ export function readKey(header: (name: string) => HeaderValue): string | null {
 }
 
 export interface Refusal {
-  status: 401 | 429 | 503;
+  status: 401 | 429 | 500 | 503;
   body: { error: { code: string; message: string } };
   /** Seconds, for the Retry-After header. */
   retryAfter: number | null;
@@ -31,6 +31,9 @@ export function refusalOf(result: VerifyResult | null): Refusal | null {
       return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'Too many requests' } }, retryAfter: result.retryAfter ?? 1 };
     case 'UNAVAILABLE':
       return { status: 503, body: { error: { code: 'UNAVAILABLE', message: 'The API key could not be verified; try again' } }, retryAfter: 1 };
+    case 'UNAUTHORIZED':
+      // This server's own configuration (its verifier token), not the caller's key: a 500, and no "try again".
+      return { status: 500, body: { error: { code: 'VERIFIER_UNAUTHORIZED', message: 'This API cannot verify API keys: its verifier token was refused' } }, retryAfter: null };
     default:
       return { status: 401, body: { error: { code: 'INVALID_KEY', message: 'The API key is not valid' } }, retryAfter: null };
   }

@@ -7,7 +7,7 @@ import { judge, readKey } from './guard.ts';
 interface Context {
   req: { header(name: string): string | undefined };
   set(name: 'tollgate', value: VerifyResult): void;
-  json(body: unknown, status: 401 | 429 | 503, headers?: Record<string, string>): Response;
+  json(body: unknown, status: 401 | 429 | 500 | 503, headers?: Record<string, string>): Response;
 }
 
 export function tollgateHono<C extends Context>(tollgate: Tollgate, options: { ip?: (c: C) => string | undefined } = {}) {

@@ -9,8 +9,14 @@
 //   batches with an id; a batch that failed is retried with the same id, so the server never counts it twice.
 // - usage.remaining is counted down locally; at zero the server is asked again, so a hard limit holds.
 // - Timeouts, network errors and 5xx answers follow failOpen (valid: failOpen, reason: "UNAVAILABLE").
+// - A verifier token Tollgate refuses (401/403) is a configuration error, not an outage: reason "UNAUTHORIZED", never
+//   valid whatever failOpen says, and the default onError says so once on stderr.
 import { randomUUID } from 'node:crypto';
 import { EventStream } from './events.ts';
+import { TollgateHttpError } from './errors.ts';
+import { logOnce } from './log.ts';
+
+export { TollgateHttpError } from './errors.ts';
 
 export type Reason =
   | 'VALID'
@@ -21,8 +27,10 @@ export type Reason =
   | 'EXPIRED'
   | 'LIMIT_EXCEEDED'
   | 'RATE_LIMITED'
-  /** Tollgate could not be asked (down, slow, 5xx, bad credentials); `valid` is then the `failOpen` option. */
-  | 'UNAVAILABLE';
+  /** Tollgate could not be asked (down, slower than timeoutMs, 5xx); `valid` is then the `failOpen` option. */
+  | 'UNAVAILABLE'
+  /** Tollgate refused the verifier token (unknown, deactivated, or without `serviceapikey.check`); never valid. */
+  | 'UNAUTHORIZED';
 
 export interface Usage {
   period_start: string;
@@ -57,7 +65,10 @@ export interface TollgateOptions {
   reportIntervalMs?: number;
   /** The stream counts as dropped after this long without a byte (the server sends a comment every 15 s). */
   streamIdleTimeoutMs?: number;
-  /** Background failures (usage reports, the events stream); never receives a key. */
+  /**
+   * Failures (verify, usage reports, the events stream, a refused token); never receives a key or the token. The
+   * default writes the first failure of each kind to stderr (console.error), then stays quiet.
+   */
   onError?: (error: unknown, what: string) => void;
 }
 
@@ -71,7 +82,7 @@ interface Entry {
 
 interface ServerInfo {
   valid: 0 | 1;
-  reason: Exclude<Reason, 'UNAVAILABLE'>;
+  reason: Exclude<Reason, 'UNAVAILABLE' | 'UNAUTHORIZED'>;
   config: Record<string, unknown> | null;
   usage: Usage | null;
   order_id: number | null;
@@ -85,16 +96,6 @@ const MAX_KEY_LENGTH = 256;
 const MAX_COUNT_PER_ITEM = 1_000_000_000;
 const MAX_ITEMS_PER_BATCH = 10_000;
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly retryAfter: number | null,
-    /** The envelope's error message (never holds a key). */
-    readonly detail: string,
-  ) {
-    super(`Tollgate answered HTTP ${status}`);
-  }
-}
 
 export class Tollgate {
   private readonly baseUrl: string;
@@ -128,7 +129,7 @@ export class Tollgate {
     this.negativeTtlMs = options.negativeTtlMs ?? 3000;
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.failOpen = options.failOpen ?? false;
-    this.onError = options.onError ?? (() => undefined);
+    this.onError = options.onError ?? logOnce();
     this.timer = setInterval(() => void this.flush(), options.reportIntervalMs ?? 1000);
     this.timer.unref();
     this.stream = new EventStream({
@@ -281,9 +282,14 @@ export class Tollgate {
       const address = ip !== undefined && /^[0-9A-Fa-f.:]{2,45}$/.test(ip) ? ip : undefined;
       info = (await this.call('get_info', { key, ...(address !== undefined && { ip: address }) })) as ServerInfo;
     } catch (error) {
-      if (error instanceof HttpError && error.status === 429) {
+      if (error instanceof TollgateHttpError && error.status === 429) {
         // This end user's address is over its failed-lookup budget (or this verifier over its own limit).
         return { ...notFound(), reason: 'RATE_LIMITED', retryAfter: error.retryAfter ?? 1 };
+      }
+      if (error instanceof TollgateHttpError && (error.status === 401 || error.status === 403)) {
+        // Retrying cannot help and failing open would open the API to anyone until someone notices: refuse, say why.
+        this.onError(error, 'verifier token refused');
+        return { ...notFound(), reason: 'UNAUTHORIZED' };
       }
       this.onError(error, 'verify');
       return { valid: this.failOpen, reason: 'UNAVAILABLE', orderId: null, keyId: null, config: null, usage: null, retryAfter: null };
@@ -318,7 +324,7 @@ export class Tollgate {
       } catch {
         // not the envelope (a proxy's error page): no detail
       }
-      throw new HttpError(response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null, detail);
+      throw new TollgateHttpError(response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null, detail);
     }
     const body = JSON.parse(text) as { result: unknown };
     return body.result;
@@ -340,7 +346,7 @@ export class Tollgate {
         await this.call('report_usage', batch);
         this.unsent.shift();
       } catch (error) {
-        if (error instanceof HttpError && error.status === 422) {
+        if (error instanceof TollgateHttpError && error.status === 422) {
           // A key deleted since it was cached: the server refused the whole batch (and recorded nothing), so the
           // same id can carry the batch without that key. Anything else refused is dropped, not retried forever.
           const item = /usage\.(\d+)\.key_id/.exec(error.detail);

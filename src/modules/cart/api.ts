@@ -25,11 +25,23 @@ const APPLY_SUMMARY = 'Applies a coupon to the cart; unknown, expired, used up, 
  * session one is started: CONTRACT §6 sets the session cookie on the first cart call, whichever it is.
  */
 async function guestOwner(call: CallContext<GuestIdentity>): Promise<CartOwner> {
+  return guestCart(call, true);
+}
+
+/**
+ * guest/cart/get: a read, so no CSRF token even on a client's session (seed §5.3.2 and FOSSBilling: CSRF does not
+ * apply to guest calls). Another site can make the browser send the request but cannot read the answer.
+ */
+async function guestReader(call: CallContext<GuestIdentity>): Promise<CartOwner> {
+  return guestCart(call, false);
+}
+
+async function guestCart(call: CallContext<GuestIdentity>, changes: boolean): Promise<CartOwner> {
   const session = await call.session.current();
   if (session !== null && session.subject.type === 'client') {
-    // Acting on a logged-in client's cart through the cookie alone would let another site change it (a link, even a
+    // Changing a logged-in client's cart through the cookie alone would let another site do it (a link, even a
     // GET): the session's CSRF token is required, as on client/cart/*.
-    requireSessionCsrf(call.services, call.request, session);
+    if (changes) requireSessionCsrf(call.services, call.request, session);
     return { clientId: session.subject.id };
   }
   if (session !== null) return { sessionHash: session.idHash };
@@ -52,9 +64,15 @@ async function clientOwner(call: CallContext<ClientIdentity>): Promise<{ clientI
 
 /**
  * The cart actions guests and clients both have, on the cart `owner` finds for the call. `whose` names that cart in
- * the summaries ("the guest cart"); `getSummary` describes `get`, which differs by role.
+ * the summaries ("the guest cart"); `getSummary` describes `get`, which differs by role; `reader` finds the cart `get`
+ * reads (the guest's needs no CSRF token).
  */
-function cartActions<I extends GuestIdentity | ClientIdentity>(owner: (call: CallContext<I>) => Promise<CartOwner>, whose: string, getSummary: string) {
+function cartActions<I extends GuestIdentity | ClientIdentity>(
+  owner: (call: CallContext<I>) => Promise<CartOwner>,
+  whose: string,
+  getSummary: string,
+  reader: (call: CallContext<I>) => Promise<CartOwner> = owner,
+) {
   const action = <P extends TObject>(def: ActionDef<P, I>): ActionDef<P, I> => def;
   return {
     add_item: action({
@@ -70,7 +88,7 @@ function cartActions<I extends GuestIdentity | ClientIdentity>(owner: (call: Cal
       params: NO_PARAMS,
       summary: getSummary,
       result: Cart,
-      handler: async (_params, call) => call.services.carts.get(await owner(call)),
+      handler: async (_params, call) => call.services.carts.get(await reader(call)),
     }),
     remove_item: action({
       params: RemoveItem,
@@ -113,7 +131,12 @@ function cartActions<I extends GuestIdentity | ClientIdentity>(owner: (call: Cal
 
 export const cartApi: ModuleApi = {
   name: 'cart',
-  guest: cartActions(guestOwner, 'the guest cart', "The guest session's cart: lines, prices, applied coupon and totals (starts a guest session when there is none)"),
+  guest: cartActions(
+    guestOwner,
+    'the guest cart',
+    "The guest session's cart (or the logged-in client's, with no CSRF token: a read): lines, prices, applied coupon and totals (starts a guest session when there is none)",
+    guestReader,
+  ),
   client: {
     ...cartActions(clientOwner, "the client's cart", "The client's cart: lines, prices, applied coupon and totals"),
     checkout: clientAction({

@@ -18,6 +18,8 @@ export const profileParams = {
   last_name: Type.Optional(Text),
   company: Type.Optional(Text),
   phone: Type.Optional(Type.String({ maxLength: 64 })),
+  /** FOSSBilling's country calling code beside a national `phone` ("49" or "+49"); stored as one international number. */
+  phone_cc: Type.Optional(Type.Union([Type.String({ maxLength: 8 }), Type.Integer({ minimum: 1, maximum: 9999 })])),
   address_1: Type.Optional(Text),
   address_2: Type.Optional(Text),
   city: Type.Optional(Text),

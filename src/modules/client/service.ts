@@ -13,7 +13,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
-import { checkCountry, checkPhone } from '../system/countries.ts';
+import { checkCountry, checkPhone, phoneWithCallingCode } from '../system/countries.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import './events.ts';
 
@@ -35,7 +35,8 @@ export const PROFILE_FIELDS = [
 ] as const;
 
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
-export type ProfileInput = Partial<Record<ProfileField, string | undefined>>;
+/** `phone_cc`: FOSSBilling's calling code sent apart from `phone` (read together by phoneWithCallingCode). */
+export type ProfileInput = Partial<Record<ProfileField, string | undefined>> & { phone_cc?: string | number | undefined };
 
 export interface ClientRecord {
   id: number;
@@ -136,8 +137,12 @@ function principalOf(row: Selectable<Database['clients']> | undefined): ClientPr
  * Profile fields to store: a blank string clears an optional field (stored and returned as null). The country must
  * be an ISO alpha-2 code and the phone a valid number (read in the client's country, the new one or `currentCountry`).
  */
-function profileValues(input: ProfileInput, currentCountry: string | null = null): Updateable<Database['clients']> {
+function profileValues(given: ProfileInput, currentCountry: string | null = null): Updateable<Database['clients']> {
   const out: Record<string, string | null> = {};
+  const code = given.phone_cc === undefined ? '' : String(given.phone_cc).trim();
+  if (code !== '' && given.phone === undefined) throw errors.invalid('phone_cc', 'is only read together with phone');
+  // A blank phone clears the number: the calling code sent beside it (FOSSBilling's forms always send one) means nothing.
+  const input = code !== '' && given.phone!.trim() !== '' ? { ...given, phone: phoneWithCallingCode(code, given.phone!) } : given;
   const country = input.country === undefined || input.country === '' ? undefined : checkCountry(input.country);
   for (const field of PROFILE_FIELDS) {
     const value = input[field];

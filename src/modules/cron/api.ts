@@ -1,6 +1,8 @@
-// cron: staff run the scheduled jobs now (the server also runs them every minute unless SCHEDULER=off).
+// cron: staff run the scheduled jobs now (the server also runs them every minute unless SCHEDULER=off), and see when
+// they last ran.
 import { Type } from '@sinclair/typebox';
 import { adminAction, type ModuleApi } from '../../http/action.ts';
+import { Nullable, Timestamp } from '../../http/result-schemas.ts';
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
@@ -29,6 +31,13 @@ export const cronApi: ModuleApi = {
       summary: 'Runs the scheduled jobs now; returns what they did',
       result: CronReport,
       handler: (_params, { services }) => services.cron.run(new Date()),
+    }),
+    info: adminAction({
+      params: Type.Object({}),
+      permission: 'system.manage',
+      summary: 'When the scheduled jobs last ran to the end (`last_cron_exec`, ISO 8601 UTC; null before the first run), as in FOSSBilling',
+      result: Type.Object({ last_cron_exec: Nullable(Timestamp) }, { $id: 'CronInfo' }),
+      handler: (_params, { services }) => services.cron.info(),
     }),
   },
 };

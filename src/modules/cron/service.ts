@@ -225,9 +225,29 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
       await this.cancelLongSuspended(now, report);
       await this.purgeGuestCarts(report);
       if (reminders !== undefined) report.invoice_reminders += await reminders.queueInvoiceReminders(now);
+      await recordRun(db, new Date());
       return report;
     },
+
+    /** admin/cron/info: when the jobs last ran to the end (FOSSBilling's `last_cron_exec`), null before the first run. */
+    async info(): Promise<{ last_cron_exec: string | null }> {
+      const row = await db.selectFrom('cron_status').select('last_run_at').where('id', '=', 1).executeTakeFirst();
+      return { last_cron_exec: row?.last_run_at ?? null };
+    },
   };
+}
+
+/**
+ * Notes that a run finished. Two processes finishing at once (the scheduler and `npm run cron`) both upsert; the
+ * later moment wins whatever order the writes land in (stored times have one fixed width, so text order is time order).
+ */
+async function recordRun(db: Kysely<Database>, finishedAt: Date): Promise<void> {
+  const at = isoSeconds(finishedAt);
+  await db
+    .insertInto('cron_status')
+    .values({ id: 1, last_run_at: at })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ last_run_at: at }).where('cron_status.last_run_at', '<', at))
+    .execute();
 }
 
 export type CronService = ReturnType<typeof createCronService>;

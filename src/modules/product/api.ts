@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
 import { Done, Money, PageOf, Timestamp, Nullable } from '../../http/result-schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import { PricingParam } from './pricing-params.ts';
 import { promoActions } from './promo-api.ts';
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
@@ -63,7 +64,7 @@ export const productApi: ModuleApi = {
         status: Type.Optional(Status),
         hidden: Type.Optional(Type.Boolean()),
         setup: Type.Optional(Setup),
-        pricing: Type.Optional(Type.Unknown()),
+        pricing: Type.Optional(PricingParam),
         config: Type.Optional(Config),
       }),
       permission: 'product.manage',

@@ -605,7 +605,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     else throw errors.invalid('order_id', 'is required (or id, or key)');
     if (clientId !== undefined) query = query.where('api_keys.client_id', '=', clientId);
     const rows = await query.orderBy('api_keys.id').limit(2).execute();
-    if (rows.length === 0) throw errors.notFound('API key');
+    if (rows.length === 0) throw errors.apiKeyNotFound();
     if (rows.length > 1) throw errors.invalid('id', 'is required: this order holds several keys; name one with id or key');
     return rows[0]!;
   }
@@ -819,7 +819,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     async update(params: { order_id: number; valid?: boolean | undefined; config?: Record<string, unknown> | undefined; api_key?: string | undefined }): Promise<void> {
       const keys = await keysWithOrders(db).where('api_keys.order_id', '=', params.order_id).orderBy('api_keys.id').execute();
       const current = keys[0];
-      if (current === undefined) throw errors.notFound('API key');
+      if (current === undefined) throw errors.apiKeyNotFound();
       if (params.api_key !== undefined && !keys.some((key) => safeEqual(params.api_key!, secrets.decrypt(key.key_enc)))) {
         throw errors.invalid('api_key', 'cannot be changed by update; use reset to issue a new key');
       }
@@ -852,7 +852,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       by: { id?: number | undefined; order_id?: number | undefined; key?: string | undefined; grace_seconds?: number | undefined },
       clientId?: number,
     ): Promise<string> {
-      if (by.id === undefined && by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.notFound('API key');
+      if (by.id === undefined && by.order_id === undefined && by.key !== undefined && !couldBeKey(by.key)) throw errors.apiKeyNotFound();
       const current = await requireKey(db, by, clientId);
       if (current.status !== 'active') throw errors.conflict(`The order is ${current.status}: only an active order's key can be reset`);
       const grace = by.grace_seconds ?? 0;
@@ -900,7 +900,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
     async get(orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> {
       const rows = await keysWithOrders(db).where('api_keys.order_id', '=', orderId).orderBy('api_keys.id').execute();
-      if (rows.length === 0) throw errors.notFound('API key');
+      if (rows.length === 0) throw errors.apiKeyNotFound();
       const { used } = await currentUsage(db, rows[0]!);
       const keys: KeyRecord[] = [];
       for (const row of rows) keys.push(await recordOf(db, row, used));

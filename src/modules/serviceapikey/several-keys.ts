@@ -44,7 +44,7 @@ export function createSeveralKeys(deps: SeveralKeysDeps) {
     let query = db.selectFrom('api_keys').select(['id', 'order_id', 'client_id']).where('id', '=', id).where('deleted_at', 'is', null);
     if (clientId !== undefined) query = query.where('client_id', '=', clientId);
     const key = await query.executeTakeFirst();
-    if (key === undefined) throw errors.notFound('API key');
+    if (key === undefined) throw errors.apiKeyNotFound();
     return key;
   }
 
@@ -105,7 +105,7 @@ export function createSeveralKeys(deps: SeveralKeysDeps) {
       await inTransaction(db, async (trx) => {
         await lockOrder(trx, key.order_id);
         const live = await trx.selectFrom('api_keys').select('id').where('order_id', '=', key.order_id).where('deleted_at', 'is', null).execute();
-        if (!live.some((row) => row.id === id)) throw errors.notFound('API key');
+        if (!live.some((row) => row.id === id)) throw errors.apiKeyNotFound();
         if (live.length <= 1) throw errors.conflict("An order's last key cannot be deleted; reset it to replace it");
         deps.orderChangedIn(trx, key.order_id, await deps.orderKeys(trx, key.order_id));
         const now = nowIso();
@@ -115,7 +115,7 @@ export function createSeveralKeys(deps: SeveralKeysDeps) {
           .where('id', '=', id)
           .where('deleted_at', 'is', null)
           .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== 1) throw errors.notFound('API key');
+        if (Number(result.numUpdatedRows) !== 1) throw errors.apiKeyNotFound();
         await deps.events.emit('apikey.disabled', { orderId: key.order_id, clientId: key.client_id, keyId: id }, trx);
       });
     },

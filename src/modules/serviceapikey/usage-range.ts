@@ -31,10 +31,10 @@ export async function usageReport(
   let owned = db.selectFrom('api_keys').select(['id', 'deleted_at']).where('order_id', '=', params.order_id);
   if (clientId !== undefined) owned = owned.where('client_id', '=', clientId);
   const keys = await owned.execute();
-  if (!keys.some((key) => key.deleted_at === null)) throw errors.notFound('API key');
+  if (!keys.some((key) => key.deleted_at === null)) throw errors.apiKeyNotFound();
   let ids = keys.map((key) => key.id);
   if (params.key_id !== undefined) {
-    if (!ids.includes(params.key_id)) throw errors.notFound('API key');
+    if (!ids.includes(params.key_id)) throw errors.apiKeyNotFound();
     ids = [params.key_id];
   }
   const clock = metering.clock(Date.now());

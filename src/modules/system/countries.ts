@@ -39,3 +39,18 @@ export function checkPhone(value: string, country: string | null, param = 'phone
   }
   return parsed.number;
 }
+
+/**
+ * FOSSBilling's two phone fields: `phone_cc` (the country calling code, "49" or "+49") and `phone` (the number as
+ * dialled in that country, "030 123456"), read together into one international number ("+4930123456"). A `phone`
+ * already in international form is taken as it is; 422 naming `phone_cc` for a code no country has.
+ */
+export function phoneWithCallingCode(callingCode: string | number, phone: string): string {
+  const code = String(callingCode).trim().replace(/^\+/, '');
+  if (!Object.values(phoneCodes()).includes(code)) throw errors.invalid('phone_cc', 'must be a country calling code such as "49" (see guest/system/phone_codes)');
+  const text = phone.trim();
+  if (text.startsWith('+')) return text;
+  const parsed = parsePhoneNumberFromString(text, { defaultCallingCode: code });
+  if (parsed === undefined || !parsed.isValid()) throw errors.invalid('phone', `must be a valid phone number for the calling code +${code}`);
+  return parsed.number;
+}
