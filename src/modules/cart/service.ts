@@ -6,6 +6,7 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { periodLabel } from '../../lib/periods.ts';
+import { usageTermsText } from '../../lib/usage-terms.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
 import type { GatewayRegistry } from '../invoice/gateways.ts';
@@ -28,6 +29,8 @@ export interface CartItemView {
   price: string;
   setup_price: string;
   total: string;
+  /** The plan's usage terms in words (included calls, overage, limits), or null for a plan that meters nothing. */
+  usage_terms: string | null;
 }
 
 export interface CartView {
@@ -72,11 +75,16 @@ export interface CartServiceDeps {
   promos: Pick<PromoService, 'applicable' | 'redeem'>;
 }
 
-function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null): string {
-  return period === null ? product.title : `${product.title} (${periodLabel(period)})`;
+/** The invoice line of a new order: "Pro (Every month) — 1,000 calls included per billing period; then …" (item 3). */
+function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, terms: string | null): string {
+  const title = period === null ? product.title : `${product.title} (${periodLabel(period)})`;
+  return terms === null ? title : `${title} — ${terms}`;
 }
 
 export function createCartService({ db, events, products, orders, invoices, gateways, money, promos }: CartServiceDeps) {
+  /** A product's usage terms in words (src/lib/usage-terms.ts), from what the catalogue shows of its config. */
+  const termsOf = (product: ProductRow): string | null => usageTermsText(products.typeOf(product).publicConfig(products.configOf(product)), money.currency);
+
   function promoRowOf(trx: Kysely<Database>, owner: CartOwner) {
     const query = trx.selectFrom('cart_promos');
     return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash);
@@ -181,7 +189,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
       const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
         orderId: order.id,
         task: 'activate',
-        title: lineTitle(product, order.period),
+        title: lineTitle(product, order.period, termsOf(product)),
         period: order.period,
         quantity: order.quantity,
         price: unit,
@@ -248,6 +256,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
           'products.type as type',
           'products.pricing as pricing',
           'products.status as status',
+          'products.config as config',
         ])
         .orderBy('cart_items.id')
         .execute();
@@ -275,6 +284,8 @@ export function createCartService({ db, events, products, orders, invoices, gate
           price: money.format(q.price),
           setup_price: money.format(q.setup),
           total: money.format(total),
+          // Only the type and config are read (the product's public config).
+          usage_terms: termsOf({ id: row.product_id, type: row.type, config: row.config } as ProductRow),
         });
       }
       const promo = await appliedPromo(db, owner);

@@ -12,7 +12,13 @@ export function createApiKeyProductType(keys: Hooks): ProductType {
     code: 'apikey',
     // The usage options (CONTRACT §12) are validated beside the key options and stored only when set.
     normalizeConfig: (config) => ({ ...normalizeApiKeyConfig(config), ...normalizeUsageOptions(config) }),
-    publicConfig: (config) => ({ custom: readApiKeyConfig(config).custom, ...usageOptionsOf(config) }),
+    // What a buyer may read before paying (issue 21 item 3): the custom parameters and the plan's usage terms — the
+    // usage options, the quota's enforcement, the per-key rate limit and the keys an order may hold; each only when
+    // the plan sets it (like the usage options), so a plain plan still shows `{custom}`. Never the key options.
+    publicConfig: (config) => {
+      const { custom, enforce_limit: enforce, rate_limit: rate, max_keys: keys } = readApiKeyConfig(config);
+      return { custom, ...usageOptionsOf(config), ...(enforce && { enforce_limit: true }), ...(rate !== null && { rate_limit: rate }), ...(keys > 1 && { max_keys: keys }) };
+    },
     // The key is issued on activation, not when the order is placed.
     create: async () => {},
     activate: (trx, order) => keys.issue(trx, order),

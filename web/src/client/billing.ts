@@ -39,7 +39,7 @@ export function OrdersPage() {
               ${orders.data.list.map(
                 (order) => html`<tr>
                   <td>${order.id}</td>
-                  <td>${order.title}</td>
+                  <td>${order.title}${order.usage_terms ? html`<br /><small class="usage-terms" data-testid="order-usage-terms">${order.usage_terms}</small>` : null}</td>
                   <td>${periodLabel(labels.data, order.period)}</td>
                   <td class="num">${formatMoney(order.price, order.currency)}</td>
                   <td>
