@@ -3,11 +3,18 @@ import type { ProductType } from '../product/product-type.ts';
 import { normalizeApiKeyConfig, readApiKeyConfig } from './options.ts';
 import { normalizeUsageOptions, usageOptionsOf } from './usage-plan.ts';
 import type { ApiKeyService } from './service.ts';
+import { moveOpenPeriod } from './period-move.ts';
 
 type Hooks = Pick<ApiKeyService, 'issue' | 'orderChanged' | 'orderDeleted' | 'serviceFields'>;
 
 export function createApiKeyProductType(keys: Hooks): ProductType {
   const changed: ProductType['renew'] = (trx, order) => keys.orderChanged(trx, order);
+  // The order's period may have moved (staff changed expires_at, a renewal or plan change started a new period): the
+  // open billing_period usage period ends with it (period-move.ts), before the keys' cached records are dropped.
+  const periodMoved: ProductType['renew'] = async (trx, order) => {
+    await moveOpenPeriod(trx, order);
+    await keys.orderChanged(trx, order);
+  };
   return {
     code: 'apikey',
     // The usage options (CONTRACT §12) are validated beside the key options and stored only when set.
@@ -15,19 +22,22 @@ export function createApiKeyProductType(keys: Hooks): ProductType {
     // What a buyer may read before paying (issue 21 item 3): the custom parameters and the plan's usage terms — the
     // usage options, the quota's enforcement, the per-key rate limit and the keys an order may hold; each only when
     // the plan sets it (like the usage options), so a plain plan still shows `{custom}`. Never the key options.
+    // New plans count usage per billing period, aligned with what the buyer pays for (as Lago and Stripe do); plans
+    // saved before keep what they store (no `usage_period`: the calendar month, usage-plan.ts planOf).
+    newConfig: () => ({ usage_period: 'billing_period' }),
     publicConfig: (config) => {
-      const { custom, enforce_limit: enforce, rate_limit: rate, max_keys: keys } = readApiKeyConfig(config);
-      return { custom, ...usageOptionsOf(config), ...(enforce && { enforce_limit: true }), ...(rate !== null && { rate_limit: rate }), ...(keys > 1 && { max_keys: keys }) };
+      const { custom, enforce_limit: enforce, rate_limit: rate, max_keys: allowed } = readApiKeyConfig(config);
+      return { custom, ...usageOptionsOf(config), ...(enforce && { enforce_limit: true }), ...(rate !== null && { rate_limit: rate }), ...(allowed > 1 && { max_keys: allowed }) };
     },
     // The key is issued on activation, not when the order is placed.
     create: async () => {},
     activate: (trx, order) => keys.issue(trx, order),
-    renew: changed,
+    renew: periodMoved,
     suspend: changed,
     unsuspend: changed,
     cancel: changed,
     uncancel: changed,
-    update: changed,
+    update: periodMoved,
     delete: (trx, order) => keys.orderDeleted(trx, order),
     service: (trx, order) => keys.serviceFields(trx, order),
   };

@@ -239,8 +239,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** The usage period a key of this plan is in at `now`. */
-  function periodOf(plan: Pick<UsagePlan, 'period'>, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
-    return usagePeriodAt(plan.period, now, order);
+  function periodOf(plan: Pick<UsagePlan, 'period' | 'anchor'>, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
+    return usagePeriodAt(plan.period, now, order, plan.anchor ?? null);
   }
 
   async function readEntry(hash: string): Promise<KeyEntry | null> {
