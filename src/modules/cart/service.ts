@@ -10,6 +10,7 @@ import { usageTermsText } from '../../lib/usage-terms.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
 import type { GatewayRegistry } from '../invoice/gateways.ts';
+import type { TaxService } from '../invoice/taxes.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import { quote, type Quote } from '../product/pricing.ts';
 import { covers, discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
@@ -73,6 +74,8 @@ export interface CartServiceDeps {
   gateways: GatewayRegistry;
   money: Money;
   promos: Pick<PromoService, 'applicable' | 'redeem'>;
+  /** Whether tax rules exist: then checkout needs the client's billing country. */
+  taxes: Pick<TaxService, 'anyRule'>;
 }
 
 /** The invoice line of a new order: "Pro (Every month) — 1,000 calls included per billing period; then …" (item 3). */
@@ -81,7 +84,19 @@ function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, te
   return terms === null ? title : `${title} — ${terms}`;
 }
 
-export function createCartService({ db, events, products, orders, invoices, gateways, money, promos }: CartServiceDeps) {
+export function createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes }: CartServiceDeps) {
+  /**
+   * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who is not
+   * tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
+   * right. A clear 422 names `country` and says where to set it; the cart stays as it was (the transaction rolls back).
+   */
+  async function requireBillingCountry(trx: Kysely<Database>, clientId: number): Promise<void> {
+    if (!(await taxes.anyRule(trx))) return;
+    const client = await trx.selectFrom('clients').select(['country', 'tax_exempt']).where('id', '=', clientId).executeTakeFirst();
+    if (client === undefined || client.tax_exempt === 1 || (client.country ?? '').trim() !== '') return;
+    throw errors.invalid('country', 'is required before checkout: set your billing country in your profile (client/profile/update), as tax depends on it');
+  }
+
   /** A product's usage terms in words (src/lib/usage-terms.ts), from what the catalogue shows of its config. */
   const termsOf = (product: ProductRow): string | null => usageTermsText(products.typeOf(product).publicConfig(products.configOf(product)), money.currency);
 
@@ -382,6 +397,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
                 now,
               );
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
+        if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
         const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo });
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };

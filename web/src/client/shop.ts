@@ -1,7 +1,7 @@
 // The plan catalogue and the cart with checkout.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, call, type Page } from '../lib/api.ts';
+import { ApiError, call, fieldOf, type Page } from '../lib/api.ts';
 import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
@@ -199,6 +199,7 @@ export function CartPage() {
           <${CouponForm} cart=${data} onChange=${cart.reload} />
           <${ErrorMessage} error=${action.error} />
           ${unconfirmed(action.error) ? html`<p>No mail? <${Link} href="/profile">Send the confirmation link again from your profile<//>.</p>` : null}
+          ${fieldOf(action.error) === 'country' ? html`<p data-testid="set-country"><${Link} href="/profile">Set your billing country in your profile<//>, then check out again; your cart is kept.</p>` : null}
           ${user
             ? html`<div class="actions"><${Button} variant="primary" busy=${action.busy && removing === null} onClick=${checkout}>Check out<//></div>`
             : html`<p>To check out, <${Link} href="/login?next=/cart">log in<//> or <${Link} href="/signup">create an account<//>; your cart comes with you.</p>`}
