@@ -489,7 +489,8 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await staff.getByLabel('Calls per package').fill('1000');
     await staff.getByLabel('Price per package').fill('1.00');
     await staff.getByLabel('Hard limit (calls per period)').fill('50000');
-    expect(await staff.getByTestId('price-preview').textContent()).toBe('$19/month includes 10,000 calls, then $1 per 1,000, at most 50,000 calls.');
+    // In the instance's currency, never a hard-coded "$" (issue 21 item 3).
+    expect(await staff.getByTestId('price-preview').textContent()).toBe('19 USD/month includes 10,000 calls, then 1 USD per 1,000, at most 50,000 calls.');
     // Graduated tiers: rows, with the preview following them.
     await staff.getByLabel('Beyond the included calls').selectOption('graduated');
     // A new tier goes before the last one ("all the rest").
@@ -498,7 +499,7 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await staff.getByLabel('Tier 1 up to').fill('5000');
     await staff.getByLabel('Tier 2 price per call').fill('0.001');
     expect(await staff.getByTestId('price-preview').textContent()).toBe(
-      '$19/month includes 10,000 calls, then $0.002 per call up to 15,000, $0.001 per call beyond 15,000, at most 50,000 calls.',
+      '19 USD/month includes 10,000 calls, then 0.002 USD per call up to 15,000, 0.001 USD per call beyond 15,000, at most 50,000 calls.',
     );
     // A price with 7 decimals: the server's 422 names the field, shown in the form in the form's own words.
     await staff.getByLabel('Tier 2 price per call').fill('0.0000001');
