@@ -1,13 +1,16 @@
 // Issue 21 item 5: a usage period ends when its order's period ends. Staff moving `expires_at` (admin/order/update) or
 // a plan change that starts a new period now moves the open `billing_period` usage period's end with it, so its
-// overage is billed at the right close, once; new products default to `usage_period: billing_period`, products saved
-// before keep theirs. The clock is faked (Date only). Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
+// overage is billed at the right close, once; plans priced by use default to `usage_period: billing_period`, plans
+// saved before keep theirs (migration 021). The clock is faked (Date only). Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openDatabase } from '../src/db/database.ts';
+import { migrations } from '../src/db/migrations/index.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { openEnd } from '../src/modules/serviceapikey/period-move.ts';
-import { createTestApp, type TestApp } from './helpers/app.ts';
+import { createTestApp, freshPostgresDatabase, type TestApp } from './helpers/app.ts';
 import { expectError } from './helpers/assertions.ts';
-import { asClient, asStaff, MONTHLY, staffWith } from './selling-fixtures.ts';
+import { asClient, asStaff, makeProduct, MONTHLY, staffWith } from './selling-fixtures.ts';
 
 const DAY = 86_400_000;
 const ms = (iso: string): number => Date.parse(iso);
@@ -49,7 +52,7 @@ describe('over HTTP and the close job', () => {
     vi.setSystemTime(ms(iso));
   }
 
-  /** A new metered plan: 2 included, 1.00 per extra call; its usage period is the default for new products. */
+  /** A new metered plan: 2 included, 1.00 per extra call; its usage period is the default for plans priced by use. */
   async function plan(title = 'Metered'): Promise<number> {
     const id = (await t.admin('product/prepare', { title, type: 'apikey' })).result as number;
     const updated = await t.admin('product/update', { id, status: 'enabled', pricing: MONTHLY, config: { included: 2, overage: { mode: 'per_unit', unit_price: '1' } } });
@@ -71,24 +74,59 @@ describe('over HTTP and the close job', () => {
     return t.services.usageCloser.closePeriods(new Date());
   };
 
-  it('new products count by billing period; a product saved before keeps its calendar month', async () => {
+  it('plans priced by use count by billing period unless they say otherwise; monthlyLimit-only plans by calendar month', async () => {
     at('2027-01-10T00:00:00Z');
     const fresh = (await t.admin('product/prepare', { title: 'Fresh', type: 'apikey' })).result as number;
-    expect((await t.admin('product/get', { id: fresh })).result.config.usage_period).toBe('billing_period');
-    // A custom product has no usage options.
-    const custom = (await t.admin('product/prepare', { title: 'Custom', type: 'custom' })).result as number;
-    expect((await t.admin('product/get', { id: custom })).result.config.usage_period).toBeUndefined();
-    // An API key product as stored before this change (no usage_period) keeps the calendar month.
-    const old = await plan('Old');
-    const stored = (await t.admin('product/get', { id: old })).result.config as Record<string, unknown>;
-    const { usage_period: _dropped, ...before } = stored;
-    await t.services.db.updateTable('products').set({ config: JSON.stringify(before) }).where('id', '=', old).execute();
-    expect((await t.admin('product/get', { id: old })).result.config.usage_period).toBeUndefined();
-    const { key } = await buy(old);
-    expect((await info(key)).usage).toMatchObject({ period_start: '2027-01-01', period_end: '2027-01-31' });
-    // Replacing the config without a usage period is the calendar month too (the documented default).
-    expect((await t.admin('product/update_config', { id: fresh, config: { included: 5 } })).result).toBe(true);
     expect((await t.admin('product/get', { id: fresh })).result.config.usage_period).toBeUndefined();
+    // Priced by use (included, overage or a hard limit): the billing period.
+    for (const config of [{ included: 5 }, { hard_limit: 9 }, { included: 1, overage: { mode: 'per_unit', unit_price: '1' } }]) {
+      expect((await t.admin('product/update_config', { id: fresh, config })).result).toBe(true);
+      expect((await t.admin('product/get', { id: fresh })).result.config.usage_period).toBe('billing_period');
+    }
+    // Said otherwise: kept.
+    expect((await t.admin('product/update_config', { id: fresh, config: { included: 5, usage_period: 'calendar_month' } })).result).toBe(true);
+    expect((await t.admin('product/get', { id: fresh })).result.config.usage_period).toBe('calendar_month');
+    // FOSSBilling's monthlyLimit alone: the calendar month of CONTRACT §7.1.
+    const fossbilling = await makeProduct(t, { title: 'Monthly', type: 'apikey', config: { enforce_limit: true, custom: { monthlyLimit: 3 } } });
+    expect((await t.admin('product/get', { id: fossbilling })).result.config.usage_period).toBeUndefined();
+    const { key } = await buy(fossbilling);
+    expect((await info(key)).usage).toMatchObject({ period_start: '2027-01-01', period_end: '2027-01-31' });
+  });
+
+  it('migration 021 gives plans priced by use saved before it their calendar month, and leaves the others', async () => {
+    const PG = process.env.TEST_DATABASE_URL ?? '';
+    const postgres = PG === '' ? null : await freshPostgresDatabase(PG);
+    const handle = openDatabase(postgres?.url ?? 'sqlite::memory:');
+    try {
+      // Migrations take Kysely<any>; so does this test, which writes the table as it was before 021.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const db = handle.db as unknown as Kysely<any>;
+      const migrator = new Migrator({ db, provider: { getMigrations: (): Promise<Record<string, Migration>> => Promise.resolve(migrations) } });
+      expect((await migrator.migrateTo('016_search_speed')).error).toBeUndefined();
+      const stamp = '2026-11-22T10:00:00Z';
+      const configs: Array<[string, string, Record<string, unknown>]> = [
+        ['metered', 'apikey', { included: 100, overage: { mode: 'per_unit', unit_price: '1' }, custom: {} }],
+        ['limited', 'apikey', { hard_limit: 50, custom: {} }],
+        ['monthly', 'apikey', { custom: { monthlyLimit: 10 } }],
+        ['aligned', 'apikey', { included: 100, usage_period: 'billing_period', custom: {} }],
+        ['custom', 'custom', { included: 5 }],
+      ];
+      for (const [slug, type, config] of configs) {
+        await sql`INSERT INTO products (title, slug, type, status, setup, pricing, config, created_at, updated_at) VALUES (${slug}, ${slug}, ${type}, 'enabled', 'after_payment', '{}', ${JSON.stringify(config)}, ${stamp}, ${stamp})`.execute(db);
+      }
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+      const rows = await sql<{ slug: string; config: string }>`SELECT slug, config FROM products ORDER BY id`.execute(db);
+      expect(rows.rows.map((row) => [row.slug, (JSON.parse(row.config) as Record<string, unknown>).usage_period])).toEqual([
+        ['metered', 'calendar_month'],
+        ['limited', 'calendar_month'],
+        ['monthly', undefined],
+        ['aligned', 'billing_period'],
+        ['custom', undefined],
+      ]);
+    } finally {
+      await handle.close();
+      await postgres?.drop();
+    }
   });
 
   it('staff extending an order by two weeks extend its open usage period: closed and billed at the new end, once', async () => {

@@ -155,7 +155,7 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await plan.getByRole('button', { name: 'Add to cart: Pro API' }).click();
     await client.getByRole('heading', { name: 'Cart' }).waitFor();
     // The line names the plan and its usage terms (issue 21 item 3).
-    await client.getByRole('cell', { name: /^Pro API/ }).getByTestId('cart-usage-terms').filter({ hasText: '1,000 calls included per billing period' }).waitFor();
+    await client.getByRole('cell', { name: /^Pro API/ }).getByTestId('cart-usage-terms').filter({ hasText: '1,000 calls included per calendar month' }).waitFor();
     expect(await client.getByRole('table').textContent()).toContain('19.00');
     // The coupon field: an unknown code is refused with the server's reason, a good one shows its discount.
     await client.getByLabel('Coupon code').fill('NOPE');

@@ -86,14 +86,15 @@ function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, te
 
 export function createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes }: CartServiceDeps) {
   /**
-   * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who is not
-   * tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
+   * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who signed
+   * itself up and is not tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
    * right. A clear 422 names `country` and says where to set it; the cart stays as it was (the transaction rolls back).
    */
   async function requireBillingCountry(trx: Kysely<Database>, clientId: number): Promise<void> {
     if (!(await taxes.anyRule(trx))) return;
-    const client = await trx.selectFrom('clients').select(['country', 'tax_exempt']).where('id', '=', clientId).executeTakeFirst();
-    if (client === undefined || client.tax_exempt === 1 || (client.country ?? '').trim() !== '') return;
+    const client = await trx.selectFrom('clients').select(['country', 'tax_exempt', 'self_signup']).where('id', '=', clientId).executeTakeFirst();
+    // Accounts staff create are staff's to complete (and predate nothing here): only self sign-ups are asked.
+    if (client === undefined || client.self_signup !== 1 || client.tax_exempt === 1 || (client.country ?? '').trim() !== '') return;
     throw errors.invalid('country', 'is required before checkout: set your billing country in your profile (client/profile/update), as tax depends on it');
   }
 

@@ -31,9 +31,7 @@ export interface ProductType {
    * `errors.invalid('config.<option>', '…')` for a bad option; returns what is stored.
    */
   normalizeConfig(config: Record<string, unknown>): Record<string, unknown>;
-  /** The config a new product of this kind starts with, before it is normalised (default: nothing set). */
-  newConfig?(): Record<string, unknown>;
-  /** The part of the config that guests may see in the catalogue (`config.custom`, and a type's public terms). */
+  /** The part of the config that guests may see in the catalogue (CONTRACT: `config.custom`, nothing else). */
   publicConfig(config: Record<string, unknown>): Record<string, unknown>;
   create: OrderHook;
   activate: OrderHook;

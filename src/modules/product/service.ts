@@ -171,7 +171,7 @@ export function createProductService({ db, productTypes, money }: ProductService
           hidden: 0,
           setup: 'after_payment',
           pricing: JSON.stringify(FREE_PRICING),
-          config: JSON.stringify(productType.normalizeConfig(productType.newConfig?.() ?? {})),
+          config: JSON.stringify(productType.normalizeConfig({})),
           created_at: now,
           updated_at: now,
         })

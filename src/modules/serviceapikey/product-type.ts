@@ -1,11 +1,23 @@
 // The `apikey` product type: plugs the API key service into selling. Each hook runs inside the order's transaction.
 import type { ProductType } from '../product/product-type.ts';
 import { normalizeApiKeyConfig, readApiKeyConfig } from './options.ts';
-import { normalizeUsageOptions, usageOptionsOf } from './usage-plan.ts';
+import { normalizeUsageOptions, usageOptionsOf, type UsageOptions } from './usage-plan.ts';
 import type { ApiKeyService } from './service.ts';
 import { moveOpenPeriod } from './period-move.ts';
 
 type Hooks = Pick<ApiKeyService, 'issue' | 'orderChanged' | 'orderDeleted' | 'serviceFields'>;
+
+/**
+ * A plan priced by use (it sets `included`, `overage` or `hard_limit`) counts by its billing period unless it says
+ * otherwise: usage aligned with what the buyer pays for, as Lago and Stripe do (issue 21 item 5). A plan with only
+ * FOSSBilling's `monthlyLimit` keeps the calendar month of CONTRACT §7.1. Plans saved before this default were given
+ * their calendar month explicitly by migration 021.
+ */
+export function withPeriodDefault(options: UsageOptions): UsageOptions {
+  if (options.usage_period !== undefined) return options;
+  const metered = options.included !== undefined || options.overage !== undefined || options.hard_limit !== undefined;
+  return metered ? { ...options, usage_period: 'billing_period' } : options;
+}
 
 export function createApiKeyProductType(keys: Hooks): ProductType {
   const changed: ProductType['renew'] = (trx, order) => keys.orderChanged(trx, order);
@@ -18,13 +30,10 @@ export function createApiKeyProductType(keys: Hooks): ProductType {
   return {
     code: 'apikey',
     // The usage options (CONTRACT §12) are validated beside the key options and stored only when set.
-    normalizeConfig: (config) => ({ ...normalizeApiKeyConfig(config), ...normalizeUsageOptions(config) }),
+    normalizeConfig: (config) => ({ ...normalizeApiKeyConfig(config), ...withPeriodDefault(normalizeUsageOptions(config)) }),
     // What a buyer may read before paying (issue 21 item 3): the custom parameters and the plan's usage terms — the
     // usage options, the quota's enforcement, the per-key rate limit and the keys an order may hold; each only when
     // the plan sets it (like the usage options), so a plain plan still shows `{custom}`. Never the key options.
-    // New plans count usage per billing period, aligned with what the buyer pays for (as Lago and Stripe do); plans
-    // saved before keep what they store (no `usage_period`: the calendar month, usage-plan.ts planOf).
-    newConfig: () => ({ usage_period: 'billing_period' }),
     publicConfig: (config) => {
       const { custom, enforce_limit: enforce, rate_limit: rate, max_keys: allowed } = readApiKeyConfig(config);
       return { custom, ...usageOptionsOf(config), ...(enforce && { enforce_limit: true }), ...(rate !== null && { rate_limit: rate }), ...(allowed > 1 && { max_keys: allowed }) };
