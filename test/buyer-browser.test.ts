@@ -184,6 +184,8 @@ describe.runIf(HAVE_CHROMIUM)('what the buyer sees, in the browser', () => {
     const expires = ((await t.admin('order/get', { id: orderId })).result.expires_at as string).slice(0, 10);
     await staff.goto(`${base}/admin/orders/${orderId}`);
     await staff.getByTestId('cancels-at-period-end').filter({ hasText: `Cancels at period end (${expires})` }).waitFor();
+    // Staff read the order's usage terms as the buyer did.
+    expect(await staff.getByRole('main').textContent()).toContain('2 calls included per billing period; then 1.00 EUR per 100 calls');
     // The order form's billing-period select shows its whole choice too.
     expect(await selectCut(staff.getByLabel('Billing period'))).toBe(0);
     await staff.goto(`${base}/admin/orders`);

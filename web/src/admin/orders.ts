@@ -269,6 +269,7 @@ export function OrderPage({ id }: { id: number }) {
                 ['Type', typeLabel(data.type)],
                 ['Billing period', periodLabel(labels, data.period)],
                 ['Price', formatMoney(data.price, data.currency)],
+                ...(data.usage_terms ? [['Usage terms', data.usage_terms] as const] : []),
                 ['Expires', formatDateTime(data.expires_at)],
                 ['Activated', formatDateTime(data.activated_at)],
                 ['Created', formatDateTime(data.created_at)],
