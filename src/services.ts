@@ -174,7 +174,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
-  const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos });
+  const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -214,7 +214,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
-  const notices = registerNotices({ db, events, mail, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
+  const notices = registerNotices({ db, events, mail, outbox, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,

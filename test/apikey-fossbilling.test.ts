@@ -13,7 +13,7 @@ import { ORDER_FIELDS } from './selling-fixtures.ts';
  * takes the place of the order record's `reason` in this result (as before this issue; admin/order/get keeps the
  * order's own). `usage`: this period's use and projected overage (§12), for the client area and the admin order page.
  */
-const SERVICE_FIELDS = ['api_key', 'config', 'valid', 'reason', 'usage'];
+const SERVICE_FIELDS = ['api_key', 'config', 'valid', 'reason', 'usage', 'max_keys'];
 const keysOf = (value: object): string[] => Object.keys(value).toSorted();
 const SERVICE_RESULT = [...new Set([...ORDER_FIELDS, ...SERVICE_FIELDS])].toSorted();
 

@@ -114,9 +114,16 @@ describe('apikey product options', () => {
     expect(invalid({ custom: { big: 'x'.repeat(20_000) } })).toContain('config.custom');
   });
 
-  it('shows guests the custom parameters only', () => {
+  it('shows guests the custom parameters and the usage terms, never the key options', () => {
     const type = createApiKeyProductType({ issue: async () => {}, orderChanged: async () => {}, orderDeleted: async () => {}, serviceFields: async () => ({}) });
     expect(type.code).toBe('apikey');
-    expect(type.publicConfig({ length: 16, enforce_limit: true, custom: { tier: 'pro' } })).toEqual({ custom: { tier: 'pro' } });
+    // issue 21 item 3: the quota's enforcement, rate limit and key allowance are terms the buyer pays for.
+    expect(type.publicConfig({ length: 16, split: true, enforce_limit: true, custom: { tier: 'pro' } })).toEqual({ custom: { tier: 'pro' }, enforce_limit: true });
+    expect(type.publicConfig({ length: 16, rate_limit: { limit: 10, window_seconds: 1 }, max_keys: 3, custom: {} })).toEqual({
+      custom: {},
+      rate_limit: { limit: 10, window_seconds: 1 },
+      max_keys: 3,
+    });
+    expect(type.publicConfig({ length: 16, custom: { tier: 'pro' } })).toEqual({ custom: { tier: 'pro' } });
   });
 });

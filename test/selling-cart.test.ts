@@ -48,7 +48,7 @@ describe('cart and checkout', () => {
     expect(browser.cookies.tollgate_session).toBe(session);
     const cart = (await t.call('/api/guest/cart/get', {}, { browser })).result;
     expect(cart.items).toEqual([
-      { id: expect.any(Number), product_id: monthly, title: 'Monthly', type: 'custom', period: '1M', quantity: 2, price: '10.00', setup_price: '2.50', total: '22.50' },
+      { id: expect.any(Number), product_id: monthly, title: 'Monthly', type: 'custom', period: '1M', quantity: 2, price: '10.00', setup_price: '2.50', total: '22.50', usage_terms: null },
     ]);
     expect(cart).toMatchObject({ subtotal: '22.50', total: '22.50', currency: 'USD' });
 

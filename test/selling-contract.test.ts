@@ -11,7 +11,7 @@ import { asClient, asStaff, expectError, makeProduct, ORDER_FIELDS, staffWith } 
 
 const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total'];
-const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total'];
+const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total', 'usage_terms'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];
 const AMOUNT = /^\d+\.\d{2}$/;
 const DAY = 86_400_000;

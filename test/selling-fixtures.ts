@@ -99,6 +99,7 @@ export const ORDER_FIELDS = [
   'cancel_at_period_end',
   'next_product_id',
   'next_period',
+  'usage_terms',
   'created_at',
   'updated_at',
 ];

@@ -38,7 +38,8 @@ async function plan(config: Record<string, unknown>, title = 'Metered plan', pri
   const prepared = await t.admin('product/prepare', { title, type: 'apikey' });
   expect(prepared.body.error).toBeNull();
   const id = prepared.result as number;
-  const updated = await t.admin('product/update', { id, status: 'enabled', pricing, config });
+  // These tests count by calendar month unless they say otherwise (new plans default to billing_period, issue 21 item 5).
+  const updated = await t.admin('product/update', { id, status: 'enabled', pricing, config: { usage_period: 'calendar_month', ...config } });
   expect(updated.body).toEqual({ result: true, error: null });
   return id;
 }
@@ -121,7 +122,8 @@ describe('get_info and the limits', () => {
       period_end: '2027-03-31',
       used: 15,
       limit: null,
-      remaining: null,
+      // An overage plan's remaining is what is left to the hard limit (issue 21 item 4).
+      remaining: 10,
       included: 10,
       overage_units: 5,
       overage_amount: '1.00',

@@ -14,6 +14,8 @@ const PLAN = {
   title: 'Metered API',
   pricing: { type: 'recurrent', recurrent: { '1M': { price: '10.00', setup: '0', enabled: true } } },
   config: {
+    // This walk follows calendar months (new plans default to billing_period, issue 21 item 5).
+    usage_period: 'calendar_month',
     included: 1000,
     overage: { mode: 'package', package_size: 100, package_price: '1.00' },
     hard_limit: 5000,

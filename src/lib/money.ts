@@ -1,20 +1,12 @@
 // Money: integer minor units everywhere inside Tollgate, decimal strings at the edge. Parsing reads the decimal
 // string digit by digit, never through floating point, so "0.10" is exactly 10 cents and three of them are 30.
 import { errors } from '../http/errors.ts';
+import { precisionOf } from './currency.ts';
 
-/** Currencies without minor units (ISO 4217 exponent 0); every other one has two decimals. */
-const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
-const THREE_DECIMAL = new Set(['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND']);
+export { precisionOf };
 
 /** Largest amount accepted as input, in major units. */
 export const MAX_MAJOR_UNITS = 1_000_000_000;
-
-export function precisionOf(currency: string): number {
-  const code = currency.toUpperCase();
-  if (ZERO_DECIMAL.has(code)) return 0;
-  if (THREE_DECIMAL.has(code)) return 3;
-  return 2;
-}
 
 const DECIMAL = /^(?=\.?\d)(\d*)(?:\.(\d*))?$/;
 

@@ -16,6 +16,7 @@ import * as searchMore from './015_search_more.ts';
 import * as searchSpeed from './016_search_speed.ts';
 import * as planChanges from './017_plan_changes.ts';
 import * as secondFactor from './018_second_factor.ts';
+import * as buyer from './021_buyer.ts';
 import * as cronStatus from './022_cron_status.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -35,5 +36,6 @@ export const migrations: Record<string, Migration> = {
   '016_search_speed': searchSpeed,
   '017_plan_changes': planChanges,
   '018_second_factor': secondFactor,
+  '021_buyer': buyer,
   '022_cron_status': cronStatus,
 };

@@ -47,6 +47,8 @@ export interface ClientTable {
   updated_at: string;
   /** When the client confirmed its e-mail address (migration 009); null until then. Optional on insert. */
   email_verified_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1 when the client signed itself up (migration 021): checkout then needs its billing country while tax applies. */
+  self_signup: ColumnType<number, number | undefined, number>;
 }
 
 export interface SessionTable {

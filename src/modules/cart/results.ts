@@ -13,6 +13,7 @@ const CartItem = Type.Object(
     price: Money,
     setup_price: Money,
     total: Money,
+    usage_terms: Nullable(Type.String({ description: "The plan's usage terms in words: included calls, overage price, limits (null: none)" })),
   },
   { $id: 'CartItem' },
 );

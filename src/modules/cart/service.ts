@@ -6,9 +6,11 @@ import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { periodLabel } from '../../lib/periods.ts';
+import { usageTermsText } from '../../lib/usage-terms.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
 import type { GatewayRegistry } from '../invoice/gateways.ts';
+import type { TaxService } from '../invoice/taxes.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import { quote, type Quote } from '../product/pricing.ts';
 import { covers, discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
@@ -28,6 +30,8 @@ export interface CartItemView {
   price: string;
   setup_price: string;
   total: string;
+  /** The plan's usage terms in words (included calls, overage, limits), or null for a plan that meters nothing. */
+  usage_terms: string | null;
 }
 
 export interface CartView {
@@ -70,13 +74,33 @@ export interface CartServiceDeps {
   gateways: GatewayRegistry;
   money: Money;
   promos: Pick<PromoService, 'applicable' | 'redeem'>;
+  /** Whether tax rules exist: then checkout needs the client's billing country. */
+  taxes: Pick<TaxService, 'anyRule'>;
 }
 
-function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null): string {
-  return period === null ? product.title : `${product.title} (${periodLabel(period)})`;
+/** The invoice line of a new order: "Pro (Every month) — 1,000 calls included per billing period; then …" (item 3). */
+function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, terms: string | null): string {
+  const title = period === null ? product.title : `${product.title} (${periodLabel(period)})`;
+  return terms === null ? title : `${title} — ${terms}`;
 }
 
-export function createCartService({ db, events, products, orders, invoices, gateways, money, promos }: CartServiceDeps) {
+export function createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes }: CartServiceDeps) {
+  /**
+   * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who signed
+   * itself up and is not tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
+   * right. A clear 422 names `country` and says where to set it; the cart stays as it was (the transaction rolls back).
+   */
+  async function requireBillingCountry(trx: Kysely<Database>, clientId: number): Promise<void> {
+    if (!(await taxes.anyRule(trx))) return;
+    const client = await trx.selectFrom('clients').select(['country', 'tax_exempt', 'self_signup']).where('id', '=', clientId).executeTakeFirst();
+    // Accounts staff create are staff's to complete (and predate nothing here): only self sign-ups are asked.
+    if (client === undefined || client.self_signup !== 1 || client.tax_exempt === 1 || (client.country ?? '').trim() !== '') return;
+    throw errors.invalid('country', 'is required before checkout: set your billing country in your profile (client/profile/update), as tax depends on it');
+  }
+
+  /** A product's usage terms in words (src/lib/usage-terms.ts), from what the catalogue shows of its config. */
+  const termsOf = (product: ProductRow): string | null => usageTermsText(products.typeOf(product).publicConfig(products.configOf(product)), money.currency);
+
   function promoRowOf(trx: Kysely<Database>, owner: CartOwner) {
     const query = trx.selectFrom('cart_promos');
     return 'clientId' in owner ? query.where('client_id', '=', owner.clientId) : query.where('session_hash', '=', owner.sessionHash);
@@ -181,7 +205,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
       const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
         orderId: order.id,
         task: 'activate',
-        title: lineTitle(product, order.period),
+        title: lineTitle(product, order.period, termsOf(product)),
         period: order.period,
         quantity: order.quantity,
         price: unit,
@@ -248,6 +272,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
           'products.type as type',
           'products.pricing as pricing',
           'products.status as status',
+          'products.config as config',
         ])
         .orderBy('cart_items.id')
         .execute();
@@ -275,6 +300,8 @@ export function createCartService({ db, events, products, orders, invoices, gate
           price: money.format(q.price),
           setup_price: money.format(q.setup),
           total: money.format(total),
+          // Only the type and config are read (the product's public config).
+          usage_terms: termsOf({ id: row.product_id, type: row.type, config: row.config } as ProductRow),
         });
       }
       const promo = await appliedPromo(db, owner);
@@ -371,6 +398,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
                 now,
               );
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
+        if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
         const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo });
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };

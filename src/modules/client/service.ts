@@ -257,6 +257,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
             created_at: now,
             updated_at: now,
             email_verified_at: signup ? null : now,
+            self_signup: signup ? 1 : 0,
           })
           .returning('id')
           .executeTakeFirstOrThrow()

@@ -10,6 +10,7 @@ import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, type OutboxLog } from '../outbox/service.ts';
 import { isPlainAddress, type MailService } from './service.ts';
+import { registerKeyNotices, type KeyNoticesDeps } from './key-notices.ts';
 // The events these notices listen to are declared by their owners; importing the declarations makes them known here.
 import '../order/events.ts';
 import '../serviceapikey/events.ts';
@@ -25,6 +26,8 @@ export interface NoticesDeps {
   db: Kysely<Database>;
   events: EventBus;
   mail: Pick<MailService, 'queue' | 'isQueued' | 'queuedKeys'>;
+  /** The delayed, coalesced key validity notices (key-notices.ts). */
+  outbox: KeyNoticesDeps['outbox'];
   /** PUBLIC_URL without a trailing slash. */
   publicUrl: string;
   money: Pick<Money, 'format'>;
@@ -48,7 +51,7 @@ async function recipient(trx: Kysely<Database>, clientId: number) {
 
 const day = (iso: string | null): string => (iso === null ? '' : iso.slice(0, 10));
 
-export function registerNotices({ db, events, mail, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
+export function registerNotices({ db, events, mail, outbox, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
   const links = {
     invoice: (id: number) => `${publicUrl}/invoices/${id}`,
     orders: () => `${publicUrl}/orders`,
@@ -155,9 +158,15 @@ export function registerNotices({ db, events, mail, publicUrl, money, reminderDa
     await toClient(trx, clientId, 'apikey_reset', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() });
   });
 
-  events.on('apikey.disabled', async ({ orderId, clientId }, trx) => {
-    const order = await orderOf(trx, orderId);
-    await toClient(trx, clientId, 'apikey_disabled', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() });
+  // A key switched off (or deleted): coalesced, at most one mail per key per hour with the latest state (key-notices.ts).
+  registerKeyNotices({
+    db,
+    events,
+    outbox,
+    sendDisabled: async (trx, { orderId, clientId, dedupeKey }) => {
+      const order = await orderOf(trx, orderId);
+      return toClient(trx, clientId, 'apikey_disabled', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() }, { dedupeKey });
+    },
   });
 
   // Usage plans (CONTRACT §12): 80% and 100% of the included uses, each once per period (serviceapikey/thresholds.ts).

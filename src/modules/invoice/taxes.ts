@@ -113,6 +113,11 @@ export function createTaxService({ db }: { db: Kysely<Database> }) {
     },
 
     /** The rule for a buyer: country and state, else country, else no country, else none (null). */
+    /** Whether any tax rule exists: then buyers must give their billing country before checkout (issue 21 item 8). */
+    async anyRule(trx: Kysely<Database> = db): Promise<boolean> {
+      return (await trx.selectFrom('taxes').select('id').limit(1).executeTakeFirst()) !== undefined;
+    },
+
     async forBuyer(trx: Kysely<Database>, country: string | null, state: string | null): Promise<AppliedTax | null> {
       const rows = await trx
         .selectFrom('taxes')

@@ -26,6 +26,7 @@ const orderFields = {
   cancel_at_period_end: Type.Boolean({ description: 'Canceled by the client: the order ends at expires_at' }),
   next_product_id: Nullable(Type.Integer({ description: 'A downgrade waiting for the next renewal' })),
   next_period: Period('The period the order renews on after a downgrade'),
+  usage_terms: Nullable(Type.String({ description: "The plan's usage terms in words: included calls, overage price, limits (null: none)" })),
   created_at: Timestamp,
   updated_at: Timestamp,
 } satisfies TProperties;
@@ -52,6 +53,7 @@ const apiKeyServiceFields = {
   api_key: Type.Optional(Nullable(Type.String({ description: 'API key orders: the key; null before it is issued, or for staff without serviceapikey.manage' }))),
   config: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, description: 'API key orders: the key’s custom parameters' }))),
   valid: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)], { description: 'API key orders: the validity switch (FOSSBilling’s 0/1)' })),
+  max_keys: Type.Optional(Type.Integer({ minimum: 1, description: 'API key orders, once issued: the keys the order may hold' })),
   reason: Nullable(
     Type.String({
       description:

@@ -10,6 +10,7 @@ import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
 import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
+import { usageTermsText } from '../../lib/usage-terms.ts';
 import type { OrderSnapshot, OrderStatus, ProductType } from '../product/product-type.ts';
 import { quote } from '../product/pricing.ts';
 import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
@@ -52,8 +53,9 @@ export interface OrderRecord {
   /** CONTRACT §8 self-service: canceled by the client, the order ends at expires_at. */
   cancel_at_period_end: boolean;
   /** A downgrade waiting for the next renewal: the plan and period the order will renew on, or null. */
-  next_product_id: number | null;
-  next_period: string | null;
+  next_product_id: number | null; next_period: string | null;
+  /** The plan's usage terms in words (src/lib/usage-terms.ts), from the order's config snapshot; null: none. */
+  usage_terms: string | null;
   created_at: string;
   updated_at: string;
   /** Staff only. */
@@ -187,8 +189,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
       type: row.type,
       period: row.period,
       quantity: row.quantity,
-      price: money.format(row.price),
-      currency: row.currency,
+      price: money.format(row.price), currency: row.currency,
       status: row.status,
       reason: row.reason,
       expires_at: row.expires_at,
@@ -197,10 +198,9 @@ export function createOrderService({ db, events, productTypes, products, money, 
       canceled_at: row.canceled_at,
       unpaid_invoice_id: unpaid.get(row.id) ?? null,
       cancel_at_period_end: row.cancel_at_period_end === 1,
-      next_product_id: row.next_product_id,
-      next_period: row.next_period,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
+      next_product_id: row.next_product_id, next_period: row.next_period,
+      usage_terms: usageTermsText(typeOf(row).publicConfig(readConfig(row.config)), money.currency),
+      created_at: row.created_at, updated_at: row.updated_at,
       ...(staff && { notes: row.notes }),
     };
   }

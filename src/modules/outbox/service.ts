@@ -12,7 +12,7 @@
 // the delays are used up it is `failed`. A handler throws OutboxNotSent when there is nowhere to deliver (no SMTP
 // configured): the item is set aside as `not_sent`, not retried.
 import { randomBytes } from 'node:crypto';
-import type { Kysely, QueryCreator } from 'kysely';
+import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { OutboxStatus } from '../../db/tables/outbox.ts';
@@ -296,6 +296,23 @@ export function createOutboxService(deps: OutboxServiceDeps) {
 
     /** Delivers every item due at `now` (default: the time of each round); returns how many attempts it made. */
     runDue: (now?: Date): Promise<number> => runRounds(now, () => false),
+
+    /**
+     * The latest item (by due time) whose dedupe key starts with `prefix`: how a caller that keeps one replaceable,
+     * delayed item per subject (the key validity notices) finds whether one is still waiting and when the last went.
+     */
+    async latestWithKeyPrefix(trx: Kysely<Database>, prefix: string): Promise<{ id: number; status: OutboxStatus; run_at: string; claimed: boolean } | undefined> {
+      // `%` and `_` in the prefix are literal characters here, not wildcards.
+      const pattern = `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
+      const row = await trx
+        .selectFrom('outbox_messages')
+        .select(['id', 'status', 'run_at', 'claimed_until'])
+        .where(sql<boolean>`dedupe_key like ${pattern} escape '\\'`)
+        .orderBy('run_at', 'desc')
+        .orderBy('id', 'desc')
+        .executeTakeFirst();
+      return row === undefined ? undefined : { id: row.id, status: row.status, run_at: row.run_at, claimed: row.claimed_until !== null };
+    },
 
     /** Whether the dedupe key has an item already (so a caller can skip rendering work it would throw away). */
     async hasDedupeKey(trx: Kysely<Database>, key: string): Promise<boolean> {

@@ -20,7 +20,9 @@ export function periodUsageWriter(): UsageWriter {
       .insertInto('api_key_period_usage')
       .values(values)
       .onConflict((oc) =>
-        oc.columns(['api_key_id', 'period_start']).doUpdateSet({ count: sql<number>`api_key_period_usage.count + excluded.count`, period_end: sql<string>`excluded.period_end` }),
+        // The stored end stays: a period moved with its order's expiry (period-move.ts) must not be put back by a
+        // process that counted under the old end before it heard of the move.
+        oc.columns(['api_key_id', 'period_start']).doUpdateSet({ count: sql<number>`api_key_period_usage.count + excluded.count` }),
       )
       .execute();
   };

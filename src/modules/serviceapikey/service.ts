@@ -239,8 +239,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   }
 
   /** The usage period a key of this plan is in at `now`. */
-  function periodOf(plan: Pick<UsagePlan, 'period'>, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
-    return usagePeriodAt(plan.period, now, order);
+  function periodOf(plan: Pick<UsagePlan, 'period' | 'anchor'>, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
+    return usagePeriodAt(plan.period, now, order, plan.anchor ?? null);
   }
 
   async function readEntry(hash: string): Promise<KeyEntry | null> {
@@ -452,10 +452,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     return withLimit(summaryOf(entry.plan, entry.usage.period, entry.usage.used), entry.limit);
   }
 
-  /** The summary with §7.1's `limit` and `remaining` after `used`, in the contract's order. */
+  /** §7.1's `limit` and `remaining`; an overage plan's `remaining` is to its hard limit, or null (docs/usage-and-billing.md). */
   function withLimit(summary: Omit<UsageSummary, 'limit' | 'remaining'>, limit: number | null): UsageSummary {
-    const { period_start, period_end, used, ...plan } = summary;
-    return { period_start, period_end, used, limit, remaining: limit === null ? null : Math.max(0, limit - used), ...plan };
+    const { period_start, period_end, used, ...plan } = summary, stop = plan.overage_amount === null ? limit : plan.hard_limit;
+    return { period_start, period_end, used, limit, remaining: stop === null ? null : Math.max(0, stop - used), ...plan };
   }
 
   /** The period's bounds and the plan's figures for `used` uses (the projected overage at today's count). */
@@ -810,7 +810,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       const record = await recordOf(trx, row, used);
       const limit = monthlyLimitOf(record.config);
       const usage = withLimit(summaryOf(plan, period, used), limit);
-      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage };
+      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage, max_keys: readKeyLimits(parseObject(row.options)).max_keys };
     },
 
     // ---- staff and clients ----

@@ -16,10 +16,21 @@ export interface UsagePeriod {
   calendar: boolean;
 }
 
+/**
+ * The open billing period of an order whose `expires_at` was moved so that the schedule stepped back from it no longer
+ * starts where the open period started (staff moved the expiry by less than a period, or earlier): the open period
+ * keeps its start and ends with the new schedule's period that holds the moment of the move. Stored in the keys'
+ * options as `usage_anchor: {start, end}` (ISO 8601) and used until its end.
+ */
+export interface UsageAnchor {
+  startMs: number;
+  endMs: number;
+}
+
 /** Backs off at most this many periods from `expires_at` (a renewal paid years ahead). */
 const MAX_STEPS = 400;
 
-function iso(ms: number): string {
+export function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
@@ -32,7 +43,7 @@ export function calendarMonth(now: number): UsagePeriod {
 }
 
 /** `date` minus one billing period (`<n><unit>`, lib/periods.ts), clamping the day as adding does. */
-function backPeriod(date: Date, code: string): Date {
+export function backPeriod(date: Date, code: string): Date {
   const unit = code.slice(-1);
   const amount = Number(code.slice(0, -1));
   if (unit === 'D') return new Date(date.getTime() - amount * 86_400_000);
@@ -49,7 +60,16 @@ function backPeriod(date: Date, code: string): Date {
  * Falls back to the calendar month when the order has no period or no expiry, or `now` is past the expiry (the key
  * is then invalid and counts nothing).
  */
-export function usagePeriodAt(kind: UsagePeriodKind, now: number, order: { period: string | null; expiresAtMs: number | null }): UsagePeriod {
+export function usagePeriodAt(
+  kind: UsagePeriodKind,
+  now: number,
+  order: { period: string | null; expiresAtMs: number | null },
+  anchor: UsageAnchor | null = null,
+): UsagePeriod {
+  // A period kept open across a move of `expires_at` (period-move.ts) holds until its own end.
+  if (kind === 'billing_period' && anchor !== null && anchor.startMs <= now && now < anchor.endMs) {
+    return { start: iso(anchor.startMs), end: iso(anchor.endMs), startMs: anchor.startMs, endMs: anchor.endMs, calendar: false };
+  }
   if (kind !== 'billing_period' || order.period === null || !isPeriod(order.period) || order.expiresAtMs === null || order.expiresAtMs <= now) {
     return calendarMonth(now);
   }

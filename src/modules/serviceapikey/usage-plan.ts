@@ -5,6 +5,7 @@
 import { errors } from '../../http/errors.ts';
 import type { GraduatedTier, OverageRule } from '../../lib/usage-pricing.ts';
 import { monthlyLimitOf, type CustomParams } from './options.ts';
+import type { UsageAnchor } from './usage-period.ts';
 
 export type UsagePeriodKind = 'calendar_month' | 'billing_period';
 
@@ -14,6 +15,8 @@ export interface UsageOptions {
   included?: number | null;
   overage?: OverageRule | null;
   hard_limit?: number | null;
+  /** Keys only, never a product: the open billing period kept across a move of the order's expiry (period-move.ts). */
+  usage_anchor?: { start: string; end: string };
 }
 
 /** The options as a key applies them, defaults resolved. */
@@ -23,6 +26,8 @@ export interface UsagePlan {
   included: number | null;
   overage: OverageRule | null;
   hardLimit: number | null;
+  /** The open billing period kept across a move of `expires_at`, or null (usage-period.ts). */
+  anchor?: UsageAnchor | null;
 }
 
 export const USAGE_OPTION_NAMES: readonly string[] = ['usage_period', 'included', 'overage', 'hard_limit'];
@@ -122,13 +127,22 @@ export function normalizeUsageOptions(config: Record<string, unknown>): UsageOpt
   return out;
 }
 
+/** A key's `usage_anchor` option, or undefined when it has none (or an unreadable one). */
+function anchorOption(value: unknown): { start: string; end: string } | undefined {
+  if (!isPlainObject(value) || typeof value.start !== 'string' || typeof value.end !== 'string') return undefined;
+  return Number.isFinite(Date.parse(value.start)) && Number.isFinite(Date.parse(value.end)) ? { start: value.start, end: value.end } : undefined;
+}
+
 /** The usage options a key was issued with, read leniently from its stored options (validated when saved). */
 export function usageOptionsOf(options: Record<string, unknown>): UsageOptions {
+  let out: UsageOptions;
   try {
-    return normalizeUsageOptions(options);
+    out = normalizeUsageOptions(options);
   } catch {
-    return {};
+    out = {};
   }
+  const anchor = anchorOption(options.usage_anchor);
+  return anchor === undefined ? out : { ...out, usage_anchor: anchor };
 }
 
 /** The plan a key applies: its usage options with the defaults (included: the `monthlyLimit` parameter). */
@@ -138,5 +152,6 @@ export function planOf(options: UsageOptions, custom: CustomParams): UsagePlan {
     included: options.included ?? monthlyLimitOf(custom),
     overage: options.overage ?? null,
     hardLimit: options.hard_limit ?? null,
+    anchor: options.usage_anchor === undefined ? null : { startMs: Date.parse(options.usage_anchor.start), endMs: Date.parse(options.usage_anchor.end) },
   };
 }

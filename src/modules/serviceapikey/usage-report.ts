@@ -80,7 +80,7 @@ export async function reportUsage(
       const options = parseObject(key.options);
       const config = parseObject(key.config);
       const plan = planOf(usageOptionsOf(options), config);
-      const period = usagePeriodAt(plan.period, input.now, { period: key.period, expiresAtMs: key.expires_at === null ? null : Date.parse(key.expires_at) });
+      const period = usagePeriodAt(plan.period, input.now, { period: key.period, expiresAtMs: key.expires_at === null ? null : Date.parse(key.expires_at) }, plan.anchor ?? null);
       return {
         id: key.id,
         order_id: key.order_id,

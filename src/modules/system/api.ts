@@ -87,6 +87,14 @@ export const systemApi: ModuleApi = {
       result: Company,
       handler: async (_params, { services }) => ({ ...(await services.settings.company()), public_url: services.config.publicUrl.replace(/\/+$/, '') }),
     }),
+    // What a buyer's forms need before checkout (issue 21 items 3 and 8): the currency prices are in, and whether tax
+    // rules exist (then sign-up and checkout need the billing country).
+    billing: guestAction({
+      params: NO_PARAMS,
+      summary: 'The currency prices are in, and whether tax applies (then checkout needs the billing country)',
+      result: Type.Object({ currency: Type.String({ description: 'ISO 4217 code' }), tax_applies: Type.Boolean({ description: 'A tax rule exists: sign-up asks for the billing country, checkout refuses without one (422)' }) }),
+      handler: async (_params, { services }) => ({ currency: services.config.currency, tax_applies: await services.taxes.anyRule() }),
+    }),
     countries: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → English name', result: CodeToText, handler: () => countryNames() }),
     phone_codes: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → international calling code', result: CodeToText, handler: () => phoneCodes() }),
   },

@@ -3,7 +3,7 @@ import { useCountryOptions } from '../lib/countries.ts';
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
-import { formatDate, formatMoney } from '../lib/format.ts';
+import { cancelsAtPeriodEnd, formatDate, formatMoney } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { ClientRecord, Invoice, Order } from '../lib/types.ts';
@@ -225,7 +225,7 @@ export function OrdersTable({ orders, busy, showClient = true }: { orders: Order
     ['Client', (order) => html`<${ClientCell} client=${{ id: order.client_id, email: order.client_email, name: order.client_name }} />`],
     ['Period', (order) => periodLabel(labels, order.period), 'hide-narrow'],
     ['Price', (order) => formatMoney(order.price, order.currency), 'num'],
-    ['Status', (order) => html`<${Badge} status=${order.status} />`],
+    ['Status', (order) => html`<${Badge} status=${order.status} />${cancelsAtPeriodEnd(order) ? html` <small data-testid="cancels-at-period-end">${cancelsAtPeriodEnd(order)}</small>` : null}`],
     ['Expires', (order) => formatDate(order.expires_at), 'hide-narrow'],
   ];
   return html`<${DataTable} caption="Orders" busy=${busy} rows=${orders} columns=${showClient ? columns : columns.filter(([label]) => label !== 'Client')} />`;

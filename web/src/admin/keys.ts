@@ -8,6 +8,7 @@ import { Link, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, UsageChart, useAction, useLoad } from '../lib/ui.ts';
 import { currentPeriod, truthy, type ApiKey, type Order, type Usage } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
+import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 
 function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
   const value = config?.monthlyLimit;
@@ -16,6 +17,21 @@ function monthlyLimit(config: Record<string, unknown> | null | undefined): numbe
 }
 
 type OrderKeys = ApiKey & { keys: ApiKey[] };
+
+const DAY_MS = 86_400_000;
+/** How far back the keys list looks for a key's last use (the daily figures; at most 366 days can be asked). */
+const LAST_USE_DAYS = 90;
+
+/** The last day the order's keys were used, from the daily figures (a day is what the usage is counted per). */
+function LastUse({ orderId }: { orderId: number }) {
+  const from = new Date(Date.now() - LAST_USE_DAYS * DAY_MS).toISOString().slice(0, 10);
+  const to = new Date().toISOString().slice(0, 10);
+  const usage = useLoad(() => call<Usage>('admin/serviceapikey/usage', { order_id: orderId, from, to }), [orderId]);
+  if (usage.error) return html`<${ErrorMessage} error=${usage.error} />`;
+  if (usage.data === undefined) return html`<span aria-busy="true">…</span>`;
+  const last = usage.data.days.filter((day) => day.count > 0).at(-1);
+  return html`<span data-testid="last-use">${last === undefined ? `Not in ${LAST_USE_DAYS} days` : last.date}</span>`;
+}
 
 function KeySwitch({ orderId }: { orderId: number }) {
   const key = useLoad(() => call<OrderKeys>('admin/serviceapikey/get', { order_id: orderId }), [orderId]);
@@ -81,9 +97,14 @@ function OrderKeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDele
 export function KeysPage() {
   const { query } = useLocation();
   const [status, setStatus] = useState(query.get('status') ?? '');
-  const [applied, setApplied] = useState(status);
+  const [search, setSearch] = useState(query.get('search') ?? '');
+  const [applied, setApplied] = useState({ status, search });
   const [page, setPage] = useState(1);
-  const orders = useLoad(() => call<Page<Order>>('admin/order/get_list', { ...filled({ status: applied }), type: 'apikey', page, per_page: 20 }), [applied, page]);
+  // `search` is the orders list's: the client's e-mail or name (and the plan's title).
+  const orders = useLoad(
+    () => call<Page<Order>>('admin/order/get_list', { ...filled({ status: applied.status, search: applied.search.trim() }), type: 'apikey', page, per_page: 20 }),
+    [applied.status, applied.search, page],
+  );
   return html`<h1>API keys</h1>
     <form
       class="card row"
@@ -92,9 +113,10 @@ export function KeysPage() {
       onSubmit=${(event: Event) => {
         event.preventDefault();
         setPage(1);
-        setApplied(status);
+        setApplied({ status, search });
       }}
     >
+      <${Field} label="Client" name="search" type="search" value=${search} onInput=${setSearch} hint="E-mail or name" />
       <${Field}
         label="Order status"
         name="status"
@@ -105,7 +127,7 @@ export function KeysPage() {
       />
       <${Button} type="submit" busy=${orders.loading}>Filter<//>
     </form>
-    <${FormError} error=${orders.error} fields=${['status']} />
+    <${FormError} error=${orders.error} fields=${['status', 'search']} />
     ${orders.data
       ? html`<${DataTable}
           caption="API key orders"
@@ -114,9 +136,10 @@ export function KeysPage() {
           columns=${[
             ['Order', (order: Order) => html`<${Link} href=${`/admin/keys/${order.id}`}>Key of order #${order.id}<//>`],
             ['Plan', (order: Order) => order.title],
-            ['Client', (order: Order) => html`<${Link} href=${`/admin/clients/${order.client_id}`}>#${order.client_id}<//>`],
+            ['Client', (order: Order) => html`<${Link} href=${`/admin/clients/${order.client_id}`}>${order.client_name || order.client_email || `#${order.client_id}`}<//>`],
             ['Order status', (order: Order) => html`<${Badge} status=${order.status} />`],
             ['Switch and keys', (order: Order) => (order.status === 'pending_setup' ? '—' : html`<${KeySwitch} orderId=${order.id} />`)],
+            ['Last use', (order: Order) => (order.status === 'pending_setup' ? '—' : html`<${LastUse} orderId=${order.id} />`)],
           ]}
         />`
       : orders.loading
@@ -165,6 +188,8 @@ export function KeyPage({ id }: { id: number }) {
   const apiKey = useLoad(() => call<OrderKeys>('admin/serviceapikey/get', { order_id: id }), [id]);
   const order = useLoad(() => call<Order>('admin/order/get', { id }), [id]);
   const usage = useLoad(() => call<Usage>('admin/serviceapikey/usage', { order_id: id }), [id]);
+  // This period's use against the plan (used / included, calls beyond them, projected charge) and the key allowance.
+  const service = useLoad(() => call<{ usage?: UsageSummary | null; max_keys?: number; currency?: string }>('admin/order/service', { id }), [id]);
   const [message, setMessage] = useState<string | null>(null);
   const toggle = useAction();
   const add = useAction();
@@ -185,6 +210,7 @@ export function KeyPage({ id }: { id: number }) {
     announce(text);
     apiKey.reload();
     usage.reload();
+    service.reload();
   };
   const addKey = (): void => {
     setMessage(null);
@@ -226,12 +252,15 @@ export function KeyPage({ id }: { id: number }) {
                 ${data.keys.map((key) => html`<${OrderKeyRow} key=${key.id} apiKey=${key} canDelete=${data.keys.length > 1} onChanged=${keysChanged} />`)}
               </tbody>
             </table>
-            <div class="actions"><${Button} busy=${add.busy} onClick=${addKey}>Add a key<//></div>
+            ${(service.data?.max_keys ?? 1) > 1
+              ? html`<div class="actions"><${Button} busy=${add.busy} onClick=${addKey}>Add a key<//></div>`
+              : html`<p class="hint" data-testid="one-key-plan">This plan holds one key: reset it to replace it.</p>`}
             <p class="hint">An order holds as many keys as its plan's max_keys allows; its keys share the switch, the parameters, the quota and the rate limit.</p>
             <${ErrorMessage} error=${add.error} />
           </section>
           <section class="card" aria-labelledby="key-usage">
-            <h2 id="key-usage">Usage this month</h2>
+            <h2 id="key-usage">Usage this period</h2>
+            <${UsageLine} usage=${service.data?.usage} currency=${service.data?.currency ?? order.data?.currency} />
             <${ErrorMessage} error=${usage.error} />
             ${usage.data
               ? html`<${UsageChart} title="Checks" days=${usage.data.days} total=${usage.data.total} limit=${monthlyLimit(data.config)} from=${period.from} to=${period.to} />`

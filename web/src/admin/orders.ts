@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { allPages, call, invalidField, type Page } from '../lib/api.ts';
-import { formatDateTime, formatMoney, formatValue, humanize, statusLabel } from '../lib/format.ts';
+import { cancelsAtPeriodEnd, formatDateTime, formatMoney, formatValue, humanize, statusLabel } from '../lib/format.ts';
 import { periodLabel, typeLabel, usePeriodLabels } from '../lib/labels.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
@@ -263,12 +263,13 @@ export function OrderPage({ id }: { id: number }) {
             <h2 id="order-summary">Summary</h2>
             <${DefinitionList}
               items=${[
-                ['Status', html`<${Badge} status=${data.status} />${data.reason ? ` (${data.reason})` : ''}`],
+                ['Status', html`<${Badge} status=${data.status} />${data.reason ? ` (${data.reason})` : ''}${cancelsAtPeriodEnd(data) ? html` <strong data-testid="cancels-at-period-end">${cancelsAtPeriodEnd(data)}</strong>` : null}`],
                 ['Client', html`<${ClientCell} client=${{ id: data.client_id }} />`],
                 ['Product', html`<${Link} href=${`/admin/products/${data.product_id}`}>${data.title}<//>`],
                 ['Type', typeLabel(data.type)],
                 ['Billing period', periodLabel(labels, data.period)],
                 ['Price', formatMoney(data.price, data.currency)],
+                ...(data.usage_terms ? [['Usage terms', data.usage_terms] as const] : []),
                 ['Expires', formatDateTime(data.expires_at)],
                 ['Activated', formatDateTime(data.activated_at)],
                 ['Created', formatDateTime(data.created_at)],

@@ -1,6 +1,6 @@
 // The usage plan of an apikey product as form fields (CONTRACT §12): included uses per period, the usage period, the
 // overage price in its three modes (tier rows for graduated), the hard limit, the per-key rate limit and the keys per
-// order; and the price preview a customer would read ("$10/month includes 10,000 calls, then $1 per 1,000").
+// order; and the price preview a customer would read ("10 USD/month includes 10,000 calls, then 1 USD per 1,000").
 import { html } from 'htm/preact';
 import { Checkbox, Field } from '../lib/ui.ts';
 
@@ -87,16 +87,16 @@ export function planConfig(form: PlanForm, custom: Record<string, unknown>): Rec
   };
 }
 
-/** "$10" for USD amounts, "10.50 EUR" otherwise; trailing ".00" dropped. */
-function money(amount: string, currency: string): string {
+/** "10.50 EUR", in the instance's currency (never a hard-coded "$"); trailing ".00" dropped. */
+export function money(amount: string, currency: string): string {
   const trimmed = amount.includes('.') ? amount.replace(/\.?0+$/, '') : amount;
-  return currency === 'USD' ? `$${trimmed}` : `${trimmed} ${currency}`;
+  return currency === '' ? trimmed : `${trimmed} ${currency}`;
 }
 
 const count = (value: string): string => (/^\d+$/.test(value.trim()) ? Number(value).toLocaleString('en-US') : value);
 
-/** The plan in one sentence: "$10/month includes 10,000 calls, then $1 per 1,000; at most 50,000 calls". */
-export function pricePreview(base: string | null, form: PlanForm, currency = 'USD'): string {
+/** The plan in one sentence: "10 EUR/month includes 10,000 calls, then 1 EUR per 1,000; at most 50,000 calls". */
+export function pricePreview(base: string | null, form: PlanForm, currency: string): string {
   const parts: string[] = [];
   const period = form.usage_period === 'billing_period' ? 'billing period' : 'month';
   const included = form.included.trim();

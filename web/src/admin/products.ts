@@ -9,7 +9,8 @@ import { Link, navigate } from '../lib/router.ts';
 import { Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { truthy, type PeriodPrice, type Pricing, type Product } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
-import { planConfig, PlanFields, pricePreview, toPlanForm, type PlanForm } from './plan-fields.ts';
+import { money, planConfig, PlanFields, pricePreview, toPlanForm, type PlanForm } from './plan-fields.ts';
+import { useBillingInfo } from '../lib/billing-info.ts';
 
 const TYPES = [
   ['apikey', 'API key'],
@@ -128,16 +129,15 @@ function scalarText(value: unknown, fallback: string): string {
   return typeof value === 'number' || typeof value === 'string' ? String(value) : fallback;
 }
 
-/** The first period on offer as "$10/month", for the price preview. */
-function basePrice(pricing: PricingForm, labels: Record<string, string>): string | null {
+/** The first period on offer as "10 USD/month" (the instance's currency), for the price preview. */
+function basePrice(pricing: PricingForm, labels: Record<string, string>, currency: string): string | null {
   if (pricing.type === 'free') return 'Free';
-  if (pricing.type === 'once') return `$${pricing.once.price} once`;
+  if (pricing.type === 'once') return `${money(pricing.once.price, currency)} once`;
   const offered = Object.entries(pricing.recurrent).find(([, entry]) => entry.enabled);
   if (offered === undefined) return null;
   const [code, entry] = offered;
   const unit: Record<string, string> = { '1M': 'month', '1Y': 'year', '1W': 'week' };
-  const price = entry.price.includes('.') ? entry.price.replace(/\.?0+$/, '') : entry.price;
-  return `$${price}/${unit[code] ?? labels[code] ?? code}`;
+  return `${money(entry.price, currency)}/${unit[code] ?? labels[code] ?? code}`;
 }
 
 /** Parameters that have a field of their own (which shows its error); any other error shows above Save. */
@@ -157,6 +157,9 @@ function ProductForm({ product, labels, onSaved }: { product: Product; labels: R
   const [plan, setPlan] = useState<PlanForm>(toPlanForm({}));
   const [rows, setRows] = useState<CustomRow[]>([]);
   const [saved, setSaved] = useState<string | null>(null);
+  // The periods table lists the offered periods; the others only on request (or when none is offered yet).
+  const [allPeriods, setAllPeriods] = useState(false);
+  const currency = useBillingInfo()?.currency ?? '';
   const action = useAction();
   useEffect(() => {
     setForm({
@@ -252,7 +255,7 @@ function ProductForm({ product, labels, onSaved }: { product: Product; labels: R
             <caption class="sr-only">Prices per period</caption>
             <thead><tr><th scope="col">Period</th><th scope="col">Offered</th><th scope="col">Price</th><th scope="col">Setup fee</th></tr></thead>
             <tbody>
-              ${Object.entries(pricing.recurrent).map(
+              ${Object.entries(pricing.recurrent).filter(([, entry]) => allPeriods || entry.enabled || !Object.values(pricing.recurrent).some((other) => other.enabled)).map(
                 ([code, entry]) => html`<tr>
                   <th scope="row">${labels[code] ?? code}</th>
                   <td><input type="checkbox" aria-label=${`Offer ${labels[code] ?? code}`} checked=${entry.enabled} onChange=${(event: Event) => setPeriod(code, { enabled: (event.currentTarget as HTMLInputElement).checked })} /></td>
@@ -261,7 +264,8 @@ function ProductForm({ product, labels, onSaved }: { product: Product; labels: R
                 </tr>`,
               )}
             </tbody>
-          </table></div>`
+          </table></div>
+          <button type="button" class="link" aria-pressed=${allPeriods ? 'true' : 'false'} onClick=${() => setAllPeriods(!allPeriods)}>${allPeriods ? 'Show only the offered periods' : 'Show every period'}</button>`
         : null}
     </fieldset>
     ${isApiKey
@@ -283,7 +287,7 @@ function ProductForm({ product, labels, onSaved }: { product: Product; labels: R
             <${Checkbox} label="Split the key into groups with dashes" checked=${options.split} onChange=${(split: boolean) => setOptions({ ...options, split })} />
           </fieldset>
           <${PlanFields} form=${plan} onChange=${setPlan} error=${action.error} />
-          <p class="preview" aria-live="polite"><strong>Price preview:</strong> <span data-testid="price-preview">${pricePreview(basePrice(pricing, labels), plan)}</span></p>`
+          <p class="preview" aria-live="polite"><strong>Price preview:</strong> <span data-testid="price-preview">${pricePreview(basePrice(pricing, labels, currency), plan, currency)}</span></p>`
       : html`<h2>Plan parameters</h2>`}
     <fieldset>
       <legend>${isApiKey ? 'Other custom parameters' : 'Custom parameters'}</legend>

@@ -8,6 +8,8 @@ import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
 import { Button, ErrorMessage, Field, FormError, Notice, useAction } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
+import { useBillingInfo } from '../lib/billing-info.ts';
+import { useCountryOptions } from '../lib/countries.ts';
 
 /** The `next` query parameter when it is a path of this site (never another origin). */
 function nextPath(): string | null {
@@ -61,16 +63,20 @@ export function LoginPage({ intro, stay = false }: { intro?: string; stay?: bool
     <p>New here? <${Link} href="/signup">Create an account<//>.</p>`;
 }
 
-const SIGNUP_FIELDS = ['email', 'first_name', 'last_name', 'company', 'password', 'password_confirm'];
+const SIGNUP_FIELDS = ['email', 'first_name', 'last_name', 'company', 'password', 'password_confirm', 'address_1', 'address_2', 'city', 'postcode', 'country'];
 
 export function SignupPage() {
   const [form, setForm] = useState<Record<string, string>>({});
   const set = (name: string) => (value: string) => setForm((previous) => ({ ...previous, [name]: value }));
   const action = useAction();
+  // While tax rules exist, tax depends on the buyer's country (issue 21 item 8): ask for it, and for the address the
+  // invoice's "Bill to" carries. Checkout refuses without a country (422), so asking here saves a trip to the profile.
+  const taxApplies = useBillingInfo()?.tax_applies === true;
+  const countries = useCountryOptions();
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      check(required('first_name', form.first_name), emailCheck('email', form.email), newPassword(form.password, form.password_confirm));
+      check(required('first_name', form.first_name), emailCheck('email', form.email), newPassword(form.password, form.password_confirm), taxApplies ? required('country', form.country) : null);
       const params: Record<string, string> = {};
       for (const [name, value] of Object.entries(form)) if (value !== '') params[name] = value;
       await call('guest/client/create', { ...params, email: form.email ?? '', first_name: form.first_name ?? '', password: form.password ?? '', password_confirm: form.password_confirm ?? '' });
@@ -88,6 +94,19 @@ export function SignupPage() {
       </div>
       ${field('email', 'E-mail', { type: 'email', required: true, autocomplete: 'email' })}
       ${field('company', 'Company', { autocomplete: 'organization' })}
+      ${taxApplies
+        ? html`<fieldset data-testid="billing-address">
+            <legend>Billing address</legend>
+            <p class="hint">Tax depends on your country; your invoices are addressed here.</p>
+            ${field('address_1', 'Address', { autocomplete: 'address-line1' })}
+            ${field('address_2', 'Address (line 2)', { autocomplete: 'address-line2' })}
+            <div class="row">
+              ${field('postcode', 'Postcode', { autocomplete: 'postal-code' })}
+              ${field('city', 'City', { autocomplete: 'address-level2' })}
+            </div>
+            ${field('country', 'Country', { required: true, autocomplete: 'country', options: countries ?? [['', 'Loading…']] })}
+          </fieldset>`
+        : null}
       <div class="row">
         ${field('password', 'Password', { type: 'password', required: true, autocomplete: 'new-password', hint: '8 or more characters with a digit, a lower-case and an upper-case letter.' })}
         ${field('password_confirm', 'Repeat the password', { type: 'password', required: true, autocomplete: 'new-password' })}

@@ -8,7 +8,7 @@ import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Gateway, Invoice, Order, Product } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
-import { PayByCard, PaymentReturn } from './payments.ts';
+import { isCardGateway, PayByCard, PaymentReturn } from './payments.ts';
 
 export function OrdersPage() {
   const [page, setPage] = useState(1);
@@ -39,7 +39,7 @@ export function OrdersPage() {
               ${orders.data.list.map(
                 (order) => html`<tr>
                   <td>${order.id}</td>
-                  <td>${order.title}</td>
+                  <td>${order.title}${order.usage_terms ? html`<br /><small class="usage-terms" data-testid="order-usage-terms">${order.usage_terms}</small>` : null}</td>
                   <td>${periodLabel(labels.data, order.period)}</td>
                   <td class="num">${formatMoney(order.price, order.currency)}</td>
                   <td>
@@ -94,14 +94,17 @@ export function InvoicesPage() {
     <${Pager} page=${invoices.data} onPage=${setPage} label="Invoice pages" />`;
 }
 
+/** The manual ways to pay (bank transfer…); the card gateway has its own "Pay by card" section, not instructions. */
 function PaymentInstructions({ invoice }: { invoice: Invoice }) {
   const gateways = useLoad(() => call<Gateway[]>('guest/invoice/gateways'), []);
-  return html`<section class="card" aria-labelledby="pay-title">
+  const manual = gateways.data?.filter((gateway) => !isCardGateway(gateway));
+  if (manual !== undefined && manual.length === 0) return null;
+  return html`<section class="card" aria-labelledby="pay-title" data-testid="how-to-pay">
     <h2 id="pay-title">How to pay</h2>
     <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>${invoice.number ?? `Invoice #${invoice.id}`}</strong>. Your order starts as soon as the payment is confirmed.</p>
     <${ErrorMessage} error=${gateways.error} />
     ${gateways.loading && gateways.data === undefined ? html`<${Loading} label="Loading the payment options…" />` : null}
-    ${gateways.data?.map(
+    ${manual?.map(
       (gateway) => html`<div>
         <h3>${gateway.title}</h3>
         ${gateway.instructions ? html`<div class="instructions">${gateway.instructions}</div>` : html`<p>No further instructions.</p>`}

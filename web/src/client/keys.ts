@@ -141,7 +141,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
   const order = useLoad(() => call<Order>('client/order/get', { id: orderId }), [orderId]);
   const usage = useLoad(() => call<Usage>('client/serviceapikey/usage', { order_id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
   // This period's use against the plan (the order's, over all its keys): used / included, projected extra charge.
-  const service = useLoad(() => call<{ usage: UsageSummary | null }>('client/order/service', { id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
+  const service = useLoad(() => call<{ usage: UsageSummary | null; max_keys?: number }>('client/order/service', { id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
   const [serverInfo, setServerInfo] = useState<KeyInfo | null>(null);
   const [newName, setNewName] = useState('');
   const [created, setCreated] = useState<string | null>(null);
@@ -198,10 +198,12 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
     <ul class="key-list">
       ${keys.map((apiKey) => html`<${KeyRow} key=${apiKey.id} apiKey=${apiKey} canDelete=${keys.length > 1} onChanged=${onChanged} />`)}
     </ul>
-    <form class="row" onSubmit=${doCreate} aria-label=${`Add a key to order #${orderId}`}>
-      <${Field} label="Name of a new key" name="name" value=${newName} onInput=${setNewName} hint="For example the application or environment that will use it." />
-      <${Button} type="submit" busy=${create.busy}>Add a key<//>
-    </form>
+    ${(service.data?.max_keys ?? 1) > 1
+      ? html`<form class="row" onSubmit=${doCreate} aria-label=${`Add a key to order #${orderId}`}>
+          <${Field} label="Name of a new key" name="name" value=${newName} onInput=${setNewName} hint="For example the application or environment that will use it." />
+          <${Button} type="submit" busy=${create.busy}>Add a key<//>
+        </form>`
+      : null}
     <${ErrorMessage} error=${create.error} />
     <${Notice}>${created}<//>
     <h3>Usage this period</h3>
@@ -210,7 +212,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
     ${usage.data === undefined && usage.loading ? html`<${Loading} label="Loading usage…" />` : null}
     ${usage.data !== undefined
       ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
-          ${limit !== null && used >= limit ? html`<p class="error" role="status">The monthly limit of this plan is used up${valid ? '; the plan may refuse further checks until next month' : ''}.</p>` : null}`
+`
       : null}
     <div class="actions">
       <${Button} busy=${check.busy} onClick=${doCheck}>Check with the server<//>

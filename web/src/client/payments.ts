@@ -11,9 +11,14 @@ import type { Gateway, Invoice } from '../lib/types.ts';
 import type { PaymentMethodRecord } from '../../../src/modules/payment/service.ts';
 
 /** The online gateways (those that answer a redirect), loaded once per page. */
+/** The card gateway: paid through "Pay by card", so never listed among the manual payment instructions. */
+export function isCardGateway(gateway: Pick<Gateway, 'code'>): boolean {
+  return gateway.code === 'stripe';
+}
+
 function useCardGateway(): Gateway | undefined {
   const gateways = useLoad(() => call<Gateway[]>('guest/invoice/gateways'), []);
-  return gateways.data?.find((gateway) => gateway.code === 'stripe');
+  return gateways.data?.find(isCardGateway);
 }
 
 /** "Pay by card": asks for a Checkout Session and sends the browser to Stripe's page. Hidden when Stripe is off. */

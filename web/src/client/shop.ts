@@ -1,7 +1,7 @@
 // The plan catalogue and the cart with checkout.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, call, type Page } from '../lib/api.ts';
+import { ApiError, call, fieldOf, type Page } from '../lib/api.ts';
 import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
@@ -9,6 +9,8 @@ import { announce, Button, ErrorMessage, Field, Loading, Pager, useAction, useLo
 import type { Cart, CheckoutResult, Product } from '../lib/types.ts';
 import { account, cartPath, cartSummary, refreshCart } from './state.ts';
 import { periodLabel, periods } from '../lib/labels.ts';
+import { usageTerms } from '../../../src/lib/usage-terms.ts';
+import { useBillingInfo } from '../lib/billing-info.ts';
 
 // Kept here for the pages that import them from the shop; they live in lib/labels.ts.
 export { periodLabel, periods } from '../lib/labels.ts';
@@ -33,6 +35,8 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
     });
   };
   const features = customParams(product);
+  // What the plan's use costs beyond its price, worded as the invoice line words it (src/lib/usage-terms.ts).
+  const terms = usageTerms(product.config, currency ?? '');
   let price;
   if (pricing.type === 'free') price = html`<p class="price">Free</p>`;
   else if (pricing.type === 'once') {
@@ -51,6 +55,12 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
     ${product.description ? html`<p>${product.description}</p>` : null}
     ${price}
     ${product.type === 'apikey' ? html`<p class="includes">Includes an API key, ready under API keys once the invoice is paid.</p>` : null}
+    ${terms.length > 0
+      ? html`<h3 class="usage-terms-title">Usage</h3>
+          <ul class="plan-list usage-terms" data-testid="usage-terms">
+            ${terms.map((term) => html`<li>${term.charAt(0).toUpperCase()}${term.slice(1)}</li>`)}
+          </ul>`
+      : null}
     ${features.length > 0
       ? html`<h3 class="sr-only">Plan features</h3>
           <ul class="plan-list features">
@@ -80,7 +90,10 @@ export function PlansPage() {
   const [page, setPage] = useState(1);
   const products = useLoad(() => call<Page<Product>>('guest/product/get_list', { page, per_page: 12 }), [page]);
   const labels = useLoad(periods, []);
-  const { currency } = useStore(cartSummary);
+  // The instance's currency, also before the cart (which carries it too) has loaded.
+  const billing = useBillingInfo();
+  const summary = useStore(cartSummary);
+  const currency = billing?.currency ?? summary.currency;
   return html`<h1>Plans</h1>
     <p>Choose a plan, add it to the cart and pay the invoice.</p>
     <${ErrorMessage} error=${products.error} />
@@ -163,7 +176,7 @@ export function CartPage() {
               <tbody>
                 ${data.items.map(
                   (item) => html`<tr>
-                    <td>${item.title}</td>
+                    <td>${item.title}${item.usage_terms ? html`<br /><small class="usage-terms" data-testid="cart-usage-terms">${item.usage_terms}</small>` : null}</td>
                     <td>${periodLabel(labels.data, item.period)}</td>
                     <td class="num">${item.quantity}</td>
                     <td class="num">${formatMoney(item.price, data.currency)}</td>
@@ -186,6 +199,7 @@ export function CartPage() {
           <${CouponForm} cart=${data} onChange=${cart.reload} />
           <${ErrorMessage} error=${action.error} />
           ${unconfirmed(action.error) ? html`<p>No mail? <${Link} href="/profile">Send the confirmation link again from your profile<//>.</p>` : null}
+          ${fieldOf(action.error) === 'country' ? html`<p data-testid="set-country"><${Link} href="/profile">Set your billing country in your profile<//>, then check out again; your cart is kept.</p>` : null}
           ${user
             ? html`<div class="actions"><${Button} variant="primary" busy=${action.busy && removing === null} onClick=${checkout}>Check out<//></div>`
             : html`<p>To check out, <${Link} href="/login?next=/cart">log in<//> or <${Link} href="/signup">create an account<//>; your cart comes with you.</p>`}

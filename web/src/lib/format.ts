@@ -121,3 +121,9 @@ export const REASON_LABELS: Record<string, string> = {
   LIMIT_EXCEEDED: 'The monthly limit is used up',
   RATE_LIMITED: "Too many checks in a short time (the plan's rate limit)",
 };
+
+/** "Cancels at period end (2026-12-01)" for an order its client canceled to end at its expiry; null otherwise. */
+export function cancelsAtPeriodEnd(order: { cancel_at_period_end?: boolean | null; expires_at?: string | null; status?: string }): string | null {
+  if (order.cancel_at_period_end !== true || order.status === 'canceled') return null;
+  return `Cancels at period end (${formatDate(order.expires_at)})`;
+}
