@@ -16,6 +16,7 @@ import * as searchMore from './015_search_more.ts';
 import * as searchSpeed from './016_search_speed.ts';
 import * as planChanges from './017_plan_changes.ts';
 import * as secondFactor from './018_second_factor.ts';
+import * as lateRefunds from './025_late_refunds.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '016_search_speed': searchSpeed,
   '017_plan_changes': planChanges,
   '018_second_factor': secondFactor,
+  '025_late_refunds': lateRefunds,
 };
