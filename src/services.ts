@@ -227,7 +227,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usage: usageCloser,
     log: logSchedulerError,
   });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
     gateways,

@@ -64,6 +64,8 @@ export class StripeStandIn {
   readonly chargeQueue: ChargeBehaviour[] = [];
   /** When set, every API request answers 500 (Stripe down). */
   failAll = false;
+  /** When set, refund requests answer 500 and refund nothing (the rest of the API works). */
+  failRefunds = false;
   /** How long a `slow` answer waits (longer than Tollgate's STRIPE_TIMEOUT_MS in tests). */
   slowMs = 2000;
   /** How long after the customer is sent back the hosted page delivers the webhooks. */
@@ -347,6 +349,7 @@ export class StripeStandIn {
       return { status: 200, body: found };
     }
     if (method === 'POST' && path === '/v1/refunds') {
+      if (this.failRefunds) return { status: 500, body: { error: { type: 'api_error', message: 'An unknown error occurred' } } };
       const intent = this.intents.get(String(body.payment_intent));
       if (intent === undefined) return this.missing('payment_intent', String(body.payment_intent));
       const charge = this.charges.get(intent.latest_charge as string)!;

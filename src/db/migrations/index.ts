@@ -18,6 +18,7 @@ import * as planChanges from './017_plan_changes.ts';
 import * as secondFactor from './018_second_factor.ts';
 import * as buyer from './021_buyer.ts';
 import * as cronStatus from './022_cron_status.ts';
+import * as lateRefunds from './025_late_refunds.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '018_second_factor': secondFactor,
   '021_buyer': buyer,
   '022_cron_status': cronStatus,
+  '025_late_refunds': lateRefunds,
 };

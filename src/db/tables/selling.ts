@@ -1,6 +1,6 @@
 // Tables of selling: products, carts, orders and their history, invoices and their items, transactions.
 // Money is integer minor units of the instance currency; JSON is text; times are ISO strings.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export type ProductStatus = 'enabled' | 'disabled';
 export type SetupMode = 'after_order' | 'after_payment' | 'manual';
@@ -128,6 +128,11 @@ export interface TransactionTable {
   /** The provider's message (decline reason, mismatch), null when there is none. */
   message: string | null;
   created_at: string;
+  /**
+   * On a refund of a payment that was never applied (a late payment, refunded automatically): that payment's
+   * transaction id. Null on the invoice's own refunds, which are the ones an invoice's refunded total counts (025).
+   */
+  refund_of: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface SellingTables {

@@ -126,6 +126,13 @@ export function registerNotices({ db, events, mail, outbox, publicUrl, money, re
     await toClient(trx, clientId, 'invoice_payment_failed', { ...found.vars, message });
   });
 
+  // A late card payment given back (invoice/late-refunds.ts): once per recorded refund.
+  events.on('invoice.payment_refunded', async ({ invoiceId, clientId, amount, currency }, trx) => {
+    const found = await invoiceVars(trx, invoiceId);
+    if (found === null) return;
+    await toClient(trx, clientId, 'invoice_payment_refunded', { ...found.vars, amount: `${money.format(amount)} ${currency}` });
+  });
+
   async function orderOf(trx: Kysely<Database>, orderId: number) {
     return trx.selectFrom('orders').select(['id', 'title', 'type', 'client_id']).where('id', '=', orderId).executeTakeFirst();
   }

@@ -13,6 +13,7 @@ export const MAIL_TEMPLATE_CODES = [
   'invoice_created',
   'invoice_paid',
   'invoice_payment_failed',
+  'invoice_payment_refunded',
   'invoice_reminder',
   'order_activated',
   'order_renewal_reminder',
@@ -136,6 +137,17 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
       '<p>Hello {{name}},</p><p>we could not charge {{invoice_total}} for invoice #{{invoice_number}}: {{message}}</p>' +
       '<p><a href="{{invoice_url}}">Pay the invoice</a> to keep your service running.</p>',
     vars: { ...INVOICE_SAMPLE, message: 'Your card was declined.' },
+  },
+  invoice_payment_refunded: {
+    title: 'Payment refunded',
+    when: 'A card payment arrived for an invoice that no longer applied (voided, canceled, already paid) and was refunded',
+    subject: 'Your payment for invoice #{{invoice_number}} was refunded',
+    content:
+      '<p>Hello {{name}},</p><p>your payment of {{amount}} for invoice #{{invoice_number}} arrived after the invoice no ' +
+      'longer applied (it had lapsed, been canceled or already been paid), so it bought nothing. We have refunded it ' +
+      'in full to the card it came from; banks usually show a refund within 5–10 days.</p>' +
+      '<p><a href="{{invoice_url}}">See the invoice</a></p>',
+    vars: { ...INVOICE_SAMPLE, amount: '10.00 USD' },
   },
   invoice_reminder: {
     title: 'Payment reminder',

@@ -12,7 +12,9 @@ import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
+import type { OutboxService } from '../outbox/service.ts';
 import type { GatewayInvoice, GatewayRegistry, PaymentGateway } from './gateways.ts';
+import { createLateRefunds } from './late-refunds.ts';
 import type { InvoiceRow, InvoiceService } from './service.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
@@ -62,13 +64,16 @@ export interface InvoicePaymentDeps {
   invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason'>;
   gateways: GatewayRegistry;
   money: Money;
+  /** Late payments are refunded through the outbox (late-refunds.ts). */
+  outbox: Pick<OutboxService, 'enqueue' | 'registerKind'>;
+  log?: (message: string, error: unknown) => void;
 }
 
 export function toGatewayInvoice(row: InvoiceRow, money: Money): GatewayInvoice {
   return { id: row.id, hash: row.hash, clientId: row.client_id, total: money.format(row.total), amount: row.total, currency: row.currency };
 }
 
-export function createInvoicePayments({ db, events, invoices, gateways, money }: InvoicePaymentDeps) {
+export function createInvoicePayments({ db, events, invoices, gateways, money, outbox, log }: InvoicePaymentDeps) {
   /** Serialises work on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
   async function lock(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
     await trx
@@ -79,14 +84,16 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
     return trx.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  const lateRefunds = createLateRefunds({ db, events, gateways, outbox, lock, ...(log !== undefined && { log }) });
+
   async function insert(
     trx: Kysely<Database>,
     row: InvoiceRow,
     gateway: PaymentGateway | null,
     fields: { ref: string | null; type: 'payment' | 'refund'; amount: number; currency: string; status: TransactionStatus; message: string | null },
     now: Date,
-  ): Promise<void> {
-    await trx
+  ): Promise<number> {
+    const inserted = await trx
       .insertInto('transactions')
       .values({
         invoice_id: row.id,
@@ -101,7 +108,9 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
         message: fields.message === null ? null : fields.message.slice(0, 1000),
         created_at: isoSeconds(now),
       })
-      .execute();
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return inserted.id;
   }
 
   async function has(trx: Kysely<Database>, invoiceId: number, gateway: PaymentGateway, ref: string, type: string, status: TransactionStatus): Promise<boolean> {
@@ -117,6 +126,7 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
     return found !== undefined;
   }
 
+  /** The invoice's own refunds; a late payment's refund (`refund_of` set, late-refunds.ts) gives back other money. */
   async function refundedSoFar(trx: Kysely<Database>, invoiceId: number): Promise<number> {
     const row = await trx
       .selectFrom('transactions')
@@ -124,6 +134,7 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
       .where('invoice_id', '=', invoiceId)
       .where('type', '=', 'refund')
       .where('status', '=', 'refunded')
+      .where('refund_of', 'is', null)
       .executeTakeFirst();
     return Number(row?.total ?? 0);
   }
@@ -159,7 +170,12 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
       .where('type', '=', 'payment')
       .where('status', '=', 'processed')
       .executeTakeFirst();
-    if (payment === undefined) throw new PaymentNotYetKnown(`Payment ${report.paymentRef} is not recorded yet`);
+    if (payment === undefined) {
+      // A payment that was never applied (a late one) is refunded as its own money, not the invoice's.
+      const late = await lateRefunds.recordReported(trx, gateway, report, now);
+      if (late !== null) return late;
+      throw new PaymentNotYetKnown(`Payment ${report.paymentRef} is not recorded yet`);
+    }
     const row = await lock(trx, payment.invoice_id);
     if (row === undefined) return 'duplicate';
     const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedSoFar(trx, row.id));
@@ -192,31 +208,47 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
     /**
      * A payment the provider reports for an invoice. Unpaid and matching → paid through mark_as_paid's compare-and-set
      * (orders activated or renewed in the same transaction). The same payment again → nothing. Amount or currency
-     * not matching, or an invoice no longer unpaid → an `error` transaction for staff to look at; the invoice stays.
-     * An unpaid invoice the order has moved past (order-tasks.ts) → an `error` transaction, and the invoice voided.
+     * not matching → an `error` transaction for staff to look at; the invoice stays. An invoice no longer unpaid
+     * (canceled, voided, already paid) → an `error` transaction, refunded automatically when the gateway can refund
+     * (late-refunds.ts). An unpaid invoice the order has moved past (order-tasks.ts) → the same, and the invoice voided.
      */
     async applyPayment(trx: Kysely<Database>, gateway: PaymentGateway, report: ReportedPayment, now: Date): Promise<PaymentResult> {
       const row = await lock(trx, report.invoiceId);
       if (row === undefined) return 'unknown_invoice';
       if (await has(trx, row.id, gateway, report.ref, 'payment', 'processed')) return 'duplicate';
       let problem: string | null = null;
+      // Money taken for an invoice that no longer takes it goes back by itself when the gateway can refund it; a
+      // mismatched amount or currency is left to staff (it may be a provider's or an operator's mistake to look at).
+      const refundable = gateway.refund !== undefined;
+      const fate = refundable ? 'this payment is refunded automatically' : 'this payment should be refunded';
+      let late = false;
       if (report.amount !== row.total || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
         problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(row.total)} ${row.currency}`;
       } else if (row.status !== 'unpaid') {
-        problem = `The invoice was already ${row.status}; this payment was not applied and should be refunded`;
+        problem = `The invoice was already ${row.status}; this payment was not applied and ${fate}`;
+        late = true;
       } else {
         // The order moved past what the invoice buys (a lapsed plan change, a renewal of another plan, an order
-        // canceled at period end): the money is recorded for staff to refund, the invoice voided, nothing applied.
+        // canceled at period end): the money is recorded and given back, the invoice voided, nothing applied.
         const stale = await invoices.unpayableReason(trx, row.id, now);
         if (stale !== null) {
-          problem = `Not applied: ${stale}. The invoice was voided; this payment should be refunded`;
+          problem = `Not applied: ${stale}. The invoice was voided; ${fate}`;
+          late = true;
           await invoices.setStatus(trx, row, 'unpaid', 'canceled', now, 'voided');
           await events.emit('invoice.canceled', { invoiceId: row.id, clientId: row.client_id, total: row.total }, trx);
         }
       }
       if (problem !== null) {
         if (!(await has(trx, row.id, gateway, report.ref, 'payment', 'error'))) {
-          await insert(trx, row, gateway, { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'error', message: problem }, now);
+          const paymentId = await insert(
+            trx,
+            row,
+            gateway,
+            { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'error', message: problem },
+            now,
+          );
+          // In the transaction that records the payment: the refund exists exactly when the payment does.
+          if (late && refundable) await lateRefunds.schedule(trx, gateway, paymentId, report.ref);
         }
         return 'error';
       }

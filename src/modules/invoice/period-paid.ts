@@ -36,6 +36,8 @@ export async function paidForCurrentPeriod(trx: Kysely<Database>, order: OrderRo
     .where('invoice_id', '=', line.invoice_id)
     .where('type', '=', 'refund')
     .where('status', '=', 'refunded')
+    // A late payment's refund (late-refunds.ts) gives back money that never paid for this period.
+    .where('refund_of', 'is', null)
     .executeTakeFirst();
   return paidForPeriod({
     lineTotal: line.total,

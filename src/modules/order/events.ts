@@ -35,5 +35,10 @@ declare module '../../events.ts' {
     'invoice.canceled': InvoiceEvent;
     /** `amount`: what this refund gave back, minor units (a partial refund leaves the invoice paid). */
     'invoice.refunded': { invoiceId: number; clientId: number; amount: number };
+    /**
+     * A payment that was never applied (a card payment of a voided, canceled, stale or already paid invoice) was given
+     * back to the payer (invoice/late-refunds.ts). `amount` in minor units.
+     */
+    'invoice.payment_refunded': { invoiceId: number; clientId: number; amount: number; currency: string };
   }
 }
