@@ -232,7 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     currency,
     paymentInstructions:
-      str(env, 'PAYMENT_INSTRUCTIONS') ?? 'Pay by bank transfer and quote the invoice number. Staff confirm the payment.',
+      str(env, 'PAYMENT_INSTRUCTIONS') ?? 'Pay by bank transfer and quote the reference given with the invoice. Staff confirm the payment.',
     scheduler: (str(env, 'SCHEDULER') ?? 'on').toLowerCase() !== 'off',
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),

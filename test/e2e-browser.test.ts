@@ -172,7 +172,7 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     expect(invoiceId).toBeGreaterThan(0);
     const invoicePage = await client.getByRole('main').textContent();
     expect(invoicePage).toContain('Unpaid');
-    expect(invoicePage).toContain(`Proforma invoice #${invoiceId}`);
+    expect(invoicePage).toContain(`Pro forma ${invoiceId}`);
     // The seller's details, the buyer, the discount and the tax lines.
     expect(invoicePage).toContain('Acme API Ltd');
     expect(invoicePage).toContain('DE999999999');
@@ -188,8 +188,8 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await loginAsAdmin(staff, base);
 
     await staff.getByRole('link', { name: 'Invoices', exact: true }).click();
-    await staff.getByRole('link', { name: `Invoice #${invoiceId}` }).click();
-    await staff.getByRole('heading', { name: `Invoice #${invoiceId}` }).waitFor();
+    await staff.getByRole('link', { name: `Pro forma ${invoiceId}` }).click();
+    await staff.getByRole('heading', { name: `Pro forma ${invoiceId}` }).waitFor();
     await staff.getByLabel('Transaction id (optional)').fill('BANK-0001');
     await staff.getByRole('button', { name: 'Mark as paid' }).click();
     await staff.getByText('Marked as paid').waitFor();

@@ -120,7 +120,7 @@ describe.runIf(existsSync(CHROMIUM))('paying by card in the browser', () => {
     const guest = await (await browser.newContext()).newPage();
     guest.setDefaultTimeout(20_000);
     await guest.goto(`${base}/invoice/${second.hash}`);
-    await guest.getByRole('heading', { name: `Invoice #${second.invoiceId}` }).waitFor();
+    await guest.getByRole('heading', { name: `Pro forma ${second.invoiceId}` }).waitFor();
     await guest.getByRole('button', { name: 'Pay by card' }).click();
     await guest.getByRole('heading', { name: 'Stripe Checkout (test)' }).waitFor();
     await guest.getByRole('button', { name: 'Cancel' }).click();

@@ -176,7 +176,7 @@ describe('admin/email templates', () => {
 
   it('renders a preview with sample values and links at PUBLIC_URL', async () => {
     const preview = await t.admin('email/template_render', { code: 'invoice_created' });
-    expect(preview.result.subject).toBe('Invoice #42: 10.00 USD');
+    expect(preview.result.subject).toBe('Pro forma 42: 10.00 USD');
     expect(preview.result.html).toContain('href="http://localhost:8080/invoices/42"');
     expect(preview.result.html).toContain('Hello Jane Doe');
     expect(preview.result.text).toContain('View and pay the invoice: http://localhost:8080/invoices/42');
@@ -185,7 +185,7 @@ describe('admin/email templates', () => {
     expectError(await t.admin('email/template_render', { code: 'nope' }), 404);
     // A draft is previewed without being saved, and checked as a save would be.
     const draft = await t.admin('email/template_render', { code: 'invoice_created', subject: 'Draft {{invoice_number}}', content: '<p>Pay <a href="{{invoice_url}}">here</a></p>' });
-    expect(draft.result.subject).toBe('Draft 42');
+    expect(draft.result.subject).toBe('Draft Pro forma 42');
     expect(draft.result.text).toContain('Pay here: http://localhost:8080/invoices/42');
     expect((await t.admin('email/template_get', { code: 'invoice_created' })).result.customized).toBe(false);
     expectInvalid(await t.admin('email/template_render', { code: 'invoice_created', content: '{{secret_key}}' }), 'content');

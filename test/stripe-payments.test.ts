@@ -90,7 +90,7 @@ describe('card payments through Stripe', () => {
         mode: 'payment',
         customer,
         client_reference_id: String(first.invoiceId),
-        line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: '1000', product_data: { name: `Invoice #${first.invoiceId}` } } }],
+        line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: '1000', product_data: { name: `Pro forma ${first.invoiceId}` } } }],
         payment_intent_data: { metadata: { invoice_id: String(first.invoiceId) }, setup_future_usage: 'off_session' },
         metadata: { invoice_id: String(first.invoiceId) },
         success_url: `https://billing.example.com/invoices/${first.invoiceId}?payment=success`,
@@ -287,6 +287,7 @@ describe('card payments through Stripe', () => {
       expect(cardPayment).toEqual({
         id: expect.any(Number),
         invoice_id: card.invoiceId,
+        invoice_number: expect.stringMatching(/^INV-\d+$/),
         client_id: client.id,
         gateway: 'stripe',
         txn_id: succeeded!.data.object.id,

@@ -14,6 +14,7 @@ import * as usageBilling from './013_usage_billing.ts';
 import * as keys from './014_keys.ts';
 import * as searchMore from './015_search_more.ts';
 import * as searchSpeed from './016_search_speed.ts';
+import * as invoiceNames from './020_invoice_names.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '014_keys': keys,
   '015_search_more': searchMore,
   '016_search_speed': searchSpeed,
+  '020_invoice_names': invoiceNames,
 };

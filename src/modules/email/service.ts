@@ -16,6 +16,7 @@ import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
+import { invoiceFileName } from '../../lib/invoice-label.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, OutboxGiveUp, OutboxNotSent, type OutboxLog, type OutboxService } from '../outbox/service.ts';
@@ -314,7 +315,10 @@ export function createMailService(deps: MailServiceDeps) {
     for (const attachment of parseAttachments(row.attachments)) {
       // Without a PDF renderer (invoices without PDFs yet) the receipt goes without its attachment.
       if (attachment.type === 'invoice_pdf' && deps.invoicePdf !== undefined) {
-        out.push({ filename: `invoice-${attachment.invoice_id}.pdf`, content: await deps.invoicePdf.pdf(attachment.invoice_id), contentType: 'application/pdf' });
+        // Named as the invoice is named everywhere (its number, paid by now), read when the mail leaves.
+        const invoice = await db.selectFrom('invoices').select(['id', 'number']).where('id', '=', attachment.invoice_id).executeTakeFirst();
+        const filename = invoiceFileName(invoice ?? { id: attachment.invoice_id, number: null });
+        out.push({ filename, content: await deps.invoicePdf.pdf(attachment.invoice_id), contentType: 'application/pdf' });
       }
     }
     return out;

@@ -4,10 +4,13 @@
 // gateway's own file knows a provider's name. Adding one is one file implementing PaymentGateway, registered in
 // services.ts with `gateways.register(...)`.
 import { errors } from '../../http/errors.ts';
+import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
 
 export interface GatewayInvoice {
   id: number;
   hash: string;
+  /** The legal number once paid; null before (then the invoice is "Pro forma <id>"). */
+  number: string | null;
   clientId: number;
   /** Decimal string, e.g. "10.00". */
   total: string;
@@ -136,13 +139,22 @@ export class GatewayRegistry {
 
 /**
  * The built-in manual gateway: the payer follows the instructions, staff confirm with admin/invoice/mark_as_paid.
- * `paymentInstructions` may be a function, read on every call (the `payment_instructions` setting).
+ * `paymentInstructions` may be a function, read on every call (the `payment_instructions` setting). For one invoice
+ * the instructions end with the reference to quote, the invoice's one name (`Pro forma 12` before it is paid).
  */
 export function customGateway(paymentInstructions: string | (() => string)): PaymentGateway {
   return {
     id: 1,
     code: 'custom',
     title: 'Manual payment',
-    instructions: () => (typeof paymentInstructions === 'string' ? paymentInstructions : paymentInstructions()),
+    instructions: (invoice) => {
+      const text = typeof paymentInstructions === 'string' ? paymentInstructions : paymentInstructions();
+      return invoice === null ? text : `${text}\n\nReference to quote: ${invoiceReference(invoice)}`;
+    },
   };
+}
+
+/** What a provider shows the payer for an invoice (e.g. the line of a card payment page). */
+export function gatewayLineName(invoice: Pick<GatewayInvoice, 'id' | 'number'>): string {
+  return invoiceLabel(invoice);
 }

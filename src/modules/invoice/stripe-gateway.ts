@@ -4,6 +4,7 @@
 import Stripe from 'stripe';
 import type { StripeConfig } from '../../config.ts';
 import {
+  gatewayLineName,
   InvalidEventError,
   type ChargeOutcome,
   type GatewayEffect,
@@ -93,7 +94,7 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
         line_items: [
           {
             quantity: 1,
-            price_data: { currency: invoice.currency.toLowerCase(), unit_amount: invoice.amount, product_data: { name: `Invoice #${invoice.id}` } },
+            price_data: { currency: invoice.currency.toLowerCase(), unit_amount: invoice.amount, product_data: { name: gatewayLineName(invoice) } },
           },
         ],
         payment_intent_data: { metadata, ...(saveMethod && { setup_future_usage: 'off_session' as const }) },

@@ -27,7 +27,7 @@ export const SETTINGS = {
   invoice_next_number: { kind: 'counter', fallback: '1' },
   payment_instructions: {
     kind: 'longtext',
-    fallback: 'Pay by bank transfer and quote the invoice number. Staff confirm the payment.',
+    fallback: 'Pay by bank transfer and quote the reference given with the invoice. Staff confirm the payment.',
   },
   require_email_verification: { kind: 'bool', fallback: 'false' },
   auto_pay_default: { kind: 'bool', fallback: 'true' },
