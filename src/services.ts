@@ -17,6 +17,7 @@ import { createClientService, type ClientService } from './modules/client/servic
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
+import { stripeFromSettings } from './modules/invoice/stripe-switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
@@ -167,6 +168,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
+  // Card payments: listed while both Stripe keys are set (environment or Settings), read at each use (no restart).
+  gateways.register(stripeFromSettings({ secret: (name) => settings.peekSecret(name), connection: config.stripe }));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });

@@ -12,7 +12,7 @@ import { errors } from '../../http/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import type { GatewayInvoice, GatewayRegistry, PaymentGateway } from './gateways.ts';
+import { gatewayFailure, type GatewayInvoice, type GatewayRegistry, type PaymentGateway } from './gateways.ts';
 import type { InvoiceRow, InvoiceService } from './service.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
@@ -252,8 +252,9 @@ export function createInvoicePayments({ db, events, invoices, gateways, money }:
         let ref: string;
         try {
           ({ ref } = await gateway.refund({ paymentRef: payment.transaction_id, amount: wanted, idempotencyKey: `tollgate-refund-${id}-${before}-${wanted}` }));
-        } catch {
-          throw errors.gatewayFailed(`${gateway.title} did not accept the refund; nothing was refunded. Try again later.`);
+        } catch (error) {
+          const failure = gatewayFailure(gateway, 'refund', error, `${gateway.title} did not accept the refund.`);
+          throw errors.gatewayFailed(`${failure.message.replace(/[.\s]*$/, '')}. Nothing was refunded; try again later.`);
         }
         await inTransaction(db, (trx) => applyRefund(trx, gateway, { paymentRef: payment.transaction_id!, ref, refundedTotal: before + wanted, currency: row.currency }, now));
         return;

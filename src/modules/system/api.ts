@@ -36,7 +36,14 @@ for (const name of PUBLIC_NAMES) {
           ? Type.Array(Type.Integer())
           : Nullable(Type.String());
 }
-for (const name of SECRET_NAMES) settingResults[`${name}_set`] = Type.Boolean();
+for (const name of SECRET_NAMES) {
+  settingResults[`${name}_set`] = Type.Boolean();
+  settingResults[`${name}_source`] = Nullable(
+    Type.Union([Type.Literal('stored'), Type.Literal('environment')], {
+      description: "Whose value is in force: staff's stored one (beats the environment's), the environment's, or none (null)",
+    }),
+  );
+}
 
 const Text = Nullable(Type.String());
 const Company = Type.Object({
@@ -61,7 +68,7 @@ export const systemApi: ModuleApi = {
     settings_get: adminAction({
       params: NO_PARAMS,
       permission: 'system.manage',
-      summary: 'Every setting; secrets only as <name>_set (never their value)',
+      summary: 'Every setting; secrets only as <name>_set and <name>_source (stored, environment or null), never their value',
       result: Type.Object(settingResults),
       handler: (_params, { services }) => services.settings.all(),
     }),
@@ -70,7 +77,8 @@ export const systemApi: ModuleApi = {
       postOnly: true,
       params: Type.Object(settingParams),
       permission: 'system.manage',
-      summary: 'Saves the settings given (all checked first); a secret set to "" is cleared',
+      summary:
+        'Saves the settings given (all checked first; Stripe keys, the webhook secret and smtp_url for shape: 422 naming the field); a secret set to "" drops the stored value, so the environment\'s is in force again',
       result: Done,
       async handler(params, { services }) {
         await services.settings.update(params);
