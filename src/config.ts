@@ -280,5 +280,6 @@ function parseSmtpUrl(raw: string | null): string | null {
 function parseMailFrom(raw: string | null, publicUrl: string): string {
   // oxlint-disable-next-line no-control-regex -- a sender with a line break would start a header of its own
   if (raw !== null && /[\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError('MAIL_FROM must be one line');
-  return raw ?? `Tollgate <noreply@${new URL(publicUrl).hostname}>`;
+  // No display name by default: mails go out under the company name once it is set (email/layout.ts).
+  return raw ?? `noreply@${new URL(publicUrl).hostname}`;
 }

@@ -78,6 +78,7 @@ describe('settings', () => {
       vat_number: 'DE123456789',
       logo_url: null,
       public_url: t.services.config.publicUrl,
+      show_staff_login_link: false,
     });
   });
 

@@ -244,7 +244,7 @@ describe('admin/email/send_test', () => {
     const sent = await t.admin('email/send_test', { to: 'ops@example.com' });
     expect(sent.result).toEqual(expect.any(Number));
     const mail = (await t.admin('email/email_get', { id: sent.result })).result;
-    expect(mail).toMatchObject({ template: 'test', recipients: 'ops@example.com', client_id: null, staff_id: 1, subject: 'Test message from Tollgate', status: 'pending' });
+    expect(mail).toMatchObject({ template: 'test', recipients: 'ops@example.com', client_id: null, staff_id: 1, subject: `Test message from ${new URL(t.services.config.publicUrl).hostname}`, status: 'pending' });
     await t.services.outbox.runDue();
     expect((await t.admin('email/email_get', { id: sent.result })).result.status).toBe('not_sent');
     expectInvalid(await t.admin('email/send_test', {}), 'to');

@@ -286,15 +286,27 @@ export interface RenderedMail {
  * Renders a template. Secret variables become markers (see SECRET_VARS); everything else is filled in, HTML-escaped
  * in the body and on one line in the subject.
  */
-export function renderTemplate(subject: string, content: string, vars: MailVars, clientAreaUrl: string): RenderedMail {
+export function renderTemplate(
+  subject: string,
+  content: string,
+  vars: MailVars,
+  clientAreaUrl: string,
+  /** The whole message around the body (the operator's brand: email/layout.ts). */
+  layout: (body: string) => string = (body) => defaultLayout(body, clientAreaUrl),
+): RenderedMail {
   const inBody = (name: string, value: string): string => (SECRET_VARS.has(name) ? secretMarker(name) : escapeHtml(value));
   const inSubject = (name: string, value: string): string => (SECRET_VARS.has(name) ? HIDDEN_SECRET : value);
-  const body = fillTemplate(content, vars, inBody);
-  const html =
+  const html = layout(fillTemplate(content, vars, inBody));
+  return { subject: oneLine(fillTemplate(subject, vars, inSubject)).slice(0, 998), html, text: htmlToText(html) };
+}
+
+/** The message without a brand: the body and the link to the client area. */
+function defaultLayout(body: string, clientAreaUrl: string): string {
+  return (
     '<!doctype html><html><body style="font-family: sans-serif; line-height: 1.5; color: #222;">' +
     body +
-    `<hr><p style="font-size: 0.9em; color: #555;"><a href="${escapeHtml(clientAreaUrl)}">Your client area</a></p></body></html>`;
-  return { subject: oneLine(fillTemplate(subject, vars, inSubject)).slice(0, 998), html, text: htmlToText(html) };
+    `<hr><p style="font-size: 0.9em; color: #555;"><a href="${escapeHtml(clientAreaUrl)}">Your client area</a></p></body></html>`
+  );
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };

@@ -59,6 +59,8 @@ const Company = Type.Object({
   logo_url: Text,
   /** PUBLIC_URL without a trailing slash: the instance's base URL (links in mail, the SDK's baseUrl). */
   public_url: Type.String(),
+  /** Whether the client area's footer links to the staff login (the `show_staff_login_link` setting). */
+  show_staff_login_link: Type.Boolean(),
 });
 const CodeToText = Type.Record(Type.String(), Type.String());
 
@@ -82,6 +84,8 @@ export const systemApi: ModuleApi = {
       result: Done,
       async handler(params, { services }) {
         await services.settings.update(params);
+        // A mail server configured now: the messages that waited for one go out.
+        if (typeof params.smtp_url === 'string' && params.smtp_url !== '') await services.mail.releaseWaiting();
         return true;
       },
     }),
@@ -91,9 +95,14 @@ export const systemApi: ModuleApi = {
     version: guestAction({ params: NO_PARAMS, summary: 'Semantic version of the API', result: Type.String(), handler: () => VERSION }),
     company: guestAction({
       params: NO_PARAMS,
-      summary: "The seller's details: {name, email, address_1..3, city, postcode, country, vat_number, logo_url}, and public_url (this instance's base URL)",
+      summary:
+        "The seller's details: {name, email, address_1..3, city, postcode, country, vat_number, logo_url} (null when not set), public_url (this instance's base URL) and show_staff_login_link (the client area's footer)",
       result: Company,
-      handler: async (_params, { services }) => ({ ...(await services.settings.company()), public_url: services.config.publicUrl.replace(/\/+$/, '') }),
+      handler: async (_params, { services }) => ({
+        ...(await services.settings.company()),
+        public_url: services.config.publicUrl.replace(/\/+$/, ''),
+        show_staff_login_link: await services.settings.get('show_staff_login_link'),
+      }),
     }),
     countries: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → English name', result: CodeToText, handler: () => countryNames() }),
     phone_codes: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → international calling code', result: CodeToText, handler: () => phoneCodes() }),

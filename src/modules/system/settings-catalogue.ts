@@ -13,7 +13,8 @@ export interface SettingSpec {
 }
 
 export const SETTINGS = {
-  company_name: { kind: 'text', fallback: 'Tollgate' },
+  /** Unset by default: the client area, mails and the TOTP issuer show the operator's name once set, never ours. */
+  company_name: { kind: 'text', fallback: '' },
   company_email: { kind: 'email', fallback: '' },
   company_address_1: { kind: 'text', fallback: '' },
   company_address_2: { kind: 'text', fallback: '' },

@@ -18,6 +18,7 @@ import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staf
 import { TransactionsPage } from './transactions.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 import { DevelopersPage } from './developers.ts';
+import { MailBanner } from './mail-banner.ts';
 
 const pageError = createStore<unknown>(null);
 
@@ -165,9 +166,11 @@ function Routes() {
 
 function App() {
   const error = useStore(pageError);
+  const me = useStore(staff);
   return html`
     <${Header} />
     <main id="main" tabindex="-1">
+      ${me ? html`<${MailBanner} />` : null}
       ${error !== null ? html`<p class="error" role="alert">${describeError(error)}</p>` : null}
       <${Routes} />
     </main>
