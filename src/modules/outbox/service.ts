@@ -353,7 +353,8 @@ export function createOutboxService(deps: OutboxServiceDeps) {
     async countUndelivered(kind: string): Promise<number> {
       const row = await db
         .selectFrom('outbox_messages')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
+        // PostgreSQL answers count(*) as text (bigint), SQLite as a number.
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
         .where('kind', '=', kind)
         .where('status', 'in', ['pending', 'not_sent'])
         .executeTakeFirstOrThrow();
