@@ -85,7 +85,7 @@ describe.runIf(HAVE_CHROMIUM)('operator settings in the browser', () => {
     expect(await hint('stripe_webhook_secret')).toBe('In force: the value stored here (it overrides the environment).');
     await staff.screenshot({ path: join(SHOTS, 'operator-settings-secrets.png'), fullPage: true });
 
-    await staff.getByRole('button', { name: 'Clear the stored stripe webhook signing secret' }).click();
+    await staff.getByRole('button', { name: 'Clear the stored Stripe webhook signing secret' }).click();
     await staff.locator('[data-secret="stripe_webhook_secret"]').getByText('Stored value cleared.').waitFor();
     await settled(staff);
     expect(await hint('stripe_webhook_secret')).toBe("In force: the environment's value (STRIPE_WEBHOOK_SECRET).");

@@ -18,7 +18,6 @@ export function MailBanner() {
   if (data === undefined || data.smtp_configured) return null;
   const count = `${data.waiting.toLocaleString('en-US')} ${data.waiting === 1 ? 'message' : 'messages'}`;
   return html`<p class="banner" role="status" data-testid="mail-banner">
-    <strong>${count} waiting: no mail server is configured.</strong>
-    Nobody receives invoices, receipts or password resets until one is set in <${Link} href="/admin/settings?section=mail">Settings → Mail<//>.
+    <strong>${count} waiting: no mail server is configured.</strong>${' '}Nobody receives invoices, receipts or password resets until one is set in <${Link} href="/admin/settings?section=mail">Settings → Mail<//>.
   </p>`;
 }

@@ -59,7 +59,7 @@ export function SecretField({
       error=${error}
       hint=${sourceText(name, source)}
     />
-    ${source === 'stored' ? html`<${Button} busy=${clear.busy} onClick=${run}>Clear the stored ${SECRET_LABELS[name].replace(/ \(.*\)$/, '').toLowerCase()}<//>` : null}
+    ${source === 'stored' ? html`<${Button} busy=${clear.busy} onClick=${run}>Clear the stored ${SECRET_LABELS[name].replace(/ \(.*\)$/, '')}<//>` : null}
     <${ErrorMessage} error=${clear.error} />
     <${Notice}>${done}<//>
   </div>`;
