@@ -8,19 +8,6 @@ import { createServices, type Services } from './services.ts';
 import { randomString } from './lib/crypto.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
 
-/**
- * The Stripe gateway exists when both of its keys are set, in the environment or stored (sealed) in the settings
- * (CONTRACT §9). Read once at start: changing the keys takes a restart.
- */
-async function registerStripe(services: Services): Promise<void> {
-  const secretKey = await services.settings.secret('stripe_secret_key');
-  const webhookSecret = await services.settings.secret('stripe_webhook_secret');
-  if (secretKey === null || webhookSecret === null) return;
-  // Loaded only when configured: Stripe's library is large to read at every start (issue 13's cold start).
-  const { stripeGateway } = await import('./modules/invoice/stripe-gateway.ts');
-  services.gateways.register(stripeGateway({ ...services.config.stripe, secretKey, webhookSecret }));
-}
-
 export async function bootstrap(config: Config = loadConfig()): Promise<Services> {
   const secret = resolveInstanceSecret(config.secret, config.dataDir);
   const database = openDatabase(config.databaseUrl);
@@ -31,8 +18,9 @@ export async function bootstrap(config: Config = loadConfig()): Promise<Services
     throw error;
   }
   const services = createServices(config, database, secret);
+  // Stored settings are in the in-process copy from the first request: the Stripe gateway and the mail transport
+  // read their secrets from it at each use (src/modules/invoice/stripe-switch.ts).
   await services.settings.preload();
-  await registerStripe(services);
   // Serve with shared rate-limit counters from the first request when Redis is there; without it, go on after 2 s.
   await Promise.all([services.limiter.store.ready?.(2000), services.limiter.hotStore.ready?.(2000)]);
   return services;

@@ -249,7 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     currency,
     paymentInstructions:
-      str(env, 'PAYMENT_INSTRUCTIONS') ?? 'Pay by bank transfer and quote the invoice number. Staff confirm the payment.',
+      str(env, 'PAYMENT_INSTRUCTIONS') ?? 'Pay by bank transfer and quote the reference given with the invoice. Staff confirm the payment.',
     scheduler: (str(env, 'SCHEDULER') ?? 'on').toLowerCase() !== 'off',
     invoiceDaysBeforeExpiry: int(env, 'INVOICE_DAYS_BEFORE_EXPIRY', 7),
     cancelSuspendedAfterDays: int(env, 'CANCEL_SUSPENDED_AFTER_DAYS', 30),
@@ -298,5 +298,6 @@ function parseSmtpUrl(raw: string | null): string | null {
 function parseMailFrom(raw: string | null, publicUrl: string): string {
   // oxlint-disable-next-line no-control-regex -- a sender with a line break would start a header of its own
   if (raw !== null && /[\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError('MAIL_FROM must be one line');
-  return raw ?? `Tollgate <noreply@${new URL(publicUrl).hostname}>`;
+  // No display name by default: mails go out under the company name once it is set (email/layout.ts).
+  return raw ?? `noreply@${new URL(publicUrl).hostname}`;
 }

@@ -17,6 +17,7 @@ import { createClientService, type ClientService } from './modules/client/servic
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
+import { stripeFromSettings } from './modules/invoice/stripe-switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
@@ -40,6 +41,7 @@ import { createStaffService, type StaffService } from './modules/staff/service.t
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
 import { createMailService, type MailService } from './modules/email/service.ts';
 import { registerNotices } from './modules/email/notices.ts';
+import { brandOf } from './modules/email/layout.ts';
 import { createSystemService, type SystemService } from './modules/system/service.ts';
 import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
 import { createAccountService, type AccountService } from './modules/account/service.ts';
@@ -143,7 +145,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions, events });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
-  const twoFactor = createTwoFactorService({ db, secrets, events, issuer: 'Tollgate' });
+  // The operator's brand, not ours: the company name once set, else this instance's host name (issue 21).
+  const brandName = (): string => settings.peek('company_name') ?? new URL(config.publicUrl).hostname;
+  const twoFactor = createTwoFactorService({ db, secrets, events, issuer: brandName });
   const productTypes = new ProductTypeRegistry();
   productTypes.register(customType);
   const apikeys = createApiKeyService({
@@ -167,6 +171,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const money = moneyFor(config.currency);
   const gateways = new GatewayRegistry();
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
+  // Card payments: listed while both Stripe keys are set (environment or Settings), read at each use (no restart).
+  gateways.register(stripeFromSettings({ secret: (name) => settings.peekSecret(name), connection: config.stripe }));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
@@ -185,7 +191,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     db,
     outbox,
     secrets,
-    smtpUrl: config.smtpUrl,
+    // Read at each message (Settings → Mail, or SMTP_URL as its default): a change needs no restart.
+    smtpUrl: () => settings.peekSecret('smtp_url') ?? config.smtpUrl,
+    smtpPassword: () => settings.peekSecret('smtp_password'),
+    brand: async (trx) => brandOf(await settings.company(trx)),
     mailFrom: config.mailFrom,
     publicUrl: config.publicUrl,
     smtpTimeoutMs: config.smtpTimeoutMs,
@@ -248,6 +257,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     log: logSchedulerError,
   });
   const startTasks: Array<() => void> = [() => outbox.start()];
+  // Messages that waited for a mail server go out once one is configured (SMTP_URL set before this start).
+  startTasks.push(() => void mail.releaseWaiting().catch((error: unknown) => logSchedulerError('releasing waiting mail failed', error)));
   if (config.scheduler) startTasks.push(cronStarter(cron, (task) => closers.push(task), logSchedulerError));
   // Provider events stored but not applied (a crash in between) are applied at start and every minute.
   startTasks.push(pendingEventsWorker(() => inboundEvents.processPending(), (task) => closers.push(task), logSchedulerError));

@@ -54,7 +54,8 @@ describe('two-factor login', () => {
       expect(url.protocol).toBe('otpauth:');
       expect(url.host).toBe('totp');
       expect(url.searchParams.get('secret')).toBe(setup.result.secret);
-      expect(url.searchParams.get('issuer')).toBe('Tollgate');
+      // No company name set: the instance's host name, never "Tollgate" (issue 21; operator-brand tests cover the name).
+      expect(url.searchParams.get('issuer')).toBe(new URL(t.services.config.publicUrl).hostname);
       expect(decodeURIComponent(url.pathname)).toContain(client.email);
       // Pending set-up does not change login.
       expect((await login(client.email, client.password)).status).toBe(200);

@@ -162,7 +162,7 @@ describe('taxes, snapshots, numbers and PDFs', () => {
     expect(guest.headers['content-disposition']).toContain(`proforma-${invoice.id}.pdf`);
     expect(guest.headers['cache-control']).toBe('no-store');
     const proforma = pdfText(guest.rawPayload);
-    expect(proforma).toContain('Proforma');
+    expect(proforma).toContain(`Pro forma ${invoice.id}`);
     expect(proforma).toContain('Acme API Ltd');
     expect(proforma).toContain('DE999999999');
     expect(proforma).toContain('Buyer GmbH');
@@ -179,7 +179,7 @@ describe('taxes, snapshots, numbers and PDFs', () => {
     expect(own.headers['content-type']).toBe('application/pdf');
     const paid = pdfText(own.rawPayload);
     expect(paid).toContain(`Invoice ${number}`);
-    expect(paid).not.toContain('Proforma');
+    expect(paid).not.toContain('Pro forma');
     expect(paid).toContain('paid');
     const staff = await t.app.inject({ method: 'POST', url: '/api/admin/invoice/pdf', payload: { id: invoice.id }, headers: { authorization: `Basic ${Buffer.from(`admin:${t.adminToken}`).toString('base64')}` } });
     expect(staff.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');

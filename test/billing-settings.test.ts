@@ -46,7 +46,7 @@ describe('settings', () => {
       company_postcode: '10115',
       company_country: 'de',
       company_vat_number: 'DE123456789',
-      stripe_webhook_secret: 'whsec_supersecret',
+      stripe_webhook_secret: 'whsec_supersecret0123456789',
       require_email_verification: 'true',
       dunning_retry_days: '1,3,5',
       unknown_setting: 'ignored',
@@ -54,7 +54,7 @@ describe('settings', () => {
     expect(update.body).toEqual({ result: true, error: null });
     expect(await t.services.settings.get('company_name')).toBe('Acme API Ltd');
     expect(await t.services.settings.get('require_email_verification')).toBe(true);
-    expect(await t.services.settings.secret('stripe_webhook_secret')).toBe('whsec_supersecret');
+    expect(await t.services.settings.secret('stripe_webhook_secret')).toBe('whsec_supersecret0123456789');
     const stored = await t.services.db.selectFrom('settings').selectAll().where('name', '=', 'stripe_webhook_secret').executeTakeFirstOrThrow();
     expect(stored.value).not.toContain('supersecret');
     const read = await t.admin('system/settings_get');
@@ -78,6 +78,7 @@ describe('settings', () => {
       vat_number: 'DE123456789',
       logo_url: null,
       public_url: t.services.config.publicUrl,
+      show_staff_login_link: false,
     });
   });
 

@@ -120,7 +120,7 @@ describe.runIf(existsSync(CHROMIUM))('paying by card in the browser', () => {
     const guest = await (await browser.newContext()).newPage();
     guest.setDefaultTimeout(20_000);
     await guest.goto(`${base}/invoice/${second.hash}`);
-    await guest.getByRole('heading', { name: `Invoice #${second.invoiceId}` }).waitFor();
+    await guest.getByRole('heading', { name: `Pro forma ${second.invoiceId}` }).waitFor();
     await guest.getByRole('button', { name: 'Pay by card' }).click();
     await guest.getByRole('heading', { name: 'Stripe Checkout (test)' }).waitFor();
     await guest.getByRole('button', { name: 'Cancel' }).click();
@@ -144,7 +144,8 @@ describe.runIf(existsSync(CHROMIUM))('paying by card in the browser', () => {
     await staff.getByRole('heading', { name: 'Dashboard' }).waitFor();
     await staff.getByRole('link', { name: 'Transactions', exact: true }).click();
     await staff.getByRole('heading', { name: 'Transactions' }).waitFor();
-    const row = staff.getByRole('row').filter({ hasText: `#${bought.invoiceId}` });
+    const { number } = await t.services.db.selectFrom('invoices').select('number').where('id', '=', bought.invoiceId).executeTakeFirstOrThrow();
+    const row = staff.getByRole('row').filter({ hasText: `Invoice ${number}` });
     await row.first().waitFor();
     expect(await row.first().textContent()).toContain('stripe');
     expect(await row.first().textContent()).toContain('10.00');

@@ -176,7 +176,7 @@ describe('admin/email templates', () => {
 
   it('renders a preview with sample values and links at PUBLIC_URL', async () => {
     const preview = await t.admin('email/template_render', { code: 'invoice_created' });
-    expect(preview.result.subject).toBe('Invoice #42: 10.00 USD');
+    expect(preview.result.subject).toBe('Pro forma 42: 10.00 USD');
     expect(preview.result.html).toContain('href="http://localhost:8080/invoices/42"');
     expect(preview.result.html).toContain('Hello Jane Doe');
     expect(preview.result.text).toContain('View and pay the invoice: http://localhost:8080/invoices/42');
@@ -185,7 +185,7 @@ describe('admin/email templates', () => {
     expectError(await t.admin('email/template_render', { code: 'nope' }), 404);
     // A draft is previewed without being saved, and checked as a save would be.
     const draft = await t.admin('email/template_render', { code: 'invoice_created', subject: 'Draft {{invoice_number}}', content: '<p>Pay <a href="{{invoice_url}}">here</a></p>' });
-    expect(draft.result.subject).toBe('Draft 42');
+    expect(draft.result.subject).toBe('Draft Pro forma 42');
     expect(draft.result.text).toContain('Pay here: http://localhost:8080/invoices/42');
     expect((await t.admin('email/template_get', { code: 'invoice_created' })).result.customized).toBe(false);
     expectInvalid(await t.admin('email/template_render', { code: 'invoice_created', content: '{{secret_key}}' }), 'content');
@@ -244,7 +244,7 @@ describe('admin/email/send_test', () => {
     const sent = await t.admin('email/send_test', { to: 'ops@example.com' });
     expect(sent.result).toEqual(expect.any(Number));
     const mail = (await t.admin('email/email_get', { id: sent.result })).result;
-    expect(mail).toMatchObject({ template: 'test', recipients: 'ops@example.com', client_id: null, staff_id: 1, subject: 'Test message from Tollgate', status: 'pending' });
+    expect(mail).toMatchObject({ template: 'test', recipients: 'ops@example.com', client_id: null, staff_id: 1, subject: `Test message from ${new URL(t.services.config.publicUrl).hostname}`, status: 'pending' });
     await t.services.outbox.runDue();
     expect((await t.admin('email/email_get', { id: sent.result })).result.status).toBe('not_sent');
     expectInvalid(await t.admin('email/send_test', {}), 'to');

@@ -23,7 +23,7 @@ describe.runIf(HAVE_CHROMIUM)('mail pages in the browser', () => {
 
   beforeAll(async () => {
     await smtp.start();
-    t = await createTestApp({ SMTP_URL: smtp.url });
+    t = await createTestApp({ SMTP_URL: smtp.url, COMPANY_NAME: 'Acme API Ltd' });
     ({ web, base } = await serveWeb(t));
 
     const productId = await makeProduct(t, { title: 'Pro plan' });
@@ -61,10 +61,10 @@ describe.runIf(HAVE_CHROMIUM)('mail pages in the browser', () => {
     await t.services.outbox.runDue();
     const [delivered] = await smtp.waitFor(1);
     expect(delivered!.envelope.to).toEqual(['ops@example.com']);
-    expect(delivered!.parsed.subject).toBe('Test message from Tollgate');
+    expect(delivered!.parsed.subject).toBe('Test message from Acme API Ltd');
     await staff.getByRole('button', { name: 'Refresh' }).click();
     await settled(staff);
-    const testRow = staff.getByRole('row').filter({ hasText: 'Test message from Tollgate' });
+    const testRow = staff.getByRole('row').filter({ hasText: 'Test message from Acme API Ltd' });
     // Waited for, not counted at once: `settled` can pass before the refresh has started, while the table still shows
     // the reload that Send test began during the delivery (pending, one attempt).
     await testRow.getByText('Sent', { exact: true }).waitFor();

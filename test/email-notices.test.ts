@@ -41,7 +41,7 @@ describe('notices', () => {
     // Signing up sent the welcome mail (client_signup) first.
     const [signup, created] = await mails(buyer.id);
     expect(signup).toMatchObject({ template: 'client_signup', to_email: buyer.email });
-    expect(created).toMatchObject({ template: 'invoice_created', to_email: buyer.email, subject: `Invoice #${invoiceId}: 10.00 USD` });
+    expect(created).toMatchObject({ template: 'invoice_created', to_email: buyer.email, subject: `Pro forma ${invoiceId}: 10.00 USD` });
     expect(created!.html).toContain(`href="${PUBLIC_URL}/invoices/${invoiceId}"`);
     expect(created!.text).toContain(`${PUBLIC_URL}/invoices/${invoiceId}`);
     expect(created!.attachments).toBe('[]');
@@ -79,7 +79,7 @@ describe('notices', () => {
     expect((await t.services.cron.run(threeDaysBefore)).invoice_reminders).toBe(0);
     expect((await t.services.cron.run(new Date(threeDaysBefore.getTime() + 3_600_000))).invoice_reminders).toBe(0);
     const [before] = await reminders();
-    expect(before!.subject).toBe(`invoice #${invoiceId}`);
+    expect(before!.subject).toBe(`Pro forma ${invoiceId}`);
     expect(before!.text).toContain(`is due on ${expires.slice(0, 10)}`);
     // Two days before: no reminder; one day before: one.
     expect((await t.services.cron.run(new Date(now + 3 * DAY + 2 * 3_600_000))).invoice_reminders).toBe(0);
@@ -100,7 +100,7 @@ describe('notices', () => {
     for (let hours = 12; hours <= 10 * 24; hours += 12) counts.push((await t.services.cron.run(new Date(due + hours * 3_600_000))).invoice_reminders);
     expect(counts.reduce((sum, n) => sum + n, 0)).toBe(3);
     const reminders = (await mails(client.id)).filter((mail) => mail.template === 'invoice_reminder');
-    expect(reminders.map((mail) => mail.subject)).toEqual([`Overdue: invoice #${invoiceId}`, `Overdue: invoice #${invoiceId}`, `Overdue: invoice #${invoiceId}`]);
+    expect(reminders.map((mail) => mail.subject)).toEqual([`Overdue: Pro forma ${invoiceId}`, `Overdue: Pro forma ${invoiceId}`, `Overdue: Pro forma ${invoiceId}`]);
     expect(reminders[0]!.text).toContain('is still unpaid');
   });
 
@@ -141,7 +141,7 @@ describe('notices', () => {
       t.services.events.emit('invoice.payment_failed', { invoiceId, clientId: client.id, message: 'Your card was declined.' }, trx),
     );
     const failed = (await mails(client.id)).at(-1)!;
-    expect(failed).toMatchObject({ template: 'invoice_payment_failed', subject: `Payment of invoice #${invoiceId} failed` });
+    expect(failed).toMatchObject({ template: 'invoice_payment_failed', subject: `Payment of Pro forma ${invoiceId} failed` });
     expect(failed.text).toContain('Your card was declined.');
     expect(failed.html).toContain(`href="${PUBLIC_URL}/invoices/${invoiceId}"`);
 

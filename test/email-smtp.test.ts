@@ -70,7 +70,7 @@ describe('notices over SMTP', () => {
     expect(mail!.envelope).toEqual({ from: 'billing@example.com', to: [client.email] });
     expect(parsed.from?.value).toEqual([{ address: 'billing@example.com', name: 'Example Billing' }]);
     expect(parsed.to).toMatchObject({ value: [{ address: client.email, name: 'Ada Lovelace' }] });
-    expect(parsed.subject).toBe(`Invoice #${invoiceId}: 10.00 USD`);
+    expect(parsed.subject).toBe(`Pro forma ${invoiceId}: 10.00 USD`);
     expect(parsed.messageId).toBe(queued!.message_id);
     expect(parsed.messageId).toMatch(/^<[0-9a-f]{32}@example\.com>$/);
     const payLink = `${PUBLIC_URL}/invoices/${invoiceId}`;
@@ -87,12 +87,13 @@ describe('notices over SMTP', () => {
     expect((await t.admin('invoice/mark_as_paid', { id: invoiceId })).body.error).toBeNull();
     expect(await t.services.outbox.runDue()).toBe(2);
     const received = await smtp.waitFor(3);
+    const { number } = await t.services.db.selectFrom('invoices').select('number').where('id', '=', invoiceId).executeTakeFirstOrThrow();
     const subjects = received.slice(1).map((m) => m.parsed.subject);
-    expect(subjects).toEqual(expect.arrayContaining([`Receipt for invoice #${invoiceId}`, 'Pro plan is active']));
+    expect(subjects).toEqual(expect.arrayContaining([`Receipt: Invoice ${number}`, 'Pro plan is active']));
     const activated = received.find((m) => m.parsed.subject === 'Pro plan is active')!;
     // The receipt carries the invoice PDF, rendered when the mail is sent.
-    const receipt = received.find((m) => m.parsed.subject === `Receipt for invoice #${invoiceId}`)!;
-    expect(receipt.parsed.attachments.map((a) => [a.filename, a.contentType])).toEqual([[`invoice-${invoiceId}.pdf`, 'application/pdf']]);
+    const receipt = received.find((m) => m.parsed.subject === `Receipt: Invoice ${number}`)!;
+    expect(receipt.parsed.attachments.map((a) => [a.filename, a.contentType])).toEqual([[`${number}.pdf`, 'application/pdf']]);
     expect(receipt.parsed.attachments[0]!.content.subarray(0, 5).toString()).toBe('%PDF-');
     expect(activated.parsed.html).toContain(`href="${PUBLIC_URL}/orders"`);
     const order = await asClient(t, client.token, 'order/get', { id: orderId });
@@ -264,7 +265,7 @@ describe('what goes into a message', () => {
       const [received] = await smtp.waitFor(1);
       expect(rendered).toEqual([invoiceId]);
       expect(received!.parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([
-        [`invoice-${invoiceId}.pdf`, 'application/pdf', `%PDF-1.4\n% invoice ${invoiceId}\n%%EOF\n`],
+        [`proforma-${invoiceId}.pdf`, 'application/pdf', `%PDF-1.4\n% invoice ${invoiceId}\n%%EOF\n`],
       ]);
     } finally {
       mail.close();

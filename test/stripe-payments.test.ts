@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../src/bootstrap.ts';
 import { createTestApp } from './helpers/app.ts';
 import { expectError, expectInvalid } from './helpers/assertions.ts';
-import { SECRET_KEY, StripeStandIn, WEBHOOK_SECRET } from './helpers/stripe-server.ts';
+import { StripeStandIn } from './helpers/stripe-server.ts';
 import { asClient, asStaff, makeProduct, staffWith } from './selling-fixtures.ts';
 import { deliver, payByCard, payment, purchase, startCardPayment, stripeStand, transactionsOf, type StripeStand } from './stripe-fixtures.ts';
 
@@ -25,15 +25,19 @@ describe('card payments through Stripe', () => {
   });
 
   describe('guest/invoice/payment', () => {
-    it('takes the keys from the settings too (sealed in the database), from the next start', async () => {
+    it('takes the keys from the settings too (sealed in the database), at once and at the next start', async () => {
+      // Stored keys must have Stripe's shape (issue 21); the stand-in accepts this one too.
+      const storedKey = 'sk_test_51StoredInSettings0000';
+      stand.stripe.acceptedKeys.add(storedKey);
       const dir = mkdtempSync(join(tmpdir(), 'tollgate-stripe-settings-'));
       // The second start must see the same database: a file on SQLite (the PostgreSQL test database already is one).
       const t = await createTestApp({ STRIPE_API_BASE: stand.stripe.url, ...(process.env.TEST_DATABASE_URL ? {} : { DATABASE_URL: `sqlite:${join(dir, 't.db')}` }) });
       try {
         expect(t.services.gateways.byCode('stripe')).toBeUndefined();
-        expect((await t.admin('system/settings_update', { stripe_secret_key: SECRET_KEY, stripe_webhook_secret: WEBHOOK_SECRET })).result).toBe(true);
+        expect((await t.admin('system/settings_update', { stripe_secret_key: storedKey, stripe_webhook_secret: 'whsec_StoredInSettings000000' })).result).toBe(true);
         const stored = await t.services.db.selectFrom('settings').select('value').where('name', '=', 'stripe_secret_key').executeTakeFirstOrThrow();
-        expect(stored.value).not.toContain(SECRET_KEY);
+        expect(stored.value).not.toContain(storedKey);
+        expect(t.services.gateways.byCode('stripe')).toBeDefined();
         const restarted = await bootstrap(t.services.config);
         try {
           const gateway = restarted.gateways.byCode('stripe');
@@ -90,7 +94,7 @@ describe('card payments through Stripe', () => {
         mode: 'payment',
         customer,
         client_reference_id: String(first.invoiceId),
-        line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: '1000', product_data: { name: `Invoice #${first.invoiceId}` } } }],
+        line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: '1000', product_data: { name: `Pro forma ${first.invoiceId}` } } }],
         payment_intent_data: { metadata: { invoice_id: String(first.invoiceId) }, setup_future_usage: 'off_session' },
         metadata: { invoice_id: String(first.invoiceId) },
         success_url: `https://billing.example.com/invoices/${first.invoiceId}?payment=success`,
@@ -291,6 +295,7 @@ describe('card payments through Stripe', () => {
       expect(cardPayment).toEqual({
         id: expect.any(Number),
         invoice_id: card.invoiceId,
+        invoice_number: expect.stringMatching(/^INV-\d+$/),
         client_id: client.id,
         gateway: 'stripe',
         txn_id: succeeded!.data.object.id,

@@ -192,7 +192,7 @@ describe('off-session renewal charges', () => {
     const { stripeGateway } = await import('../src/modules/invoice/stripe-gateway.ts');
     const wrong = stripeGateway({ ...stand.t.services.config.stripe, secretKey: 'sk_test_wrongkey0123456789', webhookSecret: 'whsec_unused' });
     const outcome = await wrong.chargeSavedMethod!({
-      invoice: { id: bought.invoiceId, hash: bought.hash, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },
+      invoice: { id: bought.invoiceId, hash: bought.hash, number: null, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },
       customerRef: method.customerRef,
       methodRef: method.methodRef,
       idempotencyKey: 'tollgate-test-wrong-key',
@@ -214,7 +214,7 @@ describe('off-session renewal charges', () => {
       .values({ invoice_id: invoiceId, client_id: bought.clientId, attempt: 1, status: 'processing', txn_ref: null, message: null, created_at: stamp, updated_at: stamp })
       .execute();
     const first = await gateway.chargeSavedMethod!({
-      invoice: { id: invoiceId, hash: row.hash, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },
+      invoice: { id: invoiceId, hash: row.hash, number: null, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },
       customerRef: method.customerRef,
       methodRef: method.methodRef,
       idempotencyKey: `tollgate-invoice-${invoiceId}-attempt-1`,

@@ -256,7 +256,7 @@ describe('POST /webhooks/stripe', () => {
       const gateway = t.services.gateways.byCode('stripe')!;
       const signed = stand.stripe.sign(completed!);
       // What the process leaves behind when it dies right after the insert commits.
-      await t.services.inboundEvents.storeOnly(gateway, gateway.verifyEvent!(Buffer.from(signed.payload), { 'stripe-signature': signed.header }));
+      await t.services.inboundEvents.storeOnly(gateway, await gateway.verifyEvent!(Buffer.from(signed.payload), { 'stripe-signature': signed.header }));
       expect((await storedEvents(t)).find((row) => row.event_id === completed!.id)).toMatchObject({ processed_at: null });
       expect((await invoice(bought.invoiceId)).status).toBe('unpaid');
       expect(await deliver(stand, signed)).toMatchObject({ status: 200, body: { result: { outcome: 'applied' } } });
@@ -273,7 +273,7 @@ describe('POST /webhooks/stripe', () => {
       const [completed] = stand.stripe.completeSession(session);
       const gateway = t.services.gateways.byCode('stripe')!;
       const signed = stand.stripe.sign(completed!);
-      await t.services.inboundEvents.storeOnly(gateway, gateway.verifyEvent!(Buffer.from(signed.payload), { 'stripe-signature': signed.header }));
+      await t.services.inboundEvents.storeOnly(gateway, await gateway.verifyEvent!(Buffer.from(signed.payload), { 'stripe-signature': signed.header }));
       const [applied] = await Promise.all([t.services.inboundEvents.processPending(), deliver(stand, signed), t.services.inboundEvents.processPending()]);
       expect(applied).toBeGreaterThanOrEqual(0);
       expect(await t.services.inboundEvents.processPending()).toBe(0);

@@ -142,7 +142,8 @@ describe('guest/system/company', () => {
     try {
       const company = await t.call('/api/guest/system/company');
       expect(company.result.public_url).toBe('https://billing.example.com');
-      expect(company.result.name).toBe('Tollgate');
+      // No company name set: null, never "Tollgate" (issue 21, the operator's brand).
+      expect(company.result.name).toBeNull();
     } finally {
       await t.close();
     }

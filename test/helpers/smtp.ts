@@ -24,6 +24,8 @@ export class TestSmtp {
    */
   holdAfter: number | null = null;
   readonly received: ReceivedMail[] = [];
+  /** The credentials clients logged in with (AUTH is optional). */
+  readonly logins: Array<{ user: string; pass: string }> = [];
   private held: Array<() => void> = [];
   /** Connections that delivered part of a message before `drop` cut them. */
   dropped = 0;
@@ -35,6 +37,12 @@ export class TestSmtp {
   async start(): Promise<void> {
     const server = new SMTPServer({
       authOptional: true,
+      // Logins are accepted and recorded (the settings tests check which password a client sent), over plain text.
+      allowInsecureAuth: true,
+      onAuth: (auth, _session, callback) => {
+        this.logins.push({ user: auth.username ?? '', pass: auth.password ?? '' });
+        callback(null, { user: auth.username });
+      },
       disabledCommands: ['STARTTLS'],
       logger: false,
       // No reverse DNS lookup of each client: there is no resolver here, and waiting for it made each message slow.

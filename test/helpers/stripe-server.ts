@@ -98,6 +98,9 @@ export class StripeStandIn {
     await new Promise<void>((resolve) => (this.server === null ? resolve() : this.server.close(() => resolve())));
   }
 
+  /** The secret keys this Stripe accepts (tests that store keys in Settings add theirs). */
+  readonly acceptedKeys = new Set<string>([SECRET_KEY]);
+
   /** Environment for Tollgate pointing the library here. */
   env(extra: Record<string, string> = {}): Record<string, string> {
     return { STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: this.url, STRIPE_TIMEOUT_MS: '400', ...extra };
@@ -282,7 +285,7 @@ export class StripeStandIn {
     const body = qs.parse(raw) as Json;
     const idempotencyKey = (request.headers['idempotency-key'] as string | undefined) ?? null;
     this.requests.push({ method: request.method ?? 'GET', path: url.pathname, body, idempotencyKey, authorization: request.headers.authorization ?? null });
-    if (request.headers.authorization !== `Bearer ${SECRET_KEY}`) {
+    if (!this.acceptedKeys.has((request.headers.authorization ?? '').replace(/^Bearer /, ''))) {
       // Stripe quotes the key it got, redacted; Tollgate must not pass that on.
       const got = (request.headers.authorization ?? '').replace(/^Bearer /, '');
       return this.send(response, 401, { error: { type: 'invalid_request_error', message: `Invalid API Key provided: ${got.slice(0, 8)}****${got.slice(-4)}` } });

@@ -16,6 +16,7 @@ import * as searchMore from './015_search_more.ts';
 import * as searchSpeed from './016_search_speed.ts';
 import * as planChanges from './017_plan_changes.ts';
 import * as secondFactor from './018_second_factor.ts';
+import * as invoiceNames from './020_invoice_names.ts';
 import * as buyer from './021_buyer.ts';
 import * as cronStatus from './022_cron_status.ts';
 import * as lateRefunds from './025_late_refunds.ts';
@@ -37,6 +38,7 @@ export const migrations: Record<string, Migration> = {
   '016_search_speed': searchSpeed,
   '017_plan_changes': planChanges,
   '018_second_factor': secondFactor,
+  '020_invoice_names': invoiceNames,
   '021_buyer': buyer,
   '022_cron_status': cronStatus,
   '025_late_refunds': lateRefunds,

@@ -35,7 +35,8 @@ export interface TwoFactorDeps {
   secrets: SecretBox;
   events: EventBus;
   /** Shown by authenticator apps next to the account name. */
-  issuer: string;
+  /** The name authenticator apps show for the account: the operator's company name (read at each enrolment). */
+  issuer: string | (() => string);
   /** Milliseconds since the epoch; tests move it. */
   clock?: () => number;
 }
@@ -187,7 +188,7 @@ export function createTwoFactorService({ db, secrets, events, issuer, clock = Da
             throw error;
           });
       });
-      return { secret, otpauth_url: createTOTPKeyURI(issuer, accountName, key, PERIOD_SECONDS, DIGITS) };
+      return { secret, otpauth_url: createTOTPKeyURI(typeof issuer === 'string' ? issuer : issuer(), accountName, key, PERIOD_SECONDS, DIGITS) };
     },
 
     /** Turns two-factor login on with a first valid code; returns the ten recovery codes, shown this once. */

@@ -72,6 +72,17 @@ export const emailApi: ModuleApi = {
       result: RenderedEmail,
       handler: ({ code, ...draft }, { services }) => services.mail.renderSample(code, draft),
     }),
+    delivery_status: adminAction({
+      params: Type.Object({}),
+      permission: 'email.view',
+      summary:
+        'Whether a mail server is configured (smtp_url in Settings, or SMTP_URL) and how many messages wait: the admin panel shows "N messages waiting: no mail server is configured" while there is none',
+      result: Type.Object({
+        smtp_configured: Type.Boolean(),
+        waiting: Type.Integer({ minimum: 0, description: 'Messages not sent yet (waiting for a mail server, or queued)' }),
+      }),
+      handler: (_params, { services }) => services.mail.deliveryStatus(),
+    }),
     send_test: adminAction({
       params: Type.Object({ to: Type.String({ minLength: 3, maxLength: 254 }) }),
       permission: 'email.manage',

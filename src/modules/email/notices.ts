@@ -7,6 +7,7 @@ import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { EventBus } from '../../events.ts';
 import type { Money } from '../../lib/money.ts';
+import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, type OutboxLog } from '../outbox/service.ts';
 import { isPlainAddress, type MailService } from './service.ts';
@@ -64,7 +65,9 @@ export function registerNotices({ db, events, mail, outbox, publicUrl, money, re
     return {
       invoice,
       vars: {
-        invoice_number: invoice.id,
+        // The invoice's one name: its number once paid, "Pro forma <id>" before (never a bare id).
+        invoice: invoiceLabel(invoice),
+        invoice_number: invoiceReference(invoice),
         invoice_total: `${money.format(invoice.total)} ${invoice.currency}`,
         invoice_due: day(invoice.due_at),
         invoice_url: links.invoice(invoice.id),

@@ -1,7 +1,8 @@
 // E-mail (CONTRACT §10): renders a template into a message, writes it with its outbox item in the caller's
-// transaction, and delivers it as the outbox's `email` kind — over SMTP through nodemailer when SMTP_URL is set;
-// otherwise the message stays `not_sent` and the log says "mail to <address>: <subject>". The only writer of
-// `emails` and `email_templates`.
+// transaction, and delivers it as the outbox's `email` kind — over SMTP through nodemailer when a mail server is
+// configured (`smtp_url` in Settings or SMTP_URL, read at each message: transport.ts); otherwise the message waits as
+// `not_sent`, the log says "mail to <address>: <subject>", and the admin panel says so (waiting.ts). Every message
+// carries the operator's brand (layout.ts). The only writer of `emails` and `email_templates`.
 //
 // Safety: the recipient's address must be one plain address (no comma, no line break, no display-name syntax) or the
 // call is refused; the recipient's name and the subject are put on one line; placeholders are HTML-escaped. Reset and
@@ -10,18 +11,21 @@
 // sent again after a crash carries the same one.
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
-import type { Transporter } from 'nodemailer';
 import type { Database } from '../../db/schema.ts';
 import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { errors } from '../../http/errors.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
-import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { invoiceFileName } from '../../lib/invoice-label.ts';
+import type { Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, OutboxGiveUp, OutboxNotSent, type OutboxLog, type OutboxService } from '../outbox/service.ts';
+import { mailLayout, NO_BRAND, senderOf, type MailBrand } from './layout.ts';
+import { createMailTransport } from './transport.ts';
+import { mailWaiting, NO_MAIL_SERVER } from './waiting.ts';
+import { createMailLog } from './mail-log.ts';
 import {
   COMMON_VARS,
-  HIDDEN_SECRET,
   escapeHtml,
   isTemplateCode,
   MAIL_TEMPLATE_CODES,
@@ -100,9 +104,14 @@ export interface TemplateRecord {
 
 export interface MailServiceDeps {
   db: Kysely<Database>;
-  outbox: Pick<OutboxService, 'enqueue' | 'registerKind' | 'hasDedupeKey' | 'existingDedupeKeys'>;
+  outbox: Pick<OutboxService, 'enqueue' | 'registerKind' | 'hasDedupeKey' | 'existingDedupeKeys' | 'countUndelivered' | 'releaseNotSent'>;
   secrets: SecretBox;
-  smtpUrl: string | null;
+  /** The mail server's URL, or a function read at each message (the `smtp_url` setting); null: none configured. */
+  smtpUrl: string | null | (() => string | null);
+  /** The `smtp_password` setting: replaces the URL's password when set. */
+  smtpPassword?: () => string | null;
+  /** The operator's brand for the sender name and the layout (from the company settings), read in the message's transaction. */
+  brand?: (trx: Kysely<Database>) => Promise<MailBrand>;
   mailFrom: string;
   /** PUBLIC_URL, without a trailing slash. */
   publicUrl: string;
@@ -145,24 +154,13 @@ export function createMailService(deps: MailServiceDeps) {
   const log = deps.log ?? defaultOutboxLog;
   const clientAreaUrl = `${publicUrl}/`;
   const messageDomain = domainOf(mailFrom, publicUrl);
-  // nodemailer is loaded with the first message (not at every start: issue 13's cold start), then the transport kept.
-  let transport: Promise<Transporter> | null = null;
   const smtpUrl = deps.smtpUrl;
-  const smtp = (): Promise<Transporter> | null =>
-    smtpUrl === null
-      ? null
-      : (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
-          nodemailer.createTransport({
-            url: smtpUrl,
-            // A few connections kept open and reused: opening one per message cost ~100 ms each even on localhost
-            // (measured 39 messages/s without the pool).
-            pool: true,
-            maxConnections: 5,
-            connectionTimeout: deps.smtpTimeoutMs,
-            greetingTimeout: deps.smtpTimeoutMs,
-            socketTimeout: deps.smtpTimeoutMs,
-          }),
-        ));
+  const transport = createMailTransport(
+    () => ({ url: typeof smtpUrl === 'function' ? smtpUrl() : smtpUrl, password: deps.smtpPassword?.() ?? null }),
+    deps.smtpTimeoutMs,
+  );
+  const brandFor = async (trx: Kysely<Database>): Promise<MailBrand> => (deps.brand === undefined ? NO_BRAND : deps.brand(trx));
+  const layoutFor = (brand: MailBrand) => (body: string) => mailLayout(body, brand, clientAreaUrl);
 
   // ---- templates -------------------------------------------------------------------------------------------------
 
@@ -235,6 +233,7 @@ export function createMailService(deps: MailServiceDeps) {
       clientId: number | null;
       staffId: number | null;
       rendered: RenderedMail;
+      sender: string;
       sealed: string | null;
       attachments: Attachment[];
       dedupeKey?: string | undefined;
@@ -257,7 +256,7 @@ export function createMailService(deps: MailServiceDeps) {
         template: fields.template,
         client_id: fields.clientId,
         staff_id: fields.staffId,
-        sender: mailFrom,
+        sender: fields.sender,
         to_email: fields.to.email,
         to_name: fields.to.name,
         subject: fields.rendered.subject,
@@ -282,6 +281,7 @@ export function createMailService(deps: MailServiceDeps) {
     const template = await loadTemplate(trx, message.template);
     if (!template.enabled) return 0;
     const vars: MailVars = { ...message.vars, name: to.name ?? message.vars.name ?? '', client_area_url: clientAreaUrl };
+    const brand = await brandFor(trx);
     const secretValues: Record<string, string> = {};
     for (const name of SECRET_VARS) {
       const value = message.vars[name];
@@ -292,7 +292,8 @@ export function createMailService(deps: MailServiceDeps) {
       to,
       clientId: message.clientId ?? null,
       staffId: message.staffId ?? null,
-      rendered: renderTemplate(template.subject, template.content, vars, clientAreaUrl),
+      rendered: renderTemplate(template.subject, template.content, vars, clientAreaUrl, layoutFor(brand)),
+      sender: senderOf(mailFrom, brand),
       sealed: Object.keys(secretValues).length === 0 ? null : secrets.encrypt(JSON.stringify(secretValues)),
       attachments: message.attachInvoicePdf === undefined ? [] : [{ type: 'invoice_pdf', invoice_id: message.attachInvoicePdf }],
       dedupeKey: message.dedupeKey,
@@ -314,7 +315,10 @@ export function createMailService(deps: MailServiceDeps) {
     for (const attachment of parseAttachments(row.attachments)) {
       // Without a PDF renderer (invoices without PDFs yet) the receipt goes without its attachment.
       if (attachment.type === 'invoice_pdf' && deps.invoicePdf !== undefined) {
-        out.push({ filename: `invoice-${attachment.invoice_id}.pdf`, content: await deps.invoicePdf.pdf(attachment.invoice_id), contentType: 'application/pdf' });
+        // Named as the invoice is named everywhere (its number, paid by now), read when the mail leaves.
+        const invoice = await db.selectFrom('invoices').select(['id', 'number']).where('id', '=', attachment.invoice_id).executeTakeFirst();
+        const filename = invoiceFileName(invoice ?? { id: attachment.invoice_id, number: null });
+        out.push({ filename, content: await deps.invoicePdf.pdf(attachment.invoice_id), contentType: 'application/pdf' });
       }
     }
     return out;
@@ -325,10 +329,10 @@ export function createMailService(deps: MailServiceDeps) {
     async deliver(_payload, { id }) {
       const row = await db.selectFrom('emails').selectAll().where('outbox_id', '=', id).executeTakeFirst();
       if (row === undefined) throw new OutboxGiveUp('the message no longer exists');
-      const sender = smtp();
+      const sender = transport.current();
       if (sender === null) {
         log('info', `mail to ${row.to_email}: ${row.subject}`);
-        throw new OutboxNotSent('SMTP_URL is not set');
+        throw new OutboxNotSent(NO_MAIL_SERVER);
       }
       const { html, text } = unsealed(row);
       await (await sender).sendMail({
@@ -345,74 +349,7 @@ export function createMailService(deps: MailServiceDeps) {
 
   // ---- reading the log -------------------------------------------------------------------------------------------
 
-  /** What staff and clients read: secret links shown as "[link hidden]". */
-  const shown = (text: string): string => text.replace(SECRET_MARKER_PATTERN, HIDDEN_SECRET);
-
-  function logQuery(filters: { client_id?: number | undefined; status?: OutboxStatus | undefined }) {
-    // The delivery state lives with the outbox item: a read-only join, the outbox stays the only writer.
-    let query = db.selectFrom('emails').innerJoin('outbox_messages', 'outbox_messages.id', 'emails.outbox_id');
-    if (filters.client_id !== undefined) query = query.where('emails.client_id', '=', filters.client_id);
-    if (filters.status !== undefined) query = query.where('outbox_messages.status', '=', filters.status);
-    return query;
-  }
-
-  function selectRecord(query: ReturnType<typeof logQuery>) {
-    return query.selectAll('emails').select([
-      'outbox_messages.status',
-      'outbox_messages.attempts',
-      'outbox_messages.last_error',
-      'outbox_messages.run_at',
-      'outbox_messages.done_at',
-      'outbox_messages.updated_at',
-    ]);
-  }
-
-  type JoinedRow = EmailRow & { status: OutboxStatus; attempts: number; last_error: string | null; run_at: string; done_at: string | null; updated_at: string };
-
-  function toRecord(row: JoinedRow): EmailRecord {
-    return {
-      id: row.id,
-      client_id: row.client_id,
-      staff_id: row.staff_id,
-      template: row.template,
-      sender: row.sender,
-      recipients: row.to_email,
-      to_name: row.to_name,
-      subject: row.subject,
-      content_html: shown(row.html),
-      content_text: shown(row.text),
-      status: row.status,
-      attempts: row.attempts,
-      last_error: row.last_error,
-      message_id: row.message_id,
-      next_attempt_at: row.status === 'pending' ? isoSeconds(new Date(row.run_at)) : null,
-      created_at: row.created_at,
-      sent_at: row.done_at === null ? null : isoSeconds(new Date(row.done_at)),
-      updated_at: isoSeconds(new Date(row.updated_at)),
-    };
-  }
-
-  function forClient(record: EmailRecord): ClientEmailRecord {
-    const { id, template, sender, recipients, subject, content_html, content_text, status, created_at, sent_at, updated_at } = record;
-    return { id, template, sender, recipients, subject, content_html, content_text, status, created_at, sent_at, updated_at };
-  }
-
-  async function list(filters: { client_id?: number | undefined; status?: OutboxStatus | undefined; page?: number | undefined; per_page?: number | undefined }) {
-    const request = pageRequest(filters);
-    const total = await logQuery(filters)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    const rows = await selectRecord(logQuery(filters)).orderBy('emails.id', 'desc').limit(request.perPage).offset(request.offset).execute();
-    return toPage(request, total.n, rows.map(toRecord));
-  }
-
-  async function get(id: number, clientId?: number): Promise<EmailRecord> {
-    let query = selectRecord(logQuery({})).where('emails.id', '=', id);
-    if (clientId !== undefined) query = query.where('emails.client_id', '=', clientId);
-    const row = await query.executeTakeFirst();
-    if (row === undefined) throw errors.notFound('E-mail');
-    return toRecord(row);
-  }
+  const { shown, list, get, forClient } = createMailLog(db);
 
   return {
     queue,
@@ -452,6 +389,7 @@ export function createMailService(deps: MailServiceDeps) {
           clientId: row.client_id,
           staffId: row.staff_id,
           rendered: { subject: row.subject, html: row.html, text: row.text },
+          sender: row.sender,
           sealed: row.sealed,
           attachments: parseAttachments(row.attachments),
         });
@@ -461,15 +399,17 @@ export function createMailService(deps: MailServiceDeps) {
     /** A short message to `to` that shows whether delivery works; returns its id. */
     async sendTest(to: string, staffId: number): Promise<number> {
       const recipient = checkRecipient({ email: to });
-      const rendered = renderTemplate(
-        'Test message from Tollgate',
-        '<p>This is a test message sent from the Tollgate admin panel. If you can read it, e-mail delivery works.</p>',
-        {},
-        clientAreaUrl,
-      );
-      return inTransaction(db, (trx) =>
-        insert(trx, { template: 'test', to: recipient, clientId: null, staffId, rendered, sealed: null, attachments: [] }),
-      );
+      return inTransaction(db, async (trx) => {
+        const brand = await brandFor(trx);
+        const rendered = renderTemplate(
+          `Test message from ${brand.name ?? new URL(publicUrl).hostname}`,
+          '<p>This is a test message sent from the admin panel. If you can read it, e-mail delivery works.</p>',
+          {},
+          clientAreaUrl,
+          layoutFor(brand),
+        );
+        return insert(trx, { template: 'test', to: recipient, clientId: null, staffId, rendered, sender: senderOf(mailFrom, brand), sealed: null, attachments: [] });
+      });
     },
 
     async templates(): Promise<TemplateRecord[]> {
@@ -502,14 +442,17 @@ export function createMailService(deps: MailServiceDeps) {
       for (const [name, value] of Object.entries(samples)) {
         if (typeof value === 'string') samples[name] = value.replace('https://billing.example.com', publicUrl);
       }
-      const rendered = renderTemplate(template.subject, template.content, samples, clientAreaUrl);
+      const rendered = renderTemplate(template.subject, template.content, samples, clientAreaUrl, layoutFor(await brandFor(db)));
       return { subject: rendered.subject, html: shown(rendered.html), text: shown(rendered.text) };
     },
 
     /** Closes the SMTP transport (after the outbox loop has stopped). */
     close(): void {
-      void transport?.then((open) => open.close());
+      transport.close();
     },
+
+    /** The admin panel's banner: whether a mail server is configured, and how many messages wait for one. */
+    ...mailWaiting({ outbox, configured: () => transport.configured() }),
   };
 }
 

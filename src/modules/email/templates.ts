@@ -58,7 +58,10 @@ export interface TemplateDefault {
   required?: boolean;
 }
 
-const INVOICE_SAMPLE = { invoice_number: '42', invoice_total: '10.00 USD', invoice_url: 'https://billing.example.com/invoices/42' };
+// `invoice` is the invoice's one name (src/lib/invoice-label.ts): "Invoice NWD-4" once paid, "Pro forma 42" before;
+// `invoice_number` is the number once there is one, else that same pro forma label — never a bare id.
+const INVOICE_SAMPLE = { invoice: 'Pro forma 42', invoice_number: 'Pro forma 42', invoice_total: '10.00 USD', invoice_url: 'https://billing.example.com/invoices/42' };
+const PAID_SAMPLE = { ...INVOICE_SAMPLE, invoice: 'Invoice INV-7', invoice_number: 'INV-7' };
 const ORDER_SAMPLE = { order_title: 'Pro plan', order_url: 'https://billing.example.com/orders' };
 
 export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefault>> = {
@@ -114,27 +117,27 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
   invoice_created: {
     title: 'New invoice',
     when: 'An invoice is issued (new orders; renewals send the renewal reminder instead)',
-    subject: 'Invoice #{{invoice_number}}: {{invoice_total}}',
+    subject: '{{invoice}}: {{invoice_total}}',
     content:
-      '<p>Hello {{name}},</p><p>invoice #{{invoice_number}} for {{invoice_total}} is due on {{invoice_due}}.</p>' +
+      '<p>Hello {{name}},</p><p>{{invoice}} for {{invoice_total}} is due on {{invoice_due}}.</p>' +
       '<p><a href="{{invoice_url}}">View and pay the invoice</a></p>',
     vars: { ...INVOICE_SAMPLE, invoice_due: '2026-12-01' },
   },
   invoice_paid: {
     title: 'Receipt',
     when: 'An invoice is paid (the invoice PDF is attached)',
-    subject: 'Receipt for invoice #{{invoice_number}}',
+    subject: 'Receipt: {{invoice}}',
     content:
-      '<p>Hello {{name}},</p><p>thank you: we received your payment of {{invoice_total}} for invoice #{{invoice_number}}.</p>' +
+      '<p>Hello {{name}},</p><p>thank you: we received your payment of {{invoice_total}} for {{invoice}}.</p>' +
       '<p><a href="{{invoice_url}}">See the invoice</a></p>',
-    vars: INVOICE_SAMPLE,
+    vars: PAID_SAMPLE,
   },
   invoice_payment_failed: {
     title: 'Payment failed',
     when: 'An automatic card payment of an invoice failed',
-    subject: 'Payment of invoice #{{invoice_number}} failed',
+    subject: 'Payment of {{invoice}} failed',
     content:
-      '<p>Hello {{name}},</p><p>we could not charge {{invoice_total}} for invoice #{{invoice_number}}: {{message}}</p>' +
+      '<p>Hello {{name}},</p><p>we could not charge {{invoice_total}} for {{invoice}}: {{message}}</p>' +
       '<p><a href="{{invoice_url}}">Pay the invoice</a> to keep your service running.</p>',
     vars: { ...INVOICE_SAMPLE, message: 'Your card was declined.' },
   },
@@ -152,11 +155,11 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
   invoice_reminder: {
     title: 'Payment reminder',
     when: 'Daily while an unpaid invoice is due within 3 days or overdue (at most once a day per invoice)',
-    subject: '{{#overdue}}Overdue: {{/overdue}}invoice #{{invoice_number}}',
+    subject: '{{#overdue}}Overdue: {{/overdue}}{{invoice}}',
     content:
       '<p>Hello {{name}},</p>' +
-      '{{#overdue}}<p>invoice #{{invoice_number}} for {{invoice_total}} was due on {{invoice_due}} and is still unpaid.</p>{{/overdue}}' +
-      '{{^overdue}}<p>invoice #{{invoice_number}} for {{invoice_total}} is due on {{invoice_due}}.</p>{{/overdue}}' +
+      '{{#overdue}}<p>{{invoice}} for {{invoice_total}} was due on {{invoice_due}} and is still unpaid.</p>{{/overdue}}' +
+      '{{^overdue}}<p>{{invoice}} for {{invoice_total}} is due on {{invoice_due}}.</p>{{/overdue}}' +
       '<p><a href="{{invoice_url}}">Pay the invoice</a></p>',
     vars: { ...INVOICE_SAMPLE, invoice_due: '2026-12-01', overdue: '' },
   },
@@ -175,8 +178,8 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
     when: 'A renewal invoice is issued before a recurrent order expires',
     subject: '{{order_title}} renews on {{expires_at}}',
     content:
-      '<p>Hello {{name}},</p><p>your order {{order_title}} expires on {{expires_at}}. To keep it, pay invoice ' +
-      '#{{invoice_number}} for {{invoice_total}}.</p><p><a href="{{invoice_url}}">Pay the renewal</a></p>',
+      '<p>Hello {{name}},</p><p>your order {{order_title}} expires on {{expires_at}}. To keep it, pay ' +
+      '{{invoice}} for {{invoice_total}}.</p><p><a href="{{invoice_url}}">Pay the renewal</a></p>',
     vars: { ...ORDER_SAMPLE, ...INVOICE_SAMPLE, expires_at: '2026-12-01' },
   },
   order_suspended: {
@@ -342,15 +345,27 @@ export interface RenderedMail {
  * Renders a template. Secret variables become markers (see SECRET_VARS); everything else is filled in, HTML-escaped
  * in the body and on one line in the subject.
  */
-export function renderTemplate(subject: string, content: string, vars: MailVars, clientAreaUrl: string): RenderedMail {
+export function renderTemplate(
+  subject: string,
+  content: string,
+  vars: MailVars,
+  clientAreaUrl: string,
+  /** The whole message around the body (the operator's brand: email/layout.ts). */
+  layout: (body: string) => string = (body) => defaultLayout(body, clientAreaUrl),
+): RenderedMail {
   const inBody = (name: string, value: string): string => (SECRET_VARS.has(name) ? secretMarker(name) : escapeHtml(value));
   const inSubject = (name: string, value: string): string => (SECRET_VARS.has(name) ? HIDDEN_SECRET : value);
-  const body = fillTemplate(content, vars, inBody);
-  const html =
+  const html = layout(fillTemplate(content, vars, inBody));
+  return { subject: oneLine(fillTemplate(subject, vars, inSubject)).slice(0, 998), html, text: htmlToText(html) };
+}
+
+/** The message without a brand: the body and the link to the client area. */
+function defaultLayout(body: string, clientAreaUrl: string): string {
+  return (
     '<!doctype html><html><body style="font-family: sans-serif; line-height: 1.5; color: #222;">' +
     body +
-    `<hr><p style="font-size: 0.9em; color: #555;"><a href="${escapeHtml(clientAreaUrl)}">Your client area</a></p></body></html>`;
-  return { subject: oneLine(fillTemplate(subject, vars, inSubject)).slice(0, 998), html, text: htmlToText(html) };
+    `<hr><p style="font-size: 0.9em; color: #555;"><a href="${escapeHtml(clientAreaUrl)}">Your client area</a></p></body></html>`
+  );
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };

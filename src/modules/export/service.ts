@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { likeEscaped, searchPattern } from '../../db/like.ts';
 import { ownedMatches } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
+import { invoiceLabel } from '../../lib/invoice-label.ts';
 import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
 import { moneyFor } from '../../lib/money.ts';
 import type { ClientService } from '../client/service.ts';
@@ -31,8 +32,9 @@ export const DEFAULT_BATCH = 500;
 const HEADERS: Record<ExportKind, readonly string[]> = {
   clients: ['id', 'email', 'first_name', 'last_name', 'company', 'phone', 'country', 'status', 'currency', 'created_at'],
   orders: ['id', 'client_id', 'client_email', 'client_name', 'product_id', 'title', 'type', 'period', 'price', 'currency', 'status', 'expires_at', 'created_at'],
-  invoices: ['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at'],
-  transactions: ['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at'],
+  // `invoice`: the invoice's one name ("Invoice NWD-4", "Pro forma 12"), last so the earlier columns keep their places.
+  invoices: ['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'invoice'],
+  transactions: ['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at', 'invoice'],
 };
 
 function fullName(first: string | null, last: string | null): string {
@@ -116,15 +118,16 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
         const money = moneyFor(i.currency);
         return {
           id: i.id,
-          cells: [i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at],
+          cells: [i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at, invoiceLabel(i)],
         };
       });
     } else {
       let query = db
         .selectFrom('transactions')
         .leftJoin('clients', 'clients.id', 'transactions.client_id')
+        .leftJoin('invoices', 'invoices.id', 'transactions.invoice_id')
         .selectAll('transactions')
-        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name'])
+        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name', 'invoices.number as invoice_number'])
         .where('transactions.id', '>', after);
       if (filters.status !== undefined) query = query.where('transactions.status', '=', filters.status);
       if (filters.client_id !== undefined) query = query.where('transactions.client_id', '=', filters.client_id);
@@ -139,7 +142,7 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
       const found = await query.orderBy('transactions.id').limit(size).execute();
       rows = found.map((x) => ({
         id: x.id,
-        cells: [x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at],
+        cells: [x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at, invoiceLabel({ id: x.invoice_id, number: x.invoice_number })],
       }));
     }
     return { lines: rows.map((row) => csvLine(row.cells)), last: rows.length === size ? rows[rows.length - 1]!.id : null };

@@ -1,5 +1,6 @@
 // invoice: staff read, mark paid, cancel and refund; clients read their own and ask for renewal invoices; guests
 // read one invoice by its unguessable hash and the payment gateways.
+import { invoiceFileName } from '../../lib/invoice-label.ts';
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../http/action.ts';
 import type { Services } from '../../services.ts';
@@ -34,8 +35,7 @@ const TaxFields = {
 
 /** The invoice as a PDF download named after its number (or "proforma-<id>"). */
 async function pdfOf(services: Services, invoice: InvoiceRecord): Promise<FileResult> {
-  const name = invoice.number ?? `proforma-${invoice.id}`;
-  return new FileResult('application/pdf', await services.invoices.pdf(invoice.id), `${name}.pdf`);
+  return new FileResult('application/pdf', await services.invoices.pdf(invoice.id), invoiceFileName(invoice));
 }
 
 export const invoiceApi: ModuleApi = {

@@ -13,7 +13,7 @@ import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { OutboxService } from '../outbox/service.ts';
-import type { GatewayInvoice, GatewayRegistry, PaymentGateway } from './gateways.ts';
+import { gatewayFailure, type GatewayInvoice, type GatewayRegistry, type PaymentGateway } from './gateways.ts';
 import { createLateRefunds } from './late-refunds.ts';
 import type { InvoiceRow, InvoiceService } from './service.ts';
 
@@ -25,6 +25,8 @@ export type TransactionStatus = 'processed' | 'failed' | 'refunded' | 'error';
 export interface TransactionRecord {
   id: number;
   invoice_id: number;
+  /** The invoice's legal number once paid, null before: with invoice_id, what invoiceLabel names it by. */
+  invoice_number: string | null;
   client_id: number | null;
   gateway: string | null;
   txn_id: string | null;
@@ -70,7 +72,7 @@ export interface InvoicePaymentDeps {
 }
 
 export function toGatewayInvoice(row: InvoiceRow, money: Money): GatewayInvoice {
-  return { id: row.id, hash: row.hash, clientId: row.client_id, total: money.format(row.total), amount: row.total, currency: row.currency };
+  return { id: row.id, hash: row.hash, number: row.number, clientId: row.client_id, total: money.format(row.total), amount: row.total, currency: row.currency };
 }
 
 export function createInvoicePayments({ db, events, invoices, gateways, money, outbox, log }: InvoicePaymentDeps) {
@@ -186,10 +188,11 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
     return 'refunded';
   }
 
-  function toRecord(row: TransactionRow): TransactionRecord {
+  function toRecord(row: TransactionRow, invoiceNumber: string | null): TransactionRecord {
     return {
       id: row.id,
       invoice_id: row.invoice_id,
+      invoice_number: invoiceNumber,
       client_id: row.client_id,
       gateway: row.gateway,
       txn_id: row.transaction_id,
@@ -308,8 +311,9 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
         let ref: string;
         try {
           ({ ref } = await gateway.refund({ paymentRef: payment.transaction_id, amount: wanted, idempotencyKey: `tollgate-refund-${id}-${before}-${wanted}` }));
-        } catch {
-          throw errors.gatewayFailed(`${gateway.title} did not accept the refund; nothing was refunded. Try again later.`);
+        } catch (error) {
+          const failure = gatewayFailure(gateway, 'refund', error, `${gateway.title} did not accept the refund.`);
+          throw errors.gatewayFailed(`${failure.message.replace(/[.\s]*$/, '')}. Nothing was refunded; try again later.`);
         }
         await inTransaction(db, (trx) => applyRefund(trx, gateway, { paymentRef: payment.transaction_id!, ref, refundedTotal: before + wanted, currency: row.currency }, now));
         return;
@@ -335,7 +339,12 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
       if (filters.status !== undefined) query = query.where('status', '=', filters.status);
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
-      return toPage(request, total.n, rows.map(toRecord));
+      // The invoices' numbers, so every list names an invoice as people read it (one query for the page).
+      const ids = [...new Set(rows.map((row) => row.invoice_id))];
+      const numbers = new Map(
+        ids.length === 0 ? [] : (await db.selectFrom('invoices').select(['id', 'number']).where('id', 'in', ids).execute()).map((row) => [row.id, row.number] as const),
+      );
+      return toPage(request, total.n, rows.map((row) => toRecord(row, numbers.get(row.invoice_id) ?? null)));
     },
   };
 }

@@ -4,10 +4,13 @@
 // gateway's own file knows a provider's name. Adding one is one file implementing PaymentGateway, registered in
 // services.ts with `gateways.register(...)`.
 import { errors } from '../../http/errors.ts';
+import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
 
 export interface GatewayInvoice {
   id: number;
   hash: string;
+  /** The legal number once paid; null before (then the invoice is "Pro forma <id>"). */
+  number: string | null;
   clientId: number;
   /** Decimal string, e.g. "10.00". */
   total: string;
@@ -78,6 +81,11 @@ export interface PaymentGateway {
   readonly id: number;
   readonly code: string;
   readonly title: string;
+  /**
+   * Whether the gateway can be used now (its settings are complete); a gateway without it always can. An unavailable
+   * gateway is not listed and cannot be named; it comes back as soon as its settings are (no restart).
+   */
+  available?(): boolean;
   /** What to show the payer for this invoice (or in general, when `invoice` is null). */
   instructions(invoice: GatewayInvoice | null): string | null;
   /** Online gateways: the client's customer record at the provider, created once (idempotent per client). */
@@ -90,8 +98,13 @@ export interface PaymentGateway {
   refund?(request: { paymentRef: string; amount: number; idempotencyKey: string }): Promise<{ ref: string }>;
   /** Forgets a saved payment method at the provider. */
   detachMethod?(methodRef: string): Promise<void>;
-  /** Verifies a provider event's signature on the raw body; throws InvalidEventError when it is not genuine. */
-  verifyEvent?(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): VerifiedEvent;
+  /** Verifies a provider event's signature on the raw body; throws (or rejects with) InvalidEventError when it is not genuine. */
+  verifyEvent?(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): VerifiedEvent | Promise<VerifiedEvent>;
+  /**
+   * A sentence for a failure of this gateway that is safe to show the payer and staff (no key, no request detail),
+   * saying what happened and what to do; a gateway without it gets a generic one.
+   */
+  describeFailure?(error: unknown): string;
   /** What a stored event means. May ask the provider for details (e.g. the card of a payment). */
   interpretEvent?(event: VerifiedEvent): Promise<GatewayEffect[]>;
 }
@@ -107,7 +120,8 @@ export class GatewayRegistry {
   }
 
   get(id: number): PaymentGateway | undefined {
-    return this.gateways.get(id);
+    const gateway = this.gateways.get(id);
+    return gateway !== undefined && usable(gateway) ? gateway : undefined;
   }
 
   byCode(code: string): PaymentGateway | undefined {
@@ -117,32 +131,94 @@ export class GatewayRegistry {
   /** A `gateway_id` parameter names a gateway by id (`2`, `"2"`) or code (`"stripe"`); unknown → 422. */
   resolve(ref: number | string, param = 'gateway_id'): PaymentGateway {
     const text = String(ref).trim();
-    const gateway = /^\d+$/.test(text) ? this.gateways.get(Number(text)) : this.byCode(text);
+    const gateway = /^\d+$/.test(text) ? this.get(Number(text)) : this.byCode(text);
     if (gateway === undefined) throw errors.invalid(param, 'is not a known payment gateway');
     return gateway;
   }
 
   /** The gateway with this id; an unknown id is a bad `param` (422). */
   require(id: number, param = 'gateway_id'): PaymentGateway {
-    const gateway = this.gateways.get(id);
+    const gateway = this.get(id);
     if (gateway === undefined) throw errors.invalid(param, 'is not a known payment gateway');
     return gateway;
   }
 
   list(): PaymentGateway[] {
-    return [...this.gateways.values()].toSorted((a, b) => a.id - b.id);
+    return [...this.gateways.values()].filter(usable).toSorted((a, b) => a.id - b.id);
   }
+}
+
+const usable = (gateway: PaymentGateway): boolean => gateway.available?.() !== false;
+
+/** Anything in a provider's text that looks like a credential, even a redacted one, becomes "[redacted]". */
+export function redactSecrets(text: string): string {
+  return text.replace(/\b(sk|rk|pk)_(test|live)_[A-Za-z0-9*]*|\bwhsec_[A-Za-z0-9+/=*]*/g, '[redacted]');
+}
+
+/** What a provider said about a failure, for the log: its own message and the request id its support asks for. */
+export interface ProviderFailure {
+  message: string;
+  requestId: string | null;
+  status?: number | null;
+  code?: string | null;
+}
+
+export type GatewayLog = (line: Record<string, unknown>) => void;
+
+/** One JSON line on stderr, as the server's other error lines (level 50). */
+export const writeGatewayLog: GatewayLog = (line) => {
+  process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), ...line })}\n`);
+};
+
+// A failure is logged once, by the first who sees it (the gateway, with the provider's details), even when the
+// caller that turns it into a 502 reports it again.
+const reported = new WeakSet<object>();
+
+/**
+ * Logs a payment provider's failure once: which gateway, doing what, the provider's message (credentials redacted)
+ * and request id when the provider gave them. Never a key, never the request's body.
+ */
+export function reportGatewayFailure(gateway: string, action: string, error: unknown, provider: ProviderFailure | null = null, log: GatewayLog = writeGatewayLog): void {
+  if (typeof error === 'object' && error !== null) {
+    if (reported.has(error)) return;
+    reported.add(error);
+  }
+  const message = provider?.message ?? (error instanceof Error ? error.message : String(error));
+  log({
+    msg: `payment gateway ${gateway}: ${action} failed`,
+    gateway,
+    action,
+    provider_message: redactSecrets(message),
+    request_id: provider?.requestId ?? null,
+    ...(provider?.status !== undefined && { provider_status: provider.status }),
+    ...(provider?.code !== undefined && { provider_code: provider.code }),
+  });
+}
+
+/** The 502 for a failed call to `gateway`: its own safe sentence, or a generic one; reported to the log once. */
+export function gatewayFailure(gateway: PaymentGateway, action: string, error: unknown, fallback: string): ReturnType<typeof errors.gatewayFailed> {
+  reportGatewayFailure(gateway.code, action, error);
+  return errors.gatewayFailed(gateway.describeFailure?.(error) ?? fallback);
 }
 
 /**
  * The built-in manual gateway: the payer follows the instructions, staff confirm with admin/invoice/mark_as_paid.
- * `paymentInstructions` may be a function, read on every call (the `payment_instructions` setting).
+ * `paymentInstructions` may be a function, read on every call (the `payment_instructions` setting). For one invoice
+ * the instructions end with the reference to quote, the invoice's one name (`Pro forma 12` before it is paid).
  */
 export function customGateway(paymentInstructions: string | (() => string)): PaymentGateway {
   return {
     id: 1,
     code: 'custom',
     title: 'Manual payment',
-    instructions: () => (typeof paymentInstructions === 'string' ? paymentInstructions : paymentInstructions()),
+    instructions: (invoice) => {
+      const text = typeof paymentInstructions === 'string' ? paymentInstructions : paymentInstructions();
+      return invoice === null ? text : `${text}\n\nReference to quote: ${invoiceReference(invoice)}`;
+    },
   };
+}
+
+/** What a provider shows the payer for an invoice (e.g. the line of a card payment page). */
+export function gatewayLineName(invoice: Pick<GatewayInvoice, 'id' | 'number'>): string {
+  return invoiceLabel(invoice);
 }

@@ -1,5 +1,6 @@
 // The invoice as a PDF (CONTRACT §8): seller, buyer, number (or "Proforma" before payment), lines, discount, tax,
 // totals and status, drawn with pdfkit's built-in Helvetica so no font file is needed. Pure: record in, bytes out.
+import { invoiceLabel } from '../../lib/invoice-label.ts';
 import type { InvoiceRecord } from './service.ts';
 
 const LEFT = 50;
@@ -14,20 +15,19 @@ export async function renderInvoicePdf(invoice: InvoiceRecord): Promise<Buffer> 
   // Loaded on the first PDF: pdfkit and its fonts take ~150 ms to load, too much for every start (issue 13).
   const { default: PDFDocument } = await import('pdfkit');
   return new Promise((resolve, reject) => {
-    const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: invoice.number ?? `Proforma invoice ${invoice.id}`, Author: invoice.seller?.name ?? 'Tollgate' } });
+    const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: invoiceLabel(invoice), Author: invoice.seller?.name ?? '' } });
     const chunks: Buffer[] = [];
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
     doc.on('end', () => resolve(Buffer.concat(chunks)));
     doc.on('error', reject);
 
     const money = (amount: string): string => `${amount} ${invoice.currency}`;
-    const title = invoice.number === null ? 'Proforma invoice' : `Invoice ${invoice.number}`;
-    doc.font('Helvetica-Bold').fontSize(20).text(title, LEFT, 50);
+    doc.font('Helvetica-Bold').fontSize(20).text(invoiceLabel(invoice), LEFT, 50);
     doc.font('Helvetica').fontSize(10).text(`Status: ${invoice.status}`);
     doc.text(`Issued: ${invoice.created_at.slice(0, 10)}`);
     if (invoice.due_at !== null) doc.text(`Due: ${invoice.due_at.slice(0, 10)}`);
     if (invoice.paid_at !== null) doc.text(`Paid: ${invoice.paid_at.slice(0, 10)}`);
-    if (invoice.number === null) doc.text(`Reference: invoice #${invoice.id} (proforma: a number is given on payment)`);
+    if (invoice.number === null) doc.text('Pro forma: the invoice number is given on payment');
 
     const top = 160;
     const seller = invoice.seller as unknown as Record<string, unknown> | null;

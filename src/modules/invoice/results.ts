@@ -98,6 +98,7 @@ export const Transaction = Type.Object(
   {
     id: Type.Integer(),
     invoice_id: Type.Integer(),
+    invoice_number: Nullable(Type.String({ description: "The invoice's number once paid; null before (a pro forma)" })),
     client_id: Nullable(Type.Integer()),
     gateway: Nullable(Type.String({ description: 'The gateway code' })),
     txn_id: Nullable(Type.String({ description: "The provider's or staff's reference" })),

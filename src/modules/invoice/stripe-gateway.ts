@@ -4,17 +4,22 @@
 import Stripe from 'stripe';
 import type { StripeConfig } from '../../config.ts';
 import {
+  gatewayLineName,
   InvalidEventError,
+  reportGatewayFailure,
+  writeGatewayLog,
   type ChargeOutcome,
   type GatewayEffect,
+  type GatewayLog,
   type PaymentGateway,
   type SavedMethod,
   type VerifiedEvent,
 } from './gateways.ts';
+import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './stripe-switch.ts';
 
 /** Stripe's default signature tolerance, stated here because the contract fixes it. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
-export const STRIPE_GATEWAY_ID = 2;
+export { STRIPE_GATEWAY_ID };
 
 type Metadata = Record<string, string> | null | undefined;
 
@@ -42,7 +47,29 @@ export function describeStripeError(error: unknown): string {
   return 'Stripe could not complete the payment';
 }
 
-export function stripeGateway(config: StripeConfig): PaymentGateway {
+/**
+ * Logs a failed call to Stripe once, with Stripe's own message (credentials redacted) and the request id Stripe's
+ * support asks for; other errors (a bug of ours, a timeout inside the library) with their message.
+ */
+function logFailure(action: string, error: unknown, log: GatewayLog): void {
+  const provider =
+    error instanceof Stripe.errors.StripeError
+      ? { message: error.message, requestId: error.requestId ?? null, status: error.statusCode ?? null, code: error.code ?? error.type }
+      : null;
+  reportGatewayFailure(STRIPE_CODE, action, error, provider, log);
+}
+
+export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatewayLog): PaymentGateway {
+  /** Runs one call to Stripe; a failure is logged (once) and thrown on. */
+  async function logged<T>(action: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      logFailure(action, error, log);
+      throw error;
+    }
+  }
+
   const stripe = new Stripe(config.secretKey, {
     host: config.apiBase.host,
     port: config.apiBase.port,
@@ -57,7 +84,7 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
     const customer = idOf(intent.customer);
     const methodId = idOf(intent.payment_method);
     if (intent.setup_future_usage !== 'off_session' || customer === null || methodId === null) return [];
-    const method = await stripe.paymentMethods.retrieve(methodId);
+    const method = await logged('read a payment method', () => stripe.paymentMethods.retrieve(methodId));
     if (method.card === undefined || method.card === null) return [];
     const saved: SavedMethod = {
       ref: method.id,
@@ -71,36 +98,39 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
 
   return {
     id: STRIPE_GATEWAY_ID,
-    code: 'stripe',
-    title: 'Card (Stripe)',
-    instructions: () => 'Pay by card on Stripe’s secure page.',
+    code: STRIPE_CODE,
+    title: STRIPE_TITLE,
+    instructions: () => STRIPE_INSTRUCTIONS,
+    describeFailure: describeStripeError,
 
     async createCustomer(client) {
-      const customer = await stripe.customers.create(
-        { email: client.email, name: client.name, metadata: { client_id: String(client.id) } },
-        // Two first payments at once create one customer, not two.
-        { idempotencyKey: `tollgate-customer-${client.id}` },
+      const customer = await logged('create a customer', () =>
+        stripe.customers.create(
+          { email: client.email, name: client.name, metadata: { client_id: String(client.id) } },
+          // Two first payments at once create one customer, not two.
+          { idempotencyKey: `tollgate-customer-${client.id}` },
+        ),
       );
       return customer.id;
     },
 
     async startPayment({ invoice, customerRef, saveMethod, successUrl, cancelUrl }) {
       const metadata = { invoice_id: String(invoice.id) };
-      const session = await stripe.checkout.sessions.create({
+      const session = await logged('start a Checkout Session', () => stripe.checkout.sessions.create({
         mode: 'payment',
         customer: customerRef,
         client_reference_id: String(invoice.id),
         line_items: [
           {
             quantity: 1,
-            price_data: { currency: invoice.currency.toLowerCase(), unit_amount: invoice.amount, product_data: { name: `Invoice #${invoice.id}` } },
+            price_data: { currency: invoice.currency.toLowerCase(), unit_amount: invoice.amount, product_data: { name: gatewayLineName(invoice) } },
           },
         ],
         payment_intent_data: { metadata, ...(saveMethod && { setup_future_usage: 'off_session' as const }) },
         metadata,
         success_url: successUrl,
         cancel_url: cancelUrl,
-      });
+      }));
       if (session.url === null) throw new Error('Stripe returned a Checkout Session without a URL');
       return { redirect_url: session.url };
     },
@@ -125,6 +155,7 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
         if (intent.status === 'requires_action') return { status: 'requires_action', ref: intent.id, message: 'The card needs the customer to authenticate' };
         return { status: 'failed', ref: intent.id, message: `The payment is ${intent.status}` };
       } catch (error) {
+        logFailure('charge a saved card', error, log);
         if (!(error instanceof Stripe.errors.StripeError)) throw error;
         const ref = error.payment_intent?.id ?? null;
         if (error.code === 'authentication_required') return { status: 'requires_action', ref, message: describeStripeError(error) };
@@ -133,7 +164,7 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
     },
 
     async refund({ paymentRef, amount, idempotencyKey }) {
-      const refund = await stripe.refunds.create({ payment_intent: paymentRef, amount }, { idempotencyKey });
+      const refund = await logged('refund', () => stripe.refunds.create({ payment_intent: paymentRef, amount }, { idempotencyKey }));
       return { ref: refund.id };
     },
 
@@ -142,7 +173,10 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
         await stripe.paymentMethods.detach(methodRef);
       } catch (error) {
         // Already gone at Stripe (detached there, or the customer deleted): forgetting it here is all that is left.
-        if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')) throw error;
+        if (!(error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')) {
+          logFailure('detach a card', error, log);
+          throw error;
+        }
       }
     },
 
@@ -168,7 +202,7 @@ export function stripeGateway(config: StripeConfig): PaymentGateway {
           const intentId = idOf(session.payment_intent);
           if (invoiceId === null || intentId === null || session.payment_status !== 'paid' || session.amount_total === null) return [];
           const paid: GatewayEffect = { kind: 'paid', invoiceId, ref: intentId, amount: session.amount_total, currency: (session.currency ?? '').toUpperCase() };
-          return [paid, ...(await savedMethodOf(await stripe.paymentIntents.retrieve(intentId)))];
+          return [paid, ...(await savedMethodOf(await logged('read a payment', () => stripe.paymentIntents.retrieve(intentId))))];
         }
         case 'payment_intent.succeeded': {
           const intent = event.data.object;

@@ -7,6 +7,7 @@ import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { EventBus } from '../../events.ts';
 import { errors } from '../../http/errors.ts';
+import { invoiceLabel } from '../../lib/invoice-label.ts';
 import type { Money } from '../../lib/money.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { isUpgrade, unusedCredit, upgradeCharge } from '../../lib/proration.ts';
@@ -98,7 +99,7 @@ export function createSelfService({ db, events, orders, products, invoices, mone
         requireRunning(row, now, 'moved to another plan');
         if (row.cancel_at_period_end === 1) throw errors.conflict('The order is canceled at period end; uncancel it first');
         const unpaid = await hasUnpaidInvoice(trx, row.id);
-        if (unpaid !== null) throw errors.conflict(`Invoice #${unpaid} of this order is unpaid; pay or wait for it before changing plan`);
+        if (unpaid !== null) throw errors.conflict(`${invoiceLabel({ id: unpaid, number: null })} of this order is unpaid; pay or wait for it before changing plan`);
         const product = await trx.selectFrom('products').selectAll().where('id', '=', target.product_id).executeTakeFirst();
         if (product === undefined || product.status !== 'enabled') throw errors.notFound('Product');
         if (product.type !== row.type) throw errors.invalid('product_id', `is not a plan of the order's type (${row.type})`);

@@ -366,6 +366,36 @@ export function createOutboxService(deps: OutboxServiceDeps) {
       return rows;
     },
 
+    /** Items of `kind` not delivered yet: queued (`pending`) or set aside for want of a transport (`not_sent`). */
+    async countUndelivered(kind: string): Promise<number> {
+      const row = await db
+        .selectFrom('outbox_messages')
+        // PostgreSQL answers count(*) as text (bigint), SQLite as a number.
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('kind', '=', kind)
+        .where('status', 'in', ['pending', 'not_sent'])
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /**
+     * Puts the items of `kind` set aside as `not_sent` for one of `reasons` back in the queue (a transport exists now), and
+     * wakes the sender. A compare-and-set on the status: two processes releasing at once release each item once.
+     */
+    async releaseNotSent(kind: string, reasons: readonly string[]): Promise<number> {
+      const now = iso(new Date());
+      const result = await db
+        .updateTable('outbox_messages')
+        .set({ status: 'pending', run_at: now, done_at: null, claim_token: null, claimed_until: null, updated_at: now })
+        .where('kind', '=', kind)
+        .where('status', '=', 'not_sent')
+        .where('last_error', 'in', [...reasons])
+        .executeTakeFirst();
+      const released = Number(result.numUpdatedRows);
+      if (released > 0) tick();
+      return released;
+    },
+
     /** Starts the sender loop: a run now (items left by a previous process), then on every wake-up and poll. */
     start(): void {
       if (started || stopped) return;

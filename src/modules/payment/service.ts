@@ -9,7 +9,7 @@ import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import { toGatewayInvoice } from '../invoice/gateway-payments.ts';
-import type { GatewayRegistry, PaymentGateway, SavedMethod } from '../invoice/gateways.ts';
+import { gatewayFailure, type GatewayRegistry, type PaymentGateway, type SavedMethod } from '../invoice/gateways.ts';
 
 export interface PaymentMethodRecord {
   id: number;
@@ -46,8 +46,8 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
     let ref: string;
     try {
       ref = await gateway.createCustomer({ id: clientId, email: client.email, name });
-    } catch {
-      throw errors.gatewayFailed(`${gateway.title} could not be reached; please try again in a moment`);
+    } catch (error) {
+      throw gatewayFailure(gateway, 'create a customer', error, `${gateway.title} could not be reached; nothing was charged. Try again in a moment.`);
     }
     // Two first payments at once: the provider's idempotency gives both the same customer; one row is kept.
     await db
@@ -101,8 +101,8 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
           successUrl: `${back}?payment=success`,
           cancelUrl: `${back}?payment=canceled`,
         });
-      } catch {
-        throw errors.gatewayFailed(`${gateway.title} could not be reached; please try again in a moment`);
+      } catch (error) {
+        throw gatewayFailure(gateway, 'start a payment', error, `${gateway.title} could not be reached; nothing was charged. Try again in a moment.`);
       }
     },
 
@@ -161,8 +161,10 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
       if (gateway?.detachMethod !== undefined) {
         try {
           await gateway.detachMethod(row.method_ref);
-        } catch {
-          throw errors.gatewayFailed(`${gateway.title} could not be reached; the card was not removed. Try again later.`);
+        } catch (error) {
+          // The provider's reason first, then what it means here.
+          const failure = gatewayFailure(gateway, 'detach a card', error, `${gateway.title} could not be reached.`);
+          throw errors.gatewayFailed(`${failure.message.replace(/[.\s]*$/, '')}. The card was not removed; try again later.`);
         }
       }
       await inTransaction(db, async (trx) => {

@@ -20,7 +20,7 @@ export function registerProviderWebhooks(app: FastifyInstance, services: Service
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       let event: VerifiedEvent;
       try {
-        event = gateway.verifyEvent(body, request.headers);
+        event = await gateway.verifyEvent(body, request.headers);
       } catch (error) {
         if (error instanceof InvalidEventError) return reply.status(400).send(envelopeOf(errors.badRequest(error.message)));
         throw error;

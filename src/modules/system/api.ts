@@ -36,7 +36,14 @@ for (const name of PUBLIC_NAMES) {
           ? Type.Array(Type.Integer())
           : Nullable(Type.String());
 }
-for (const name of SECRET_NAMES) settingResults[`${name}_set`] = Type.Boolean();
+for (const name of SECRET_NAMES) {
+  settingResults[`${name}_set`] = Type.Boolean();
+  settingResults[`${name}_source`] = Nullable(
+    Type.Union([Type.Literal('stored'), Type.Literal('environment')], {
+      description: "Whose value is in force: staff's stored one (beats the environment's), the environment's, or none (null)",
+    }),
+  );
+}
 
 const Text = Nullable(Type.String());
 const Company = Type.Object({
@@ -52,6 +59,8 @@ const Company = Type.Object({
   logo_url: Text,
   /** PUBLIC_URL without a trailing slash: the instance's base URL (links in mail, the SDK's baseUrl). */
   public_url: Type.String(),
+  /** Whether the client area's footer links to the staff login (the `show_staff_login_link` setting). */
+  show_staff_login_link: Type.Boolean(),
 });
 const CodeToText = Type.Record(Type.String(), Type.String());
 
@@ -61,7 +70,7 @@ export const systemApi: ModuleApi = {
     settings_get: adminAction({
       params: NO_PARAMS,
       permission: 'system.manage',
-      summary: 'Every setting; secrets only as <name>_set (never their value)',
+      summary: 'Every setting; secrets only as <name>_set and <name>_source (stored, environment or null), never their value',
       result: Type.Object(settingResults),
       handler: (_params, { services }) => services.settings.all(),
     }),
@@ -70,10 +79,13 @@ export const systemApi: ModuleApi = {
       postOnly: true,
       params: Type.Object(settingParams),
       permission: 'system.manage',
-      summary: 'Saves the settings given (all checked first); a secret set to "" is cleared',
+      summary:
+        'Saves the settings given (all checked first; Stripe keys, the webhook secret and smtp_url for shape: 422 naming the field); a secret set to "" drops the stored value, so the environment\'s is in force again',
       result: Done,
       async handler(params, { services }) {
         await services.settings.update(params);
+        // A mail server configured now: the messages that waited for one go out.
+        if (typeof params.smtp_url === 'string' && params.smtp_url !== '') await services.mail.releaseWaiting();
         return true;
       },
     }),
@@ -83,9 +95,14 @@ export const systemApi: ModuleApi = {
     version: guestAction({ params: NO_PARAMS, summary: 'Semantic version of the API', result: Type.String(), handler: () => VERSION }),
     company: guestAction({
       params: NO_PARAMS,
-      summary: "The seller's details: {name, email, address_1..3, city, postcode, country, vat_number, logo_url}, and public_url (this instance's base URL)",
+      summary:
+        "The seller's details: {name, email, address_1..3, city, postcode, country, vat_number, logo_url} (null when not set), public_url (this instance's base URL) and show_staff_login_link (the client area's footer)",
       result: Company,
-      handler: async (_params, { services }) => ({ ...(await services.settings.company()), public_url: services.config.publicUrl.replace(/\/+$/, '') }),
+      handler: async (_params, { services }) => ({
+        ...(await services.settings.company()),
+        public_url: services.config.publicUrl.replace(/\/+$/, ''),
+        show_staff_login_link: await services.settings.get('show_staff_login_link'),
+      }),
     }),
     // What a buyer's forms need before checkout (issue 21 items 3 and 8): the currency prices are in, and whether tax
     // rules exist (then sign-up and checkout need the billing country).

@@ -80,6 +80,39 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
     return readSetting(name, textOf(await stored(), name)) as SettingValues[K];
   }
 
+  /** A copy older than CACHE_TTL_MS is read again in the background; callers go on with the one they have. */
+  function refreshInBackground(): void {
+    if ((cache === null || Date.now() - cache.at >= CACHE_TTL_MS) && !refreshing) {
+      refreshing = true;
+      void stored()
+        .catch(() => undefined)
+        .finally(() => {
+          refreshing = false;
+        });
+    }
+  }
+
+  // The last sealed text opened, so a hot caller (every payment, every mail) does not decrypt each time.
+  const opened = new Map<string, { sealed: string; clear: string }>();
+
+  /** A secret in clear from `rows`: a stored value is sealed, an environment default is not; null when unset. */
+  function clearSecret(rows: Map<string, string>, name: SecretName): string | null {
+    const text = textOf(rows, name);
+    if (text === '') return null;
+    if (!rows.has(name)) return text;
+    const known = opened.get(name);
+    if (known?.sealed === text) return known.clear;
+    const clear = secrets.decrypt(text);
+    opened.set(name, { sealed: text, clear });
+    return clear;
+  }
+
+  /** Whose value of a secret is in force: staff's stored one, the environment's, or none. */
+  function sourceOf(rows: Map<string, string>, name: SecretName): 'stored' | 'environment' | null {
+    if (rows.has(name)) return 'stored';
+    return (defaults[name] ?? '') !== '' ? 'environment' : null;
+  }
+
   /** Ensures the counter row exists inside `trx`, so it can be locked and incremented. */
   async function ensureCounter(trx: Kysely<Database>): Promise<void> {
     const start = defaults[COUNTER] ?? SETTINGS[COUNTER].fallback;
@@ -103,32 +136,34 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
      * process last read or wrote. A copy older than CACHE_TTL_MS is refreshed in the background.
      */
     peek<K extends PublicName>(name: K): SettingValues[K] {
-      if ((cache === null || Date.now() - cache.at >= CACHE_TTL_MS) && !refreshing) {
-        refreshing = true;
-        void stored()
-          .catch(() => undefined)
-          .finally(() => {
-            refreshing = false;
-          });
-      }
+      refreshInBackground();
       return readSetting(name, textOf(snapshot, name)) as SettingValues[K];
     },
 
     /** The clear value of a secret setting (server side only), or null when it is not set. */
     async secret(name: SecretName): Promise<string | null> {
-      const text = textOf(await stored(), name);
-      if (text === '') return null;
-      // Stored values are sealed; an environment default is not.
-      return (await stored()).has(name) ? secrets.decrypt(text) : text;
+      return clearSecret(await stored(), name);
     },
 
-    /** admin/system/settings_get: every public setting, and for each secret only whether it is set. */
+    /**
+     * A secret's clear value without waiting (the Stripe gateway, the mail transport: they read it at each use, so a
+     * change takes effect without a restart): the copy this process last read or wrote, refreshed as `peek` is.
+     */
+    peekSecret(name: SecretName): string | null {
+      refreshInBackground();
+      return clearSecret(snapshot, name);
+    },
+
+    /** admin/system/settings_get: every public setting, and for each secret only whether it is set and by whom. */
     async all(): Promise<Record<string, unknown>> {
       invalidate();
       const rows = await stored();
       const out: Record<string, unknown> = {};
       for (const name of PUBLIC_NAMES) out[name] = readSetting(name, textOf(rows, name));
-      for (const name of SECRET_NAMES) out[`${name}_set`] = textOf(rows, name) !== '';
+      for (const name of SECRET_NAMES) {
+        out[`${name}_set`] = textOf(rows, name) !== '';
+        out[`${name}_source`] = sourceOf(rows, name);
+      }
       return out;
     },
 
@@ -149,7 +184,10 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
           if (!committed) return;
           // What was just written is the newest copy: peek sees it at once.
           const next = new Map(snapshot);
-          for (const [name, text] of changes) next.set(name, SETTINGS[name].kind === 'secret' && text !== '' ? (written.get(name) ?? text) : text);
+          for (const [name, text] of changes) {
+            if (SETTINGS[name].kind === 'secret' && text === '') next.delete(name);
+            else next.set(name, SETTINGS[name].kind === 'secret' ? (written.get(name) ?? text) : text);
+          }
           snapshot = next;
         });
         for (const [name, text] of changes) {
@@ -165,7 +203,12 @@ export function createSystemService({ db, secrets, defaults }: SystemServiceDeps
             if (Number(result.numUpdatedRows) !== 1) throw errors.invalid(COUNTER, 'must not be lower than the next number already reached');
             continue;
           }
-          const value = SETTINGS[name].kind === 'secret' && text !== '' ? secrets.encrypt(text) : text;
+          if (SETTINGS[name].kind === 'secret' && text === '') {
+            // Clearing a secret removes staff's value: the environment's (if any) is in force again.
+            await trx.deleteFrom('settings').where('name', '=', name).execute();
+            continue;
+          }
+          const value = SETTINGS[name].kind === 'secret' ? secrets.encrypt(text) : text;
           written.set(name, value);
           await trx
             .insertInto('settings')

@@ -13,7 +13,8 @@ export interface SettingSpec {
 }
 
 export const SETTINGS = {
-  company_name: { kind: 'text', fallback: 'Tollgate' },
+  /** Unset by default: the client area, mails and the TOTP issuer show the operator's name once set, never ours. */
+  company_name: { kind: 'text', fallback: '' },
   company_email: { kind: 'email', fallback: '' },
   company_address_1: { kind: 'text', fallback: '' },
   company_address_2: { kind: 'text', fallback: '' },
@@ -27,9 +28,11 @@ export const SETTINGS = {
   invoice_next_number: { kind: 'counter', fallback: '1' },
   payment_instructions: {
     kind: 'longtext',
-    fallback: 'Pay by bank transfer and quote the invoice number. Staff confirm the payment.',
+    fallback: 'Pay by bank transfer and quote the reference given with the invoice. Staff confirm the payment.',
   },
   require_email_verification: { kind: 'bool', fallback: 'false' },
+  /** The client area's footer links to the staff login only when this is on (issue 21: the operator's brand). */
+  show_staff_login_link: { kind: 'bool', fallback: 'false' },
   auto_pay_default: { kind: 'bool', fallback: 'true' },
   /** Days after a failed off-session charge at which it is tried again. */
   dunning_retry_days: { kind: 'days', fallback: '1,3,5' },
@@ -38,7 +41,31 @@ export const SETTINGS = {
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },
+  /** Where mail leaves (smtp://user:pass@host:587 or smtps://…); SMTP_URL gives the default. Sealed: it holds a password. */
+  smtp_url: { kind: 'secret', fallback: '' },
 } as const satisfies Record<string, SettingSpec>;
+
+/**
+ * The shape a secret must have when staff store it, so a placeholder ("sk_live_…") or a key pasted into the wrong
+ * field is refused with a 422 naming the field instead of breaking every payment later. Stripe's secret and
+ * restricted keys are `sk_`/`rk_`, `test_`/`live_`, then letters and digits; its webhook signing secrets `whsec_`
+ * and base64 text. Values from the environment are not refused (a start must not fail on them); the Settings page
+ * shows which value is in force.
+ */
+const SECRET_SHAPES: Partial<Record<SettingName, { pattern: RegExp; problem: string }>> = {
+  stripe_secret_key: {
+    pattern: /^(sk|rk)_(test|live)_[A-Za-z0-9]{16,247}$/,
+    problem: 'must be a Stripe secret or restricted key: sk_test_, sk_live_, rk_test_ or rk_live_ followed by letters and digits',
+  },
+  stripe_webhook_secret: {
+    pattern: /^whsec_[A-Za-z0-9+/=]{16,250}$/,
+    problem: 'must be a Stripe webhook signing secret: whsec_ followed by letters and digits',
+  },
+  smtp_url: {
+    pattern: /^smtps?:\/\/[^\s/?#]+(:\d{1,5})?\/?(\?[^\s]*)?$/i,
+    problem: 'must look like smtp://user:password@host:587 or smtps://user:password@host:465',
+  },
+};
 
 export type SettingName = keyof typeof SETTINGS;
 export type SecretName = { [K in SettingName]: (typeof SETTINGS)[K]['kind'] extends 'secret' ? K : never }[SettingName];
@@ -72,7 +99,7 @@ function parseList(name: string, text: string, min: number, max: number, ascendi
  * A value as staff (or the environment) give it, checked and normalised to the text stored; 422 naming the setting
  * otherwise. Booleans arrive as booleans, 0/1 or form strings; numbers as numbers or digit strings.
  */
-export function normalizeSetting(name: SettingName, value: unknown): string {
+export function normalizeSetting(name: SettingName, value: unknown, origin: 'staff' | 'environment' = 'staff'): string {
   const spec: SettingSpec = SETTINGS[name];
   if (spec.kind === 'bool') {
     if (value === true || value === 1 || (typeof value === 'string' && /^(1|true|on|yes)$/i.test(value.trim()))) return 'true';
@@ -110,8 +137,14 @@ export function normalizeSetting(name: SettingName, value: unknown): string {
     case 'offsets':
       return text === '' ? '' : parseList(name, text, -365, 365, true);
     default:
-      // secret: stored sealed; '' clears it.
+      // secret: stored sealed; '' clears the stored value.
       if (value.length > 1000) throw errors.invalid(name, 'must be at most 1000 characters');
+      if (origin === 'staff' && text !== '') {
+        const shape = SECRET_SHAPES[name];
+        if (shape !== undefined && !shape.pattern.test(text)) throw errors.invalid(name, shape.problem);
+        // Surrounding spaces from a paste are never part of a key.
+        if (shape !== undefined) return text;
+      }
       return value;
   }
 }
@@ -137,7 +170,7 @@ export function settingDefaultsFromEnv(env: Record<string, string | undefined>):
   for (const name of SETTING_NAMES) {
     const raw = env[name.toUpperCase()];
     if (raw === undefined || raw.trim() === '') continue;
-    out[name] = normalizeSetting(name, raw);
+    out[name] = normalizeSetting(name, raw, 'environment');
   }
   return out;
 }

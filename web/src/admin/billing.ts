@@ -8,6 +8,8 @@ import { formatDate } from '../lib/format.ts';
 import { announce, Button, Confirm, ErrorMessage, Field, FormError, Loading, Notice, useAction, useLoad } from '../lib/ui.ts';
 import type { PromoRecord, TaxRecord } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
+import { SecretField, type SecretName } from './settings-secrets.ts';
+import { useLocation } from '../lib/router.ts';
 
 const TEXT_SETTINGS = [
   ['company_name', 'Company name'],
@@ -24,14 +26,13 @@ const TEXT_SETTINGS = [
   ['dunning_retry_days', 'Retry failed card charges after (days)'],
   ['invoice_reminder_days', 'Invoice reminders (days from due date)'],
 ] as const;
-const SECRET_SETTINGS = [
-  ['stripe_secret_key', 'Stripe secret key'],
-  ['stripe_webhook_secret', 'Stripe webhook signing secret'],
-  ['smtp_password', 'SMTP password'],
-] as const;
+const STRIPE_SECRETS = ['stripe_secret_key', 'stripe_webhook_secret'] as const;
+const MAIL_SECRETS = ['smtp_url', 'smtp_password'] as const;
+const SECRET_SETTINGS: readonly SecretName[] = [...STRIPE_SECRETS, ...MAIL_SECRETS];
 const BOOLEAN_SETTINGS = [
   ['require_email_verification', 'Require e-mail verification at sign-up'],
   ['auto_pay_default', 'Charge saved cards automatically by default'],
+  ['show_staff_login_link', 'Link to the staff login in the client area’s footer'],
 ] as const;
 
 function asText(value: unknown): string {
@@ -46,6 +47,14 @@ export function SettingsPage() {
   const [form, setForm] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
+  const section = useLocation().query.get('section');
+  // "Settings → Mail" (the admin banner's link): bring the mail section into view once the form is there.
+  useEffect(() => {
+    if (section !== 'mail' || settings.data === undefined) return;
+    const heading = document.getElementById('settings-mail');
+    heading?.scrollIntoView();
+    heading?.focus();
+  }, [section, settings.data === undefined]);
   useEffect(() => {
     if (settings.data === undefined) return;
     const values: Record<string, string> = {};
@@ -60,18 +69,29 @@ export function SettingsPage() {
     // Secrets left blank keep their stored value; typing one replaces it.
     const params: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(form)) {
-      if (SECRET_SETTINGS.some(([secret]) => secret === name) && value === '') continue;
+      if ((SECRET_SETTINGS as readonly string[]).includes(name) && value === '') continue;
       params[name] = value;
     }
     void action.run(async () => {
       await call('admin/system/settings_update', params);
-      setSaved('Settings saved.');
+      setSaved('Settings saved. Changes take effect at once, without a restart.');
+      // Typed secrets are stored now: empty their fields, so the page shows the stored value as in force.
+      setForm(Object.fromEntries(Object.entries(form).filter(([name]) => !(SECRET_SETTINGS as readonly string[]).includes(name))));
       settings.reload();
     });
   };
   const field = (name: string, label: string, extra: Record<string, unknown> = {}) =>
     html`<${Field} label=${label} name=${name} value=${form[name] ?? ''} onInput=${(value: string) => setForm({ ...form, [name]: value })} error=${action.error} ...${extra} />`;
-  const names = [...TEXT_SETTINGS, ...SECRET_SETTINGS, ...BOOLEAN_SETTINGS].map(([name]) => name);
+  const names = [...[...TEXT_SETTINGS, ...BOOLEAN_SETTINGS].map(([name]) => name), ...SECRET_SETTINGS];
+  const secret = (name: SecretName) =>
+    html`<${SecretField}
+      name=${name}
+      source=${settings.data?.[`${name}_source`]}
+      value=${form[name] ?? ''}
+      onInput=${(value: string) => setForm({ ...form, [name]: value })}
+      error=${action.error}
+      onCleared=${settings.reload}
+    />`;
   return html`<h1>Settings</h1>
     <${ErrorMessage} error=${settings.error} />
     ${settings.data === undefined && settings.loading ? html`<${Loading} />` : null}
@@ -88,13 +108,12 @@ export function SettingsPage() {
             ${BOOLEAN_SETTINGS.map(([name, label]) => field(name, label, { options: [['true', 'Yes'], ['false', 'No']] }))}
           </div>
           ${field('payment_instructions', 'Payment instructions (manual payment)', { type: 'textarea', rows: 3 })}
-          <h2>Secrets</h2>
-          <p class="hint">Stored encrypted and never shown again. Leave blank to keep the stored value.</p>
-          <div class="row">
-            ${SECRET_SETTINGS.map(([name, label]) =>
-              field(name, `${label} (${settings.data?.[`${name}_set`] === true ? 'set' : 'not set'})`, { type: 'password', autocomplete: 'off' }),
-            )}
-          </div>
+          <h2 id="settings-stripe">Card payments (Stripe)</h2>
+          <p class="hint">Secrets are stored encrypted and never shown again. Leave a field blank to keep its value.</p>
+          <div class="row">${STRIPE_SECRETS.map(secret)}</div>
+          <h2 id="settings-mail" tabindex="-1">Mail</h2>
+          <p class="hint">Without an SMTP server, messages wait in the mail log and nobody receives them.</p>
+          <div class="row">${MAIL_SECRETS.map(secret)}</div>
           <${FormError} error=${action.error} fields=${[...names, 'company_country', 'payment_instructions']} />
           <${Notice}>${saved}<//>
           <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Save settings<//></div>

@@ -1,6 +1,7 @@
 // Clients: search and paginated list, a new-client form, and one client's details with its orders and invoices.
 import { useCountryOptions } from '../lib/countries.ts';
 import { html } from 'htm/preact';
+import { invoiceTitle } from '../lib/invoice-view.ts';
 import { useEffect, useState } from 'preact/hooks';
 import { call, type Page } from '../lib/api.ts';
 import { cancelsAtPeriodEnd, formatDate, formatMoney } from '../lib/format.ts';
@@ -233,7 +234,7 @@ export function OrdersTable({ orders, busy, showClient = true }: { orders: Order
 
 export function InvoicesTable({ invoices, busy, showClient = true }: { invoices: Invoice[]; busy?: boolean; showClient?: boolean }) {
   const columns: Column<Invoice & WithClient>[] = [
-    ['Invoice', (invoice) => html`<${Link} href=${`/admin/invoices/${invoice.id}`}>Invoice #${invoice.id}<//>`],
+    ['Invoice', (invoice) => html`<${Link} href=${`/admin/invoices/${invoice.id}`}>${invoiceTitle(invoice)}<//>`],
     ['Client', (invoice) => html`<${ClientCell} client=${{ id: invoice.client_id, email: invoice.client_email, name: invoice.client_name }} />`],
     ['Issued', (invoice) => formatDate(invoice.created_at), 'hide-narrow'],
     ['Total', (invoice) => formatMoney(invoice.total, invoice.currency), 'num'],

@@ -5,7 +5,7 @@ import '../style.css';
 import { ApiError, call, describeError, onAuthLost } from '../lib/api.ts';
 import { Link, match, navigate, useLocation } from '../lib/router.ts';
 import { createStore, useStore } from '../lib/store.ts';
-import { Button, Field, FormError, Loading, useAction } from '../lib/ui.ts';
+import { Button, Field, FormError, Loading, useAction, useLoad } from '../lib/ui.ts';
 import { loginReason, refreshStaff, staff } from './common.ts';
 import { CodeField, ForgotPasswordForm, leaveHashRoute, needsSecondFactor, ResetPasswordForm, useHashRoute } from '../lib/security.ts';
 import { DashboardPage } from './dashboard.ts';
@@ -19,6 +19,7 @@ import { StaffConfirmEmailPage } from './own-email.ts';
 import { TransactionsPage } from './transactions.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 import { DevelopersPage } from './developers.ts';
+import { MailBanner } from './mail-banner.ts';
 
 const pageError = createStore<unknown>(null);
 
@@ -50,6 +51,10 @@ function Header() {
   const me = useStore(staff);
   const { path } = useLocation();
   const [busy, setBusy] = useState(false);
+  // The operator's name, not ours (issue 21): "Tollgate" is only in the footer.
+  const company = useLoad(() => call<{ name: string | null }>('guest/system/company'), []);
+  const title = company.data?.name ? `${company.data.name} admin` : 'Admin';
+  if (company.data !== undefined) document.title = title;
   const logout = async (): Promise<void> => {
     setBusy(true);
     try {
@@ -64,7 +69,7 @@ function Header() {
   };
   return html`<header class="top">
     <div class="inner">
-      <${Link} href="/admin" class="brand">Tollgate admin<//>
+      <${Link} href="/admin" class="brand">${title}<//>
       ${me
         ? html`<nav aria-label="Admin">
             <ul>
@@ -167,9 +172,11 @@ function Routes() {
 
 function App() {
   const error = useStore(pageError);
+  const me = useStore(staff);
   return html`
     <${Header} />
     <main id="main" tabindex="-1">
+      ${me ? html`<${MailBanner} />` : null}
       ${error !== null ? html`<p class="error" role="alert">${describeError(error)}</p>` : null}
       <${Routes} />
     </main>

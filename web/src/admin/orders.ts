@@ -6,7 +6,7 @@ import { cancelsAtPeriodEnd, formatDateTime, formatMoney, formatValue, humanize,
 import { periodLabel, typeLabel, usePeriodLabels } from '../lib/labels.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
-import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
+import { InvoiceDocument, invoiceLabel, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
 import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
@@ -213,7 +213,7 @@ function OrderHistory({ id, version }: { id: number; version: string | undefined
 
 const PAYMENT_COLUMNS: readonly Column<TransactionRecord>[] = [
   ['When', (row) => formatDateTime(row.created_at)],
-  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>Invoice #${row.invoice_id}<//>`],
+  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>${invoiceLabel({ id: row.invoice_id, number: row.invoice_number })}<//>`],
   ['Type', (row) => (row.type === 'refund' ? 'Refund' : 'Payment')],
   ['Amount', (row) => formatMoney(row.amount, row.currency), 'num'],
   ['Status', (row) => html`<${Badge} status=${row.status} />`],
@@ -273,7 +273,7 @@ export function OrderPage({ id }: { id: number }) {
                 ['Expires', formatDateTime(data.expires_at)],
                 ['Activated', formatDateTime(data.activated_at)],
                 ['Created', formatDateTime(data.created_at)],
-                ['Unpaid invoice', data.unpaid_invoice_id ? html`<${Link} href=${`/admin/invoices/${data.unpaid_invoice_id}`}>Invoice #${data.unpaid_invoice_id}<//>` : 'None'],
+                ['Unpaid invoice', data.unpaid_invoice_id ? html`<${Link} href=${`/admin/invoices/${data.unpaid_invoice_id}`}>${invoiceLabel({ id: data.unpaid_invoice_id, number: null })}<//>` : 'None'],
               ]}
             />
             <${ErrorMessage} error=${service.error} />
@@ -373,7 +373,7 @@ function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => v
 export function InvoicePage({ id }: { id: number }) {
   const invoice = useLoad(() => call<Invoice>('admin/invoice/get', { id }), [id]);
   const data = invoice.data;
-  return html`<h1>${data === undefined ? `Invoice #${id}` : invoiceTitle(data)}</h1>
+  return html`<h1>${data === undefined ? 'Invoice' : invoiceTitle(data)}</h1>
     <p><${Link} href="/admin/invoices">All invoices<//></p>
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}

@@ -6,6 +6,7 @@ import { call, type Page } from '../lib/api.ts';
 import { formatDateTime, formatMoney } from '../lib/format.ts';
 import { Link, useLocation } from '../lib/router.ts';
 import { Badge, Button, Field, FormError, Loading, Pager, useLoad } from '../lib/ui.ts';
+import { invoiceLabel } from '../../../src/lib/invoice-label.ts';
 import type { TransactionRecord } from '../../../src/modules/invoice/gateway-payments.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 
@@ -20,7 +21,7 @@ const STATUSES = [
 const COLUMNS: readonly Column<TransactionRecord>[] = [
   ['#', (row) => row.id],
   ['When', (row) => formatDateTime(row.created_at)],
-  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>Invoice #${row.invoice_id}<//>`],
+  ['Invoice', (row) => html`<${Link} href=${`/admin/invoices/${row.invoice_id}`}>${invoiceLabel({ id: row.invoice_id, number: row.invoice_number })}<//>`],
   ['Client', (row) => html`<${ClientCell} client=${{ id: row.client_id }} />`],
   ['Gateway', (row) => row.gateway ?? 'Marked paid by staff'],
   ['Type', (row) => (row.type === 'refund' ? 'Refund' : 'Payment')],

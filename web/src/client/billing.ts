@@ -5,6 +5,7 @@ import { call, type Page } from '../lib/api.ts';
 import { formatDate, formatMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { invoiceReference } from '../../../src/lib/invoice-label.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Gateway, Invoice, Order, Product } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
@@ -101,7 +102,7 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
   if (manual !== undefined && manual.length === 0) return null;
   return html`<section class="card" aria-labelledby="pay-title" data-testid="how-to-pay">
     <h2 id="pay-title">How to pay</h2>
-    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>${invoice.number ?? `Invoice #${invoice.id}`}</strong>. Your order starts as soon as the payment is confirmed.</p>
+    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>${invoiceReference(invoice)}</strong>. Your order starts as soon as the payment is confirmed.</p>
     <${ErrorMessage} error=${gateways.error} />
     ${gateways.loading && gateways.data === undefined ? html`<${Loading} label="Loading the payment options…" />` : null}
     ${manual?.map(
@@ -116,7 +117,7 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
 export function InvoicePage({ id }: { id: number }) {
   const invoice = useLoad(() => call<Invoice>('client/invoice/get', { id }), [id]);
   const data = invoice.data;
-  return html`<h1>${data === undefined ? `Invoice #${id}` : invoiceTitle(data)}</h1>
+  return html`<h1>${data === undefined ? 'Invoice' : invoiceTitle(data)}</h1>
     <p><${Link} href="/invoices">All invoices<//></p>
     <${ErrorMessage} error=${invoice.error} />
     ${data === undefined && invoice.loading ? html`<${Loading} />` : null}

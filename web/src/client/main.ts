@@ -14,6 +14,7 @@ import { ChangePlanPage, GuestInvoicePage, InvoicePage, InvoicesPage, OrdersPage
 import { KeysPage } from './keys.ts';
 import { ProfilePage } from './profile.ts';
 import { MessagePage, MessagesPage } from './messages.ts';
+import { BrandLink, Footer, loadBrand } from './brand.ts';
 
 /** An error about the whole page (e.g. the session lost its CSRF token), shown above every page. */
 const pageError = createStore<unknown>(null);
@@ -47,7 +48,7 @@ function Header() {
   };
   return html`<header class="top">
     <div class="inner">
-      <${Link} href="/" class="brand">Tollgate<//>
+      <${BrandLink} />
       <nav aria-label="Main">
         <ul>
           ${item('/', 'Plans')}
@@ -114,13 +115,14 @@ function App() {
       ${error !== null ? html`<p class="error" role="alert">${describeError(error)}</p>` : null}
       <${Routes} />
     </main>
-    <footer class="bottom">Tollgate · <a href="/admin">Staff</a></footer>
+    <${Footer} />
   `;
 }
 
 async function start(): Promise<void> {
   const root = document.getElementById('app')!;
   render(html`<${App} />`, root);
+  void loadBrand();
   try {
     // Asked first so a visitor's console shows no 401: the profile is read only when there is a client session.
     const { role } = await call<{ role: string }>('guest/session/whoami');

@@ -1,6 +1,7 @@
 // The only way the pages talk to the server: POST JSON to /api/{role}/{module}/{action}, read the envelope, throw
 // ApiError with the server's message on failure. Client and admin calls ride on the session cookie and send the
 // csrf_token cookie's value in X-CSRF-Token (guest calls too, when the cookie exists).
+import { serverErrorText } from '../../../src/lib/server-error-text.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -171,7 +172,7 @@ export function describeError(error: unknown): string {
     if (error.code === 0) return error.message;
     // Mistakes in what was typed: a sentence about the field, no error number.
     if (error.code === 422) return humanMessage(error.message);
-    if (error.status >= 500) return `Something went wrong on the server: ${error.message} (error ${error.code}). Try again in a moment.`;
+    if (error.status >= 500) return serverErrorText(error.message, error.code);
     return /[.!?]$/.test(error.message) ? error.message : `${error.message}.`;
   }
   return error instanceof Error ? error.message : String(error);

@@ -1,6 +1,7 @@
 // One invoice as a document (CONTRACT §8), shared by the client, guest and staff pages: number (or proforma), the
 // seller and the buyer as they were when it was issued, the lines, discount, tax and totals, and the PDF download.
 import { html } from 'htm/preact';
+import { invoiceFileName, invoiceLabel } from '../../../src/lib/invoice-label.ts';
 import { formatDateTime, formatMoney, isZeroMoney } from './format.ts';
 import { Badge, DefinitionList } from './ui.ts';
 import { useCountryName } from './countries.ts';
@@ -27,10 +28,13 @@ function PartyBlock({ title, party, id }: { title: string; party: Party; id: str
   </section>`;
 }
 
-/** The invoice's title: its number once paid, else "Proforma invoice #id". */
+/** The invoice's one name, as the server's mails and PDFs call it: "Invoice NWD-4" once paid, "Pro forma 12" before. */
 export function invoiceTitle(invoice: Pick<Invoice, 'id' | 'number'>): string {
-  return invoice.number !== null ? `Invoice ${invoice.number}` : `Proforma invoice #${invoice.id}`;
+  return invoiceLabel(invoice);
 }
+
+/** A link's text for an invoice known only by id and, when paid, number (lists of payments, orders). */
+export { invoiceLabel };
 
 /** Where the invoice's PDF is: the guest action by hash works in every area without a CSRF token in the URL. */
 export function pdfUrl(invoice: Pick<Invoice, 'hash'>): string {
@@ -74,6 +78,6 @@ export function InvoiceDocument({ invoice, extra = [] }: { invoice: Invoice; ext
         </tfoot>
       </table>
     </div>
-    <p><a href=${pdfUrl(invoice)} download=${`${invoice.number ?? `proforma-${invoice.id}`}.pdf`} class="button">Download PDF</a></p>
+    <p><a href=${pdfUrl(invoice)} download=${invoiceFileName(invoice)} class="button">Download PDF</a></p>
   </section>`;
 }
