@@ -144,9 +144,9 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
   invoice_payment_refunded: {
     title: 'Payment refunded',
     when: 'A card payment arrived for an invoice that no longer applied (voided, canceled, already paid) and was refunded',
-    subject: 'Your payment for invoice #{{invoice_number}} was refunded',
+    subject: 'Your payment for {{invoice}} was refunded',
     content:
-      '<p>Hello {{name}},</p><p>your payment of {{amount}} for invoice #{{invoice_number}} arrived after the invoice no ' +
+      '<p>Hello {{name}},</p><p>your payment of {{amount}} for {{invoice}} arrived after the invoice no ' +
       'longer applied (it had lapsed, been canceled or already been paid), so it bought nothing. We have refunded it ' +
       'in full to the card it came from; banks usually show a refund within 5–10 days.</p>' +
       '<p><a href="{{invoice_url}}">See the invoice</a></p>',
