@@ -17,8 +17,10 @@ export const MUTATE_TARGETS = {
   pricing: { mutate: 'src/lib/usage-pricing.ts', tests: ['test/usage-pricing.test.ts', 'test/mutate-pricing.test.ts'] },
   promos: { mutate: 'src/modules/product/promos.ts', tests: ['test/mutate-promos.test.ts', 'test/billing-coupons.test.ts', 'test/billing-properties.test.ts'] },
   proration: { mutate: 'src/lib/proration.ts', tests: ['test/mutate-proration.test.ts', 'test/billing-properties.test.ts'] },
-  // Being rewritten elsewhere: the entry runs its existing tests; raising its score is that rewrite's job.
-  selfservice: { mutate: 'src/modules/order/self-service.ts', tests: ['test/billing-selfservice.test.ts'] },
+  selfservice: {
+    mutate: 'src/modules/order/self-service.ts',
+    tests: ['test/mutate-selfservice.test.ts', 'test/billing-selfservice.test.ts', 'test/billing-renewal-guard.test.ts', 'test/billing-proration-credit.test.ts'],
+  },
 };
 
 export default defineConfig({
