@@ -35,6 +35,7 @@ import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts
 import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
 import { registerCounterSyncMetrics } from './http/counter-sync-metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
+import { keyIsSwitchedOn } from './modules/serviceapikey/key-state.ts';
 import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/overage.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
@@ -223,7 +224,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
-  const notices = registerNotices({ db, events, mail, outbox, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
+  const notices = registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,

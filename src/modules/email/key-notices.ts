@@ -36,6 +36,8 @@ export interface KeyNoticesDeps {
   outbox: Pick<OutboxService, 'enqueue' | 'registerKind' | 'latestWithKeyPrefix'>;
   /** Queues the "key disabled" mail in `trx`; `dedupeKey` makes a retried delivery queue it once. */
   sendDisabled: (trx: Kysely<Database>, notice: { orderId: number; clientId: number; dedupeKey: string }) => Promise<unknown>;
+  /** Whether the key exists and is switched on now, asked of the key module (serviceapikey/key-state.ts). */
+  keyIsSwitchedOn: (trx: Kysely<Database>, keyId: number) => Promise<boolean>;
 }
 
 function readNotice(payload: unknown): KeyNotice | null {
@@ -45,7 +47,7 @@ function readNotice(payload: unknown): KeyNotice | null {
   return { keyId, orderId, clientId, told };
 }
 
-export function registerKeyNotices({ db, events, outbox, sendDisabled }: KeyNoticesDeps): void {
+export function registerKeyNotices({ db, events, outbox, sendDisabled, keyIsSwitchedOn }: KeyNoticesDeps): void {
   /** A switch of the key's validity, inside the switch's transaction: make sure a notice is waiting. */
   async function switched(trx: Kysely<Database>, event: { keyId: number; orderId: number; clientId: number }, workedBefore: boolean): Promise<void> {
     const prefix = `${KEY_NOTICE_KIND}:${event.keyId}:`;
@@ -67,8 +69,7 @@ export function registerKeyNotices({ db, events, outbox, sendDisabled }: KeyNoti
       const notice = readNotice(payload);
       if (notice === null) return;
       await inTransaction(db, async (trx) => {
-        const key = await trx.selectFrom('api_keys').select(['valid', 'deleted_at']).where('id', '=', notice.keyId).executeTakeFirst();
-        const works = key !== undefined && key.valid === 1 && key.deleted_at === null;
+        const works = await keyIsSwitchedOn(trx, notice.keyId);
         // Back where the customer last heard it (switched off and on again): nothing to say.
         if (works === notice.told || works) return;
         await sendDisabled(trx, { orderId: notice.orderId, clientId: notice.clientId, dedupeKey: `${KEY_NOTICE_KIND}:mail:${id}` });

@@ -29,6 +29,8 @@ export interface NoticesDeps {
   mail: Pick<MailService, 'queue' | 'isQueued' | 'queuedKeys'>;
   /** The delayed, coalesced key validity notices (key-notices.ts). */
   outbox: KeyNoticesDeps['outbox'];
+  /** The key module's answer to "is this key switched on now?" (key-notices.ts reads no key table itself). */
+  keyIsSwitchedOn: KeyNoticesDeps['keyIsSwitchedOn'];
   /** PUBLIC_URL without a trailing slash. */
   publicUrl: string;
   money: Pick<Money, 'format'>;
@@ -52,7 +54,7 @@ async function recipient(trx: Kysely<Database>, clientId: number) {
 
 const day = (iso: string | null): string => (iso === null ? '' : iso.slice(0, 10));
 
-export function registerNotices({ db, events, mail, outbox, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
+export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
   const links = {
     invoice: (id: number) => `${publicUrl}/invoices/${id}`,
     orders: () => `${publicUrl}/orders`,
@@ -173,6 +175,7 @@ export function registerNotices({ db, events, mail, outbox, publicUrl, money, re
     db,
     events,
     outbox,
+    keyIsSwitchedOn,
     sendDisabled: async (trx, { orderId, clientId, dedupeKey }) => {
       const order = await orderOf(trx, orderId);
       return toClient(trx, clientId, 'apikey_disabled', { order_title: order?.title ?? `Order #${orderId}`, keys_url: links.keys() }, { dedupeKey });
