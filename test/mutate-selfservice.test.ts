@@ -133,7 +133,7 @@ describe('self-service through its service', () => {
       ]);
       // Nothing changes before payment, and a second change waits for the invoice.
       expect(await row(orderId)).toMatchObject({ product_id: basic, period: '1M', price: 1000, next_product_id: null });
-      await refused(ss.changePlan(orderId, clientId, { product_id: pro, period: '1W' }, MID), 409, `Invoice #${invoice.id} of this order is unpaid; pay or wait for it before changing plan`);
+      await refused(ss.changePlan(orderId, clientId, { product_id: pro, period: '1W' }, MID), 409, `Pro forma ${invoice.id} of this order is unpaid; pay or wait for it before changing plan`);
     });
 
     it('upgrades a weekly order to a weekly plan', async () => {

@@ -68,6 +68,8 @@ describe.runIf(HAVE_CHROMIUM)('operator settings in the browser', () => {
     await staff.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
     await settled(staff);
     const hint = (name: string) => staff.locator(`[data-secret="${name}"] .hint`).textContent();
+    const hintSays = (name: string, text: string) =>
+      staff.locator(`[data-secret="${name}"] .hint`).filter({ hasText: text }).waitFor({ timeout: 10_000 });
     expect(await hint('stripe_webhook_secret')).toBe("In force: the environment's value (STRIPE_WEBHOOK_SECRET).");
     expect(await hint('stripe_secret_key')).toBe('Not set.');
     expect(await hint('smtp_url')).toBe('In force: the value stored here (it overrides the environment).');
@@ -82,12 +84,16 @@ describe.runIf(HAVE_CHROMIUM)('operator settings in the browser', () => {
     await staff.getByRole('button', { name: 'Save settings' }).click();
     await staff.getByText('Settings saved.', { exact: false }).waitFor();
     await settled(staff);
+    // The page reloads the settings after the save: wait for the hint to say so (a wrong hint fails on the timeout).
+    await hintSays('stripe_webhook_secret', 'In force: the value stored here (it overrides the environment).');
     expect(await hint('stripe_webhook_secret')).toBe('In force: the value stored here (it overrides the environment).');
     await staff.screenshot({ path: join(SHOTS, 'operator-settings-secrets.png'), fullPage: true });
 
     await staff.getByRole('button', { name: 'Clear the stored Stripe webhook signing secret' }).click();
     await staff.locator('[data-secret="stripe_webhook_secret"]').getByText('Stored value cleared.').waitFor();
     await settled(staff);
+    // onCleared reloads the settings after the message shows: wait for the hint rather than racing that reload.
+    await hintSays('stripe_webhook_secret', "In force: the environment's value (STRIPE_WEBHOOK_SECRET).");
     expect(await hint('stripe_webhook_secret')).toBe("In force: the environment's value (STRIPE_WEBHOOK_SECRET).");
     expect(await t.services.settings.secret('stripe_webhook_secret')).toBe('whsec_FromTheEnvironment0000000');
   });
