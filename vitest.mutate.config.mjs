@@ -7,19 +7,19 @@ import { defineConfig } from 'vitest/config';
 export const MUTATE_TARGETS = {
   auth: {
     mutate: 'src/http/auth.ts',
-    tests: ['test/core-auth.test.ts', 'test/core-auth-sessions.test.ts', 'test/core-csrf.test.ts', 'test/core-ratelimit.test.ts'],
+    tests: ['test/http/auth.test.ts', 'test/http/auth-sessions.test.ts', 'test/http/csrf.test.ts', 'test/platform/rate-limit.test.ts'],
   },
-  money: { mutate: 'src/lib/money.ts', tests: ['test/selling-money.test.ts'] },
+  money: { mutate: 'src/lib/money.ts', tests: ['test/lib/money.test.ts'] },
   cache: {
     mutate: 'src/modules/serviceapikey/cache.ts',
-    tests: ['test/apikey-cache.test.ts', 'test/apikey-api.test.ts', 'test/apikey-client-status.test.ts'],
+    tests: ['test/modules/serviceapikey/cache.test.ts', 'test/modules/serviceapikey/api.test.ts', 'test/modules/serviceapikey/client-status.test.ts'],
   },
-  pricing: { mutate: 'src/lib/usage-pricing.ts', tests: ['test/usage-pricing.test.ts', 'test/mutate-pricing.test.ts'] },
-  promos: { mutate: 'src/modules/product/promos.ts', tests: ['test/mutate-promos.test.ts', 'test/billing-coupons.test.ts', 'test/billing-properties.test.ts'] },
-  proration: { mutate: 'src/lib/proration.ts', tests: ['test/mutate-proration.test.ts', 'test/billing-properties.test.ts'] },
+  pricing: { mutate: 'src/lib/usage-pricing.ts', tests: ['test/lib/usage-pricing.test.ts', 'test/lib/mutate-pricing.test.ts'] },
+  promos: { mutate: 'src/modules/product/promos.ts', tests: ['test/modules/product/mutate-promos.test.ts', 'test/modules/product/coupons.test.ts', 'test/lib/billing-properties.test.ts'] },
+  proration: { mutate: 'src/lib/proration.ts', tests: ['test/lib/mutate-proration.test.ts', 'test/lib/billing-properties.test.ts'] },
   selfservice: {
     mutate: 'src/modules/order/self-service.ts',
-    tests: ['test/mutate-selfservice.test.ts', 'test/billing-selfservice.test.ts', 'test/billing-renewal-guard.test.ts', 'test/billing-proration-credit.test.ts'],
+    tests: ['test/modules/order/mutate-selfservice.test.ts', 'test/modules/order/self-service.test.ts', 'test/modules/invoice/renewal-guard.test.ts', 'test/modules/order/proration-credit.test.ts'],
   },
 };
 

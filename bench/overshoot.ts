@@ -1,9 +1,9 @@
-// How far past a limit the batched key-check counters let a client go (src/http/counter-sync.ts): P processes (here,
+// How far past a limit the batched key-check counters let a client go (src/platform/counters/batched.ts): P processes (here,
 // P counter stores in one process, each with its own Redis connection and its own 200 ms sync) share one limit on
 // the shared Redis; a client sends to all of them at a steady rate until every one refuses. Reported: calls allowed
 // beyond the limit, for a few rates. BENCH_REDIS_URL names the Redis (default: the shared one of HELPERS.md).
 import { randomBytes } from 'node:crypto';
-import { BatchedCounterStore, RedisCounterBackend } from '../src/http/counter-sync.ts';
+import { BatchedCounterStore, RedisCounterBackend } from '../src/platform/counters/batched.ts';
 import { REDIS_SERVER } from './process.ts';
 
 async function measure(processes: number, perProcessPerSecond: number, limit: number): Promise<number> {

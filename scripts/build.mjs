@@ -14,7 +14,7 @@ try {
 try {
   const { register } = await import('tsx/esm/api');
   register();
-  const { ensureWebBuilt } = await import('../src/web/build.ts');
+  const { ensureWebBuilt } = await import('../src/http/web-build.ts');
   await ensureWebBuilt();
   process.stdout.write('tollgate: the browser UI is built in web/dist\n');
 } catch (error) {

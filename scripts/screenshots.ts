@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { buildApp } from '../src/app.ts';
-import { ensureWebBuilt, WEB_DIST_DIR } from '../src/web/build.ts';
+import { ensureWebBuilt, WEB_DIST_DIR } from '../src/http/web-build.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestApp } from '../test/helpers/app.ts';
 import { seedShop } from '../test/helpers/panel-seed.ts';
 

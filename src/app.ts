@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
-import { ApiError, envelopeOf, errors } from './http/errors.ts';
+import { ApiError, asApiError, envelopeOf, errors } from './platform/errors.ts';
 import { parseQuery, registerBodyParsers } from './http/body.ts';
 import { registerGateway } from './http/gateway.ts';
 import { createObserver, type ObserveOptions } from './http/observe.ts';
@@ -17,11 +17,11 @@ import { capConnectionsPerAddress } from './http/connections.ts';
 import { limitConnections, type ConnectionPressure } from './http/connection-pressure.ts';
 import { defaultMaxConnections, readDescriptorLimit } from './http/descriptor-limit.ts';
 import { createDirectAnswers, type DirectAnswers, type ProxyTrust } from './http/direct.ts';
-import { buildWhitelist } from './http/rate-limit.ts';
+import { buildWhitelist } from './platform/rate-limit.ts';
 import { modules as defaultModules } from './modules/index.ts';
-import type { ModuleApi } from './http/action.ts';
+import type { ModuleApi } from './platform/action.ts';
 import type { Services } from './services.ts';
-import { registerWebUi } from './web/static.ts';
+import { registerWebUi } from './http/static.ts';
 import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
 import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
 import { keyDirectRoutes } from './modules/serviceapikey/direct-routes.ts';
@@ -37,7 +37,7 @@ export interface BuildOptions {
   accessLogStream?: ObserveOptions['accessLogStream'];
   /**
    * Answer the key check's plain JSON POSTs before Fastify (src/http/direct.ts); DIRECT_ANSWERS by default. Off here
-   * to compare the two roads (test/direct-answers.test.ts). `inject()` always takes Fastify's road.
+   * to compare the two roads (test/http/direct-answers.test.ts). `inject()` always takes Fastify's road.
    */
   directAnswers?: boolean;
 }
@@ -162,7 +162,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   registerBodyParsers(app);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    const apiError = error instanceof ApiError ? error : fromFastifyError(error, config.bodyLimitBytes);
+    const apiError = asApiError(error) ?? fromFastifyError(error as FastifyError, config.bodyLimitBytes);
     if (apiError.code === 500) request.log.error({ err: error, reqId: request.id }, 'internal error');
     setApiHeaders(request, reply, httpsPossible);
     void reply.status(apiError.status).headers(apiError.headers).send(envelopeOf(apiError));

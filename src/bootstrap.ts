@@ -3,7 +3,7 @@
 import { loadConfig, type Config } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { resolveInstanceSecret } from './secret.ts';
+import { resolveInstanceSecret } from './platform/instance-secret.ts';
 import { createServices, type Services } from './services.ts';
 import { randomString } from './lib/crypto.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { bootstrap } from './bootstrap.ts';
 import { backupSqlite } from './db/backup.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
-import { ApiError } from './http/errors.ts';
+import { ApiError } from './platform/errors.ts';
 import type { Services } from './services.ts';
 
 type Command = (services: Services, args: string[]) => Promise<void>;

@@ -2,10 +2,10 @@
 import { buildApp } from './app.ts';
 import { bootstrap, ensureFirstAdmin } from './bootstrap.ts';
 import { firstAdminNotice } from './first-admin-notice.ts';
-import { isClusterPrimary, runPrimary, runsBackgroundTasks } from './cluster/primary.ts';
+import { isClusterPrimary, runPrimary, runsBackgroundTasks } from './primary.ts';
 import { loadConfig } from './config.ts';
 import type { Services } from './services.ts';
-import { ensureWebBuilt, WEB_DIST_DIR } from './web/build.ts';
+import { ensureWebBuilt, WEB_DIST_DIR } from './http/web-build.ts';
 
 const config = loadConfig();
 // WORKERS > 1: this process becomes the cluster's primary and never gets past this line; its workers run the rest.
@@ -20,7 +20,7 @@ const app = buildApp(services, {
 
 await printFirstAdmin(services);
 
-// With WORKERS > 1 only the first worker runs the scheduler (src/cluster/primary.ts).
+// With WORKERS > 1 only the first worker runs the scheduler (src/primary.ts).
 if (runsBackgroundTasks()) for (const start of services.startTasks) start();
 
 let closing = false;

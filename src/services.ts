@@ -2,17 +2,17 @@
 // neighbours it needs. Actions reach services through `call.services`.
 import cluster from 'node:cluster';
 import type { Kysely } from 'kysely';
-import { ClusterCounterBackend, ClusterCounterStore } from './cluster/counters.ts';
+import { ClusterCounterBackend, ClusterCounterStore } from './platform/counters/cluster.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle, DialectName } from './db/database.ts';
 import type { Database } from './db/schema.ts';
-import { EventBus } from './events.ts';
-import { MemoryCounterStore, RedisCounterStore } from './http/counter-store.ts';
-import { BatchedCounterStore, RedisCounterBackend } from './http/counter-sync.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { EventBus } from './platform/events.ts';
+import { MemoryCounterStore, RedisCounterStore } from './platform/counters/store.ts';
+import { BatchedCounterStore, RedisCounterBackend } from './platform/counters/batched.ts';
+import { RateLimiter } from './platform/rate-limit.ts';
 import { createSecretBox, type SecretBox } from './lib/crypto.ts';
 import { moneyFor } from './lib/money.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
@@ -33,7 +33,7 @@ import { createPromoService, type PromoService } from './modules/product/promos.
 import { ProductTypeRegistry } from './modules/product/types-registry.ts';
 import { createApiKeyProductType } from './modules/serviceapikey/product-type.ts';
 import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
-import { registerCounterSyncMetrics } from './http/counter-sync-metrics.ts';
+import { registerCounterSyncMetrics } from './platform/counters/batched-metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { keyIsSwitchedOn } from './modules/serviceapikey/key-state.ts';
 import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/overage.ts';

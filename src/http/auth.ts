@@ -4,9 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../modules/session/service.ts';
 import type { Services } from '../services.ts';
 import { safeEqual } from '../lib/crypto.ts';
-import { ApiError, errors } from './errors.ts';
-import type { Identity } from './identity.ts';
-import { enforce } from './rate-limit.ts';
+import { ApiError, errors } from '../platform/errors.ts';
+import type { Identity } from '../platform/identity.ts';
+import { enforce } from '../platform/rate-limit.ts';
 import { CSRF_COOKIE, readCookies, SESSION_COOKIE } from './session-control.ts';
 
 type AuthRole = 'admin' | 'client';

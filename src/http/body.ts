@@ -4,7 +4,7 @@ import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance } from 'fastify';
 import qs from 'qs';
 import { jsonTooDeep, MAX_NESTING } from './depth.ts';
-import { errors } from './errors.ts';
+import { errors } from '../platform/errors.ts';
 
 // `strictDepth` makes qs throw past MAX_NESTING brackets instead of keeping the rest as a literal key, so a form
 // nests exactly as deep as JSON may (depth.ts).

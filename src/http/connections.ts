@@ -5,8 +5,8 @@
 import { isIPv4, type BlockList } from 'node:net';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { AddressGroups } from './address-groups.ts';
-import { normaliseIp } from './rate-limit.ts';
+import type { AddressGroups } from '../platform/address-groups.ts';
+import { normaliseIp } from '../platform/rate-limit.ts';
 
 /**
  * Destroys a new connection at once when its address (group) already holds `max` open ones. Addresses in `exempt`

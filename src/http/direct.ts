@@ -3,7 +3,7 @@
 // Everything else (GET, a form, a query string, a chunked or large body, another content type, a server shutting
 // down) goes to Fastify and the gateway unchanged. The answer is the gateway's to the byte: the same parameter
 // validation (the action's own schema), the same rate-limit policy and headers, the same envelope, error catalogue and
-// common headers, the same account in the access log, metrics and slow-request warnings. test/direct-answers.test.ts
+// common headers, the same account in the access log, metrics and slow-request warnings. test/http/direct-answers.test.ts
 // sends one corpus of requests both ways and compares status, headers and body.
 //
 // Why: Fastify's own per-request work (routing, request and reply objects, the content-type parser's async resource,
@@ -15,10 +15,10 @@ import type { Static, TObject } from '@sinclair/typebox';
 import type { RateLimitPolicy } from '../config.ts';
 import type { Services } from '../services.ts';
 import { parseJsonObject } from './body.ts';
-import { ApiError, envelopeOf, errors } from './errors.ts';
+import { asApiError, envelopeOf, errors } from '../platform/errors.ts';
 import { COMMON_HEADERS, HSTS } from './headers.ts';
 import type { Observer, WarnLog } from './observe.ts';
-import { enforce, type HeaderTarget } from './rate-limit.ts';
+import { enforce, type HeaderTarget } from '../platform/rate-limit.ts';
 import { compileValidator, type Validator } from './validate.ts';
 
 export interface DirectRoute<P extends TObject = TObject> {
@@ -144,7 +144,7 @@ export function createDirectAnswers(options: DirectOptions): DirectAnswers {
   }
 
   function fail(response: ServerResponse, headers: AnswerHeaders, error: unknown, caller: Caller): number {
-    const apiError = error instanceof ApiError ? error : errors.internal();
+    const apiError = asApiError(error) ?? errors.internal();
     if (apiError.code === 500) log().error({ err: error, reqId: caller.id }, 'internal error');
     for (const [name, value] of Object.entries(apiError.headers)) headers.header(name, value);
     send(response, apiError.status, headers, JSON.stringify(envelopeOf(apiError)));

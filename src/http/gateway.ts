@@ -4,13 +4,13 @@
 import type { TObject } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import { FileResult, ROLES, type ActionDef, type ModuleApi, type Role } from './action.ts';
+import { FileResult, ROLES, type ActionDef, type ModuleApi, type Role } from '../platform/action.ts';
 import { authenticate } from './auth.ts';
 import { isRefusedQuery, queryTooDeep } from './body.ts';
-import { errors } from './errors.ts';
-import { hasPermission, type Identity } from './identity.ts';
+import { errors } from '../platform/errors.ts';
+import { hasPermission, type Identity } from '../platform/identity.ts';
 import { setApiHeaders } from './headers.ts';
-import { enforce } from './rate-limit.ts';
+import { enforce } from '../platform/rate-limit.ts';
 import { createSessionControl, type SessionControl } from './session-control.ts';
 import type { Session } from '../modules/session/service.ts';
 import { compileValidator } from './validate.ts';

@@ -2,7 +2,7 @@
 // HTTPS. Set by the gateway, the error handler and the few non-gateway routes themselves: a global onRequest hook
 // would cost every request on the hot path a hook run for three header writes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../platform/version.ts';
 
 export const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-tollgate-version': VERSION } as const;
 export const HSTS = 'max-age=31536000';

@@ -9,7 +9,7 @@ import { LogController, type FastifyInstance, type FastifyReply, type FastifyReq
 import { safeEqual } from '../lib/crypto.ts';
 import { AccessLog, type AccessSink } from './access-log.ts';
 import type { Services } from '../services.ts';
-import { errors } from './errors.ts';
+import { errors } from '../platform/errors.ts';
 import { setApiHeaders } from './headers.ts';
 
 /** The route template that answered, or "-" when none matched (a 404): never the client's own URL. */

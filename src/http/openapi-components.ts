@@ -1,7 +1,7 @@
 // The reusable parts of the OpenAPI document: TypeBox schemas turned into plain JSON Schema with every schema that
 // names itself (`$id`) moved into `components.schemas`, the envelopes of CONTRACT §2 and the error responses.
 import type { TSchema } from '@sinclair/typebox';
-import { fileContentType } from './result-schemas.ts';
+import { fileContentType } from '../platform/schemas.ts';
 
 type Json = Record<string, unknown>;
 

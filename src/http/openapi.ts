@@ -2,12 +2,12 @@
 // action's parameters and result, its error responses, a tag per module, operationIds `<role>_<module>_<action>`,
 // form and multipart bodies, deepObject query parameters, and `servers` from PUBLIC_URL.
 import type { TObject, TSchema } from '@sinclair/typebox';
-import type { ModuleApi, Role } from './action.ts';
+import type { ModuleApi, Role } from '../platform/action.ts';
 import { listActions, type RegisteredAction } from './gateway.ts';
 import { ERROR_ENVELOPE, errorResponseComponents, errorResponseRef, SchemaRegistry, SERVER_ERRORS, successResponse } from './openapi-components.ts';
 import { asReadByGateway } from './openapi-params.ts';
 import { otherRoutes } from './openapi-routes.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../platform/version.ts';
 
 type Json = Record<string, unknown>;
 

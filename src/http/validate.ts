@@ -2,7 +2,7 @@
 // nulls count as "not sent", and the first problem becomes a 422 that names the parameter.
 import { FormatRegistry, type TObject, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { errors } from './errors.ts';
+import { errors } from '../platform/errors.ts';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 FormatRegistry.Set('email', (value) => value.length <= 254 && EMAIL.test(value));

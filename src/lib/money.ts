@@ -1,6 +1,6 @@
 // Money: integer minor units everywhere inside Tollgate, decimal strings at the edge. Parsing reads the decimal
 // string digit by digit, never through floating point, so "0.10" is exactly 10 cents and three of them are 30.
-import { errors } from '../http/errors.ts';
+import { InvalidInput } from './invalid-input.ts';
 import { precisionOf } from './currency.ts';
 
 export { precisionOf };
@@ -18,26 +18,26 @@ const DECIMAL = /^(?=\.?\d)(\d*)(?:\.(\d*))?$/;
 export function parseMoney(value: unknown, param: string, precision = 2): number {
   let text: string;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw errors.invalid(param, 'must be a decimal amount');
+    if (!Number.isFinite(value)) throw new InvalidInput(param, 'must be a decimal amount');
     // String(0.1) is "0.1": the shortest text that reads back as the same double, i.e. what the sender wrote.
     text = String(value);
   } else if (typeof value === 'string') {
     text = value.trim();
   } else {
-    throw errors.invalid(param, 'must be a decimal amount');
+    throw new InvalidInput(param, 'must be a decimal amount');
   }
-  if (text.startsWith('-')) throw errors.invalid(param, 'must not be negative');
+  if (text.startsWith('-')) throw new InvalidInput(param, 'must not be negative');
   if (text.startsWith('+')) text = text.slice(1);
   const match = DECIMAL.exec(text);
-  if (match === null || text.length > 40) throw errors.invalid(param, 'must be a decimal amount such as "10.00"');
+  if (match === null || text.length > 40) throw new InvalidInput(param, 'must be a decimal amount such as "10.00"');
   const whole = match[1]!.replace(/^0+(?=\d)/, '') || '0';
   const fraction = (match[2] ?? '').replace(/0+$/, '');
-  if (fraction.length > precision) throw errors.invalid(param, `must have at most ${precision} decimals`);
+  if (fraction.length > precision) throw new InvalidInput(param, `must have at most ${precision} decimals`);
   if (whole.length > 10 || Number(whole) > MAX_MAJOR_UNITS) {
-    throw errors.invalid(param, `must not be more than ${MAX_MAJOR_UNITS}`);
+    throw new InvalidInput(param, `must not be more than ${MAX_MAJOR_UNITS}`);
   }
   const minor = Number(whole) * 10 ** precision + Number(fraction.padEnd(precision, '0') || '0');
-  if (minor > MAX_MAJOR_UNITS * 10 ** precision) throw errors.invalid(param, `must not be more than ${MAX_MAJOR_UNITS}`);
+  if (minor > MAX_MAJOR_UNITS * 10 ** precision) throw new InvalidInput(param, `must not be more than ${MAX_MAJOR_UNITS}`);
   return minor;
 }
 

@@ -1,6 +1,6 @@
 // Percentages as integers in thousandths of a percent (20% = 20000, 7.25% = 7250), and the one rounding rule money
 // needs: half up, on exact integers (BigInt, so even the largest invoice never touches floating point).
-import { errors } from '../http/errors.ts';
+import { InvalidInput } from './invalid-input.ts';
 import { formatMoney, parseMoney } from './money.ts';
 
 export const RATE_SCALE = 100_000;
@@ -8,7 +8,7 @@ export const RATE_SCALE = 100_000;
 /** "20", "7.25", 19.5 → thousandths of a percent; 422 naming `param` when not 0–100 with at most 3 decimals. */
 export function parseRate(value: unknown, param: string, max = 100): number {
   const rate = parseMoney(value, param, 3);
-  if (rate > max * 1000) throw errors.invalid(param, `must be between 0 and ${max}`);
+  if (rate > max * 1000) throw new InvalidInput(param, `must be between 0 and ${max}`);
   return rate;
 }
 

@@ -1,5 +1,5 @@
 // The module registry: every API module the gateway serves. Add a module here and nowhere in http/.
-import type { ModuleApi } from '../http/action.ts';
+import type { ModuleApi } from '../platform/action.ts';
 import { accountProfileApi } from './account/api.ts';
 import { recoveryClientApi, recoveryProfileApi, recoveryStaffApi } from './account/recovery-api.ts';
 import { cartApi } from './cart/api.ts';

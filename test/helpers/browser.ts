@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../src/app.ts';
-import { ensureWebBuilt, WEB_DIST_DIR } from '../../src/web/build.ts';
+import { ensureWebBuilt, WEB_DIST_DIR } from '../../src/http/web-build.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type TestApp } from './app.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';

@@ -1,4 +1,4 @@
-// A second Tollgate process for the cross-process tests (test/apikey-peer.ts, started with tsx): the same database as
+// A second Tollgate process for the cross-process tests (test/processes/apikey-peer.ts, started with tsx): the same database as
 // the test's app, optionally the same Redis, talked to over a real socket.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,7 +31,7 @@ export async function startPeer(t: TestApp, redis: boolean): Promise<Peer> {
     DATA_DIR: '/tmp/tollgate-test',
     METRICS_TOKEN: PEER_METRICS_TOKEN,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/apikey-peer.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/processes/apikey-peer.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     // Generous: on a busy CI machine starting a process under tsx alone can take tens of seconds.

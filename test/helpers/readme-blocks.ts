@@ -1,5 +1,5 @@
 // The runnable shell blocks of the README and of the docs/ files that continue its walkthroughs, and the outputs
-// they promise, for test/readme-walkthrough.test.ts.
+// they promise, for test/docs/readme-walkthrough.test.ts.
 //
 // The rule (stated in docs/development.md, "The shell blocks run", too):
 // - A fenced block whose info string is exactly `sh` runs, file by file in WALKTHROUGH_FILES order and in each file's

@@ -4,13 +4,13 @@
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { FastifyInstance } from 'fastify';
-import type { ModuleApi } from '../../src/http/action.ts';
+import type { ModuleApi } from '../../src/platform/action.ts';
 import { listActions } from '../../src/http/gateway.ts';
-import { isFileResultSchema } from '../../src/http/result-schemas.ts';
+import { isFileResultSchema } from '../../src/platform/schemas.ts';
 
 // The contract's own form of a moment (CONTRACT §1): UTC with a Z, so an offset or a local time is a mismatch too.
 // ISO 8601's expanded years (`+010000-…`) are accepted: rows written by an older version may hold them (see
-// test/security-dates.test.ts), and the API answers them as stored.
+// test/security/dates.test.ts), and the API answers them as stored.
 const UTC_MOMENT = /^(\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (value) => UTC_MOMENT.test(value) && !Number.isNaN(Date.parse(value)));
 
@@ -60,7 +60,7 @@ export function resultMismatches(schema: TSchema, result: unknown): string[] {
 /**
  * Adds an onSend hook validating the successful JSON answers of the modules' actions; mismatches are collected in the
  * returned list (the harness fails the call that got one, and the file at close for calls that bypassed it).
- * Actions without a `result` are skipped (test/openapi-coverage.test.ts lists them).
+ * Actions without a `result` are skipped (test/http/openapi-coverage.test.ts lists them).
  */
 export function installResultCheck(app: FastifyInstance, modules: readonly ModuleApi[]): ResultMismatch[] {
   const schemas = new Map<string, TSchema>();

@@ -1,4 +1,4 @@
-// A real child process running the outbox sender (test/outbox-sender.ts) against the test app's database, for the
+// A real child process running the outbox sender (test/processes/outbox-sender.ts) against the test app's database, for the
 // crash tests: they SIGKILL it mid-send and start another. `extraEnv` adds what the deliveries need (an SMTP server,
 // private webhook receivers).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -27,7 +27,7 @@ export class SenderProcesses {
       DATA_DIR: '/tmp/tollgate-test',
       ...extraEnv,
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/outbox-sender.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/processes/outbox-sender.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     this.children.push(child);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the sender did not start within 30 s')), 30_000);

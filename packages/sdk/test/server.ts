@@ -28,7 +28,7 @@ async function webBuilt(): Promise<void> {
     }
   }
   try {
-    const { ensureWebBuilt } = await import('../../../src/web/build.ts');
+    const { ensureWebBuilt } = await import('../../../src/http/web-build.ts');
     await ensureWebBuilt();
   } finally {
     rmdirSync(BUILD_LOCK);

@@ -1,9 +1,9 @@
 // Account security actions (CONTRACT §10). They belong to the `client`, `staff` and `profile` modules of the API,
 // so this file declares them as additions to those modules; the registry merges them with the modules' own actions.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
-import { errors } from '../../http/errors.ts';
-import { Done } from '../../http/result-schemas.ts';
+import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { errors } from '../../platform/errors.ts';
+import { Done } from '../../platform/schemas.ts';
 import type { Services } from '../../services.ts';
 import { SecondFactorCode } from './login.ts';
 import type { TwoFactorSubject } from './two-factor.ts';

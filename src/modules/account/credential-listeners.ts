@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { AccountSubjectType } from '../../db/tables/accounts.ts';
-import type { EventBus } from '../../events.ts';
+import type { EventBus } from '../../platform/events.ts';
 import type { MailService } from '../email/service.ts';
 import '../client/events.ts';
 import '../staff/events.ts';

@@ -8,7 +8,7 @@ export interface SecondFactorLocked {
   lockedUntil: string;
 }
 
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     /** An account's second step just locked after too many wrong codes (once per lock): its owner is told by mail. */
     'account.second_factor_locked': SecondFactorLocked;

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { failLogin } from '../../http/auth.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import type { Services } from '../../services.ts';
 import type { TwoFactorSubject } from './two-factor.ts';
 

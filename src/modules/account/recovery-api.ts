@@ -2,9 +2,9 @@
 // `profile` modules of the API.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
-import { enforce } from '../../http/rate-limit.ts';
-import { Done } from '../../http/result-schemas.ts';
+import { adminAction, clientAction, guestAction, type ModuleApi } from '../../platform/action.ts';
+import { enforce } from '../../platform/rate-limit.ts';
+import { Done } from '../../platform/schemas.ts';
 import type { Services } from '../../services.ts';
 import { withTimeFloor } from './service.ts';
 

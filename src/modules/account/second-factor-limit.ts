@@ -11,8 +11,8 @@
 // attempt that reaches the second step belongs to the account.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
 import { addSeconds, isoSeconds, timeOf } from '../../lib/time.ts';
 import './events.ts';
 import type { TwoFactorSubject } from './two-factor.ts';

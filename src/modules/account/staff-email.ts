@@ -5,8 +5,8 @@
 // guest/client/confirm_email) works the same way.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import { errors } from '../../http/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import { errors } from '../../platform/errors.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
 import type { MailService } from '../email/service.ts';
 import type { StaffService } from '../staff/service.ts';

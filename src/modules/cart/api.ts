@@ -1,10 +1,10 @@
 // cart: the same actions for guests (cart of the guest session, started on the first add) and clients (their own
 // cart; a guest cart carried in the cookie moves to the client), plus the client's checkout.
 import { Type, type TObject } from '@sinclair/typebox';
-import { clientAction, type ActionDef, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../http/action.ts';
+import { clientAction, type ActionDef, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../platform/action.ts';
 import { requireSessionCsrf } from '../../http/auth.ts';
 import { readCookies, SESSION_COOKIE } from '../../http/session-control.ts';
-import { Done } from '../../http/result-schemas.ts';
+import { Done } from '../../platform/schemas.ts';
 import { Cart, CheckoutResult } from './results.ts';
 import type { CartOwner } from './service.ts';
 

@@ -1,6 +1,6 @@
 // The cart's result schemas (CONTRACT §11): what cart/get and cart/checkout answer (CartView, CheckoutResult).
 import { Type } from '@sinclair/typebox';
-import { Money, Nullable } from '../../http/result-schemas.ts';
+import { Money, Nullable } from '../../platform/schemas.ts';
 
 const CartItem = Type.Object(
   {

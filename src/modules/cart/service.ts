@@ -2,8 +2,8 @@
 // only writer of `cart_items`. Checkout turns the cart into orders and one invoice in a single transaction.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { EventBus } from '../../events.ts';
-import { errors } from '../../http/errors.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { usageTermsText } from '../../lib/usage-terms.ts';
@@ -15,7 +15,7 @@ import type { OrderRow, OrderService } from '../order/service.ts';
 import { quote, type Quote } from '../product/pricing.ts';
 import { covers, discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
 import type { ProductRow, ProductService } from '../product/service.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../platform/transaction.ts';
 
 /** Whose cart: a client's, or a guest session's (by the session's id hash). */
 export type CartOwner = { clientId: number } | { sessionHash: string };

@@ -1,9 +1,9 @@
 // client: sign-up and login for customers, and staff management of client accounts.
 import { Type } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
 import { paginationParams } from '../../lib/paginator.ts';
-import { Done, PageOf } from '../../http/result-schemas.ts';
+import { Done, PageOf } from '../../platform/schemas.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
 import { Client, LoginResult } from './results.ts';
 

@@ -15,7 +15,7 @@ export interface ClientCredentialsChanged {
   reason: 'password' | 'email';
 }
 
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     /** A guest signed up (guest/client/create); staff-created accounts do not emit it. */
     'client.signed_up': ClientSignedUp;

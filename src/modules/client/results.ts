@@ -1,7 +1,7 @@
 // The client module's result schemas (CONTRACT §11): a client record as admin/client/get and get_list answer it
 // (ClientRecord in service.ts), and what a login answers.
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/result-schemas.ts';
+import { Nullable, Timestamp } from '../../platform/schemas.ts';
 
 const Blank = (description?: string) => Nullable(Type.String(description === undefined ? {} : { description }));
 

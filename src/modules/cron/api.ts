@@ -1,8 +1,8 @@
 // cron: staff run the scheduled jobs now (the server also runs them every minute unless SCHEDULER=off), and see when
 // they last ran.
 import { Type } from '@sinclair/typebox';
-import { adminAction, type ModuleApi } from '../../http/action.ts';
-import { Nullable, Timestamp } from '../../http/result-schemas.ts';
+import { adminAction, type ModuleApi } from '../../platform/action.ts';
+import { Nullable, Timestamp } from '../../platform/schemas.ts';
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 

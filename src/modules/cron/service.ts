@@ -5,12 +5,12 @@
 // so no order is suspended, canceled or invoiced because of how a date happens to be written.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { ApiError } from '../../http/errors.ts';
+import { ApiError } from '../../platform/errors.ts';
 import { isoSeconds, timeOf } from '../../lib/time.ts';
 import type { CartService } from '../cart/service.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import type { OrderService } from '../order/service.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../platform/transaction.ts';
 import { periodicTask } from '../../lib/periodic.ts';
 
 export const NON_PAYMENT = 'Non-payment';

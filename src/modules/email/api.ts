@@ -1,8 +1,8 @@
 // email: the mail log and the templates for staff (CONTRACT §10), and each client's own messages.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
-import { Done, PageOf } from '../../http/result-schemas.ts';
+import { Done, PageOf } from '../../platform/schemas.ts';
 import { ClientEmail, Email, EmailTemplate, RenderedEmail } from './results.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

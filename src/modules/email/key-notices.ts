@@ -10,8 +10,8 @@
 // template (templates are shared with the operator's mail layout work), so only "disabled" is ever sent.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
 import type { OutboxService } from '../outbox/service.ts';
 import '../serviceapikey/events.ts';
 

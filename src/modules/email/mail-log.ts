@@ -3,7 +3,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { pageRequest, toPage } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientEmailRecord, EmailRecord } from './service.ts';

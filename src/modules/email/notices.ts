@@ -4,8 +4,8 @@
 // handle would wait for the very transaction it is part of. Nothing here ever reads an API key or a token.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
 import type { Money } from '../../lib/money.ts';
 import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
 import { isoSeconds } from '../../lib/time.ts';
@@ -16,7 +16,7 @@ import { registerKeyNotices, type KeyNoticesDeps } from './key-notices.ts';
 import '../order/events.ts';
 import '../serviceapikey/events.ts';
 
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     /** An automatic (off-session) payment of an invoice failed; the card payment module emits it. */
     'invoice.payment_failed': { invoiceId: number; clientId: number; message: string };

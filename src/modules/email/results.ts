@@ -1,7 +1,7 @@
 // The email module's result schemas (CONTRACT §11): the mail log (EmailRecord, and the client's ClientEmailRecord)
 // and the templates (TemplateRecord), as src/modules/email/service.ts builds them.
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/result-schemas.ts';
+import { Nullable, Timestamp } from '../../platform/schemas.ts';
 import { MAIL_TEMPLATE_CODES } from './templates.ts';
 
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('not_sent')], {

@@ -5,12 +5,12 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../../http/auth.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { setApiHeaders } from '../../http/headers.ts';
-import { hasPermission } from '../../http/identity.ts';
+import { hasPermission } from '../../platform/identity.ts';
 import type { Services } from '../../services.ts';
-import { VERSION } from '../../version.ts';
-import { createdRange } from '../../lib/list-filters.ts';
+import { VERSION } from '../../platform/version.ts';
+import { createdRange } from '../../platform/list-filters.ts';
 import { EXPORT_KINDS, type ExportFilters, type ExportKind } from './service.ts';
 
 /** The permission each export needs: the one that lets staff read the same list. */

@@ -7,7 +7,7 @@ import { likeEscaped, searchPattern } from '../../db/like.ts';
 import { ownedMatches } from '../../db/search.ts';
 import type { Database } from '../../db/schema.ts';
 import { invoiceLabel } from '../../lib/invoice-label.ts';
-import { createdRange, searchedId, searchText } from '../../lib/list-filters.ts';
+import { createdRange, searchedId, searchText } from '../../platform/list-filters.ts';
 import { moneyFor } from '../../lib/money.ts';
 import type { ClientService } from '../client/service.ts';
 import { csvLine, type Cell } from './csv.ts';

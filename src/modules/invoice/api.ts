@@ -2,14 +2,14 @@
 // read one invoice by its unguessable hash and the payment gateways.
 import { invoiceFileName } from '../../lib/invoice-label.ts';
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../platform/action.ts';
 import type { Services } from '../../services.ts';
 import type { InvoiceRecord } from './service.ts';
-import { searchParams } from '../../lib/list-filters.ts';
+import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
-import { enforce } from '../../http/rate-limit.ts';
+import { enforce } from '../../platform/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
-import { Done, FileDownload, PageOf } from '../../http/result-schemas.ts';
+import { Done, FileDownload, PageOf } from '../../platform/schemas.ts';
 import { Gateway, Invoice, PaymentStart, StaffInvoicePage, TaxRule, Transaction } from './results.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

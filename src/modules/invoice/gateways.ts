@@ -3,7 +3,7 @@
 // signed events into provider-neutral effects, which the invoice and payment services apply. No code outside a
 // gateway's own file knows a provider's name. Adding one is one file implementing PaymentGateway, registered in
 // services.ts with `gateways.register(...)`.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
 
 export interface GatewayInvoice {

@@ -7,9 +7,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
-import { ApiError, errors } from '../../http/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { ApiError, errors } from '../../platform/errors.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';

@@ -1,7 +1,7 @@
 // The invoice module's result schemas (CONTRACT §11): the invoice (InvoiceRecord), tax rules (TaxRecord),
 // transactions (TransactionRecord), payment gateways and the start of a payment, as the services build them.
 import { Type } from '@sinclair/typebox';
-import { Money, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { Money, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 
 const Blank = () => Nullable(Type.String());
 

@@ -4,7 +4,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { TaxTable } from '../../db/tables/billing.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { formatRate, parseRate } from '../../lib/rates.ts';
 import { nowIso } from '../../lib/time.ts';

@@ -1,10 +1,10 @@
 // order: staff run the status machine; clients read their own orders.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
-import { hasPermission } from '../../http/identity.ts';
-import { searchParams } from '../../lib/list-filters.ts';
+import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { hasPermission } from '../../platform/identity.ts';
+import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
-import { Done, PageOf } from '../../http/result-schemas.ts';
+import { Done, PageOf } from '../../platform/schemas.ts';
 import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, StaffOrderPage, UpgradableProduct } from './results.ts';
 import type { Transition } from './service.ts';
 

@@ -14,7 +14,7 @@ export interface InvoiceEvent {
   total: number;
 }
 
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     'order.created': OrderEvent;
     'order.activated': OrderEvent;

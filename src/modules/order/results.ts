@@ -1,7 +1,7 @@
 // The order module's result schemas (CONTRACT §11): the order (OrderRecord; staff also see `notes`), its service
 // fields, its history, a plan change and the products it may move to, as the services build them.
 import { Type, type TProperties } from '@sinclair/typebox';
-import { Money, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { Money, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 
 const OrderStatus = Type.Union(['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'].map((status) => Type.Literal(status)));
 const Period = (description: string) => Nullable(Type.String({ description }));

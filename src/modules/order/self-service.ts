@@ -4,9 +4,9 @@
 // Each call locks the order first, so two changes of one order never interleave.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
-import { errors } from '../../http/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { errors } from '../../platform/errors.ts';
 import { invoiceLabel } from '../../lib/invoice-label.ts';
 import type { Money } from '../../lib/money.ts';
 import { periodLabel } from '../../lib/periods.ts';

@@ -3,10 +3,10 @@
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { EventBus } from '../../events.ts';
-import { errors } from '../../http/errors.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
-import { addContacts, createdRange, searchText } from '../../lib/list-filters.ts';
+import { addContacts, createdRange, searchText } from '../../platform/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
 import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
@@ -18,7 +18,7 @@ import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
 import { newestPage } from '../../db/newest-page.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../platform/transaction.ts';
 
 export type OrderRow = Selectable<Database['orders']>;
 export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';

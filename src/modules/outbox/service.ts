@@ -16,7 +16,7 @@ import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import type { OutboxStatus } from '../../db/tables/outbox.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
+import { afterTransaction, inTransaction } from '../../platform/transaction.ts';
 
 export interface OutboxContext {
   /** The outbox item's id (stable across attempts). */

@@ -1,7 +1,7 @@
 // payment_method: the client's saved cards (CONTRACT §9): list them, remove one (detached at the provider too).
 import { Type } from '@sinclair/typebox';
-import { clientAction, type ModuleApi } from '../../http/action.ts';
-import { Done } from '../../http/result-schemas.ts';
+import { clientAction, type ModuleApi } from '../../platform/action.ts';
+import { Done } from '../../platform/schemas.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 

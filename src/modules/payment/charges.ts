@@ -13,8 +13,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { PaymentAttemptTable } from '../../db/tables/payments.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { toGatewayInvoice, type InvoicePayments } from '../invoice/gateway-payments.ts';
@@ -26,7 +26,7 @@ import { periodicTask } from '../../lib/periodic.ts';
 type AttemptRow = Selectable<PaymentAttemptTable>;
 
 // The e-mail module declares the same type on its side (identical declarations merge).
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     /** An off-session charge of the invoice failed (declined, needs authentication, provider unreachable). */
     'invoice.payment_failed': { invoiceId: number; clientId: number; message: string };

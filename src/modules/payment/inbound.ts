@@ -6,7 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { GatewayEventTable } from '../../db/tables/payments.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../platform/transaction.ts';
 import { PaymentNotYetKnown, type InvoicePayments } from '../invoice/gateway-payments.ts';
 import type { GatewayEffect, GatewayRegistry, PaymentGateway, VerifiedEvent } from '../invoice/gateways.ts';
 import { isoSeconds } from '../../lib/time.ts';

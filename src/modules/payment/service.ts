@@ -3,8 +3,8 @@
 // of `payment_profiles`, `gateway_customers` and `payment_methods`.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import { errors } from '../../http/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';

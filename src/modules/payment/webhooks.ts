@@ -2,7 +2,7 @@
 // is kept raw (a content parser registered for this scope only), because the signature covers the exact bytes; the
 // gateway verifies it, and only then is the event stored and applied. A bad signature is HTTP 400 with nothing stored.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { envelopeOf, errors } from '../../http/errors.ts';
+import { envelopeOf, errors } from '../../platform/errors.ts';
 import { setApiHeaders } from '../../http/headers.ts';
 import { InvalidEventError, type VerifiedEvent } from '../invoice/gateways.ts';
 import type { Services } from '../../services.ts';

@@ -1,7 +1,7 @@
 // product: the catalogue. Staff prepare, price, configure and enable products; guests read enabled ones.
 import { Type } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
-import { Done, Money, PageOf, Timestamp, Nullable } from '../../http/result-schemas.ts';
+import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
+import { Done, Money, PageOf, Timestamp, Nullable } from '../../platform/schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { PricingParam } from './pricing-params.ts';
 import { promoActions } from './promo-api.ts';

@@ -1,6 +1,6 @@
 // The `custom` product type: no service behind it. Its config is free-form except `custom`, the public parameters
 // shown in the catalogue.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import type { ProductType } from './product-type.ts';
 
 const noop = async (): Promise<void> => {};

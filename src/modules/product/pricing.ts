@@ -1,6 +1,6 @@
 // Product pricing: free, once (price + setup fee) or recurrent (per period code: price, setup fee, enabled). Stored as
 // JSON with integer minor units; shown with decimal strings.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { parsePeriod } from '../../lib/periods.ts';
 

@@ -1,7 +1,7 @@
 // admin/product/promo_*: staff manage coupons (CONTRACT §8). Spread into the product module's admin actions.
 import { Type } from '@sinclair/typebox';
-import { adminAction } from '../../http/action.ts';
-import { Done, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { adminAction } from '../../platform/action.ts';
+import { Done, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

@@ -3,14 +3,14 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ProductTable, ProductStatus, SetupMode } from '../../db/tables/selling.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { nowIso } from '../../lib/time.ts';
 import { FREE_PRICING, parsePricing, readPricing, viewPricing, type Pricing, type PricingView } from './pricing.ts';
 import type { ProductType } from './product-type.ts';
 import type { ProductTypeRegistry } from './types-registry.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../platform/transaction.ts';
 
 export type ProductRow = Selectable<ProductTable>;
 

@@ -1,6 +1,6 @@
 // The product type registry: every kind of product Tollgate can sell. services.ts registers `custom` and any type a
 // service module adds (`productTypes.register(apikeyType)`); products, orders and checkout look types up here.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import type { ProductType } from './product-type.ts';
 
 export class ProductTypeRegistry {

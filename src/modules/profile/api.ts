@@ -1,9 +1,9 @@
 // profile: the caller's own account, for staff (admin/profile/*) and clients (client/profile/*): read, update,
 // password, API token, logout. Staff may also rotate a client's token (admin/profile/api_key_reset).
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../http/action.ts';
-import { errors } from '../../http/errors.ts';
-import { Done, Nullable, Timestamp } from '../../http/result-schemas.ts';
+import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { errors } from '../../platform/errors.ts';
+import { Done, Nullable, Timestamp } from '../../platform/schemas.ts';
 import { Id, profileParams } from '../client/api.ts';
 import { StaffRecordSchema } from '../staff/results.ts';
 

@@ -1,6 +1,6 @@
 // serviceapikey: validating keys (guest), managing them (staff) and the customer's own keys (client). CONTRACT §7.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, clientAction, guestAction, type ModuleApi } from '../../platform/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { FoundKey } from './results.ts';
 import { VERIFIER_PERMISSION } from './events-route.ts';

@@ -4,12 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { authenticate, readBasic } from '../../http/auth.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { setApiHeaders } from '../../http/headers.ts';
-import { hasPermission } from '../../http/identity.ts';
-import { enforce } from '../../http/rate-limit.ts';
+import { hasPermission } from '../../platform/identity.ts';
+import { enforce } from '../../platform/rate-limit.ts';
 import type { Services } from '../../services.ts';
-import { VERSION } from '../../version.ts';
+import { VERSION } from '../../platform/version.ts';
 import type { KeyEvent } from './events-stream.ts';
 
 export const EVENTS_PATH = '/api/admin/serviceapikey/events';

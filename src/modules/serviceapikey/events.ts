@@ -5,7 +5,7 @@ export interface ApiKeyEvent {
   keyId: number;
 }
 
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     /** A key was replaced by a new one (staff or the client); the old one stopped validating. */
     'apikey.reset': ApiKeyEvent;

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { loadPg } from '../../db/pg.ts';
 import type { Database } from '../../db/schema.ts';
-import { isClusterMessage, type InvalidateMessage } from '../../cluster/messages.ts';
+import { isClusterMessage, type InvalidateMessage } from '../../platform/cluster-messages.ts';
 import type { KeyCache } from './cache.ts';
 
 export const CHANNEL = 'tollgate_apikey_invalidate';
@@ -237,7 +237,7 @@ export class RedisChannel implements InvalidationChannel {
 
 /**
  * The workers of one cluster primary on SQLite without Redis (no LISTEN/NOTIFY there): a change is sent to the
- * primary over IPC, which relays it at once to every other worker (src/cluster/primary.ts). IPC between a primary
+ * primary over IPC, which relays it at once to every other worker (src/primary.ts). IPC between a primary
  * and its workers does not drop messages while both live; a worker that starts (or restarts) begins with an empty
  * cache, so it cannot hold a record changed before it was there.
  */

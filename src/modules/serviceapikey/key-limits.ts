@@ -1,7 +1,7 @@
 // The per-order key options of CONTRACT §12 that this module enforces itself: `rate_limit` ({limit, window_seconds}
 // per key, shared by the order's keys) and `max_keys` (keys an order may hold). Validated when a product is saved,
 // copied into each key's stored options at issue, read back leniently on the hot path.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 
 export interface KeyRateLimit {
   limit: number;

@@ -1,5 +1,5 @@
 // Per-key rate limits (CONTRACT §12): `rate_limit {limit, window_seconds}` shared by an order's keys, decided on the
-// check path from a local counter (src/http/counter-sync.ts) with no database or Redis round trip per call. The
+// check path from a local counter (src/platform/counters/batched.ts) with no database or Redis round trip per call. The
 // counters meet across processes every SYNC_MS, and sooner while a counter is climbing towards its limit: every
 // tenth of the limit counted here asks for a sync at once (in the background).
 //
@@ -14,7 +14,7 @@
 // Refused calls are not counted: a process's window ends a moment after the shared one (its end is learnt from the
 // shared store's answer), and refused calls sent in that moment would open the next shared window already over the
 // limit, refusing that whole window. Counting only accepted calls also matches "a refused call is not a use".
-import type { Hit } from '../../http/counter-store.ts';
+import type { Hit } from '../../platform/counters/store.ts';
 import type { KeyRateLimit } from './key-limits.ts';
 
 /** A counter store that answers from memory (the memory store, or the batched store that shares its counts). */

@@ -1,6 +1,6 @@
 // The result schemas of the serviceapikey actions (ActionDef.result, CONTRACT §7, §7.1, §11, §12).
 import { Type } from '@sinclair/typebox';
-import { CalendarDate, Done, Money, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { CalendarDate, Done, Money, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 
 export { Done };
 

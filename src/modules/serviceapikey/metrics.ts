@@ -1,5 +1,5 @@
 // The API key product's figures on /metrics: check answers by reason, the key cache, the usage flush.
-import type { Metrics } from '../../metrics.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import type { ApiKeyService } from './service.ts';
 
 export function registerApiKeyMetrics(metrics: Metrics, apikeys: Pick<ApiKeyService, 'stats'>): void {

@@ -1,7 +1,7 @@
 // The apikey product's config (CONTRACT §7): key options, custom parameters and enforce_limit, validated and
 // normalised when a product is saved. FOSSBilling's spellings (`case` with upper/lower/mixed, flat `custom_<name>`
 // keys) are accepted and stored in Tollgate's form.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { normalizeKeyLimits, readKeyLimits, type KeyLimits } from './key-limits.ts';
 import { DEFAULT_KEY_OPTIONS, KEY_LENGTH_MAX, KEY_LENGTH_MIN, type Capitalization, type KeyOptions } from '../../lib/keygen.ts';
 

@@ -10,7 +10,7 @@
 // period closes (the key's usage options are replaced by the new plan's in the change's transaction).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
+import { inTransaction } from '../../platform/transaction.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';

@@ -1,6 +1,6 @@
 // The API key follows its order's plan (CONTRACT §8 change_plan): when an order moves to another plan, its key stays
 // the same and takes the new plan's custom parameters, in the same transaction as the change.
-import type { EventBus } from '../../events.ts';
+import type { EventBus } from '../../platform/events.ts';
 import type { ApiKeyService } from './service.ts';
 
 export function followPlanChanges(events: EventBus, keys: Pick<ApiKeyService, 'planChanged'>): void {

@@ -7,22 +7,22 @@
 // caller's API_KEY_CHECK_FAILED budget; an address over that budget is refused from a local map until its window ends.
 //
 // Consistency: every change to a key or its order marks the key "in flux" (the cache is bypassed for it) inside the
-// transaction, and once the transaction has ended (`afterTransaction`, src/db/transaction.ts) the key is dropped from
+// transaction, and once the transaction has ended (`afterTransaction`, src/platform/transaction.ts) the key is dropped from
 // the cache and the change is published to the other processes. Changes made inside the order service's transaction
 // (product type hooks) and our own (update, reset) take the same path.
 import cluster from 'node:cluster';
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
-import { errors } from '../../http/errors.ts';
-import { enforce, type Decision, type HeaderTarget, type RateLimiter } from '../../http/rate-limit.ts';
+import { afterTransaction, inTransaction } from '../../platform/transaction.ts';
+import { errors } from '../../platform/errors.ts';
+import { enforce, type Decision, type HeaderTarget, type RateLimiter } from '../../platform/rate-limit.ts';
 import { safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { couldBeKey, generateKey } from '../../lib/keygen.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
-import type { EventBus } from '../../events.ts';
+import type { EventBus } from '../../platform/events.ts';
 import './events.ts';
 import { KeyCache, type KeyEntry, type OrderUsage } from './cache.ts';
 import { readKeyLimits } from './key-limits.ts';
@@ -98,7 +98,7 @@ export interface ApiKeyServiceDeps {
   redisPrefix: string;
   secrets: SecretBox;
   limiter: RateLimiter;
-  /** The per-key rate limits' counters (CONTRACT §12): local, shared in the background (src/http/counter-sync.ts). */
+  /** The per-key rate limits' counters (CONTRACT §12): local, shared in the background (src/platform/counters/batched.ts). */
   keyRateStore: LocalCounterStore;
   keyCacheSize: number;
   /**

@@ -4,9 +4,9 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
-import { errors } from '../../http/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { errors } from '../../platform/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { readKeyLimits } from './key-limits.ts';
 import { readApiKeyConfig, type ApiKeyConfig } from './options.ts';

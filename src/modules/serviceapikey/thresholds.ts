@@ -6,8 +6,8 @@
 // (primary key order, period, threshold) is what makes it once: written with the event in one transaction.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import type { EventBus } from '../../events.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { EventBus } from '../../platform/events.ts';
 import { nowIso } from '../../lib/time.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
 

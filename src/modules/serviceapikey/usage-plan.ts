@@ -2,7 +2,7 @@
 // the hard limit. Validated when the product is saved (422 naming the field), copied into each key's options when it
 // is issued (and when its order changes plan), and read back from there by counting, get_info, the close job and the
 // thresholds.
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import type { GraduatedTier, OverageRule } from '../../lib/usage-pricing.ts';
 import { monthlyLimitOf, type CustomParams } from './options.ts';
 import type { UsageAnchor } from './usage-period.ts';

@@ -2,7 +2,7 @@
 // ones included: their uses stay the order's), or of one of them, with this process's unflushed counts.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { monthBounds, type Metering } from './metering.ts';
 
 export interface UsageReport {

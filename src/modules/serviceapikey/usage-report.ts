@@ -4,8 +4,8 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../db/transaction.ts';
-import { errors } from '../../http/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import { errors } from '../../platform/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import { monthlyLimitOf } from './options.ts';
 import { addPeriodUses } from './period-usage.ts';

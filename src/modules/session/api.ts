@@ -3,7 +3,7 @@
 // client/profile/get or admin/profile/get only when this says there is one. It names the role only: reading the
 // account itself still needs the role's call with its CSRF token.
 import { Type } from '@sinclair/typebox';
-import { guestAction, type ModuleApi } from '../../http/action.ts';
+import { guestAction, type ModuleApi } from '../../platform/action.ts';
 
 export const sessionApi: ModuleApi = {
   name: 'session',

@@ -1,15 +1,15 @@
 // staff: staff login, staff members and admin groups.
 import { Type } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
+import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
 import { failLogin, guardLogin } from '../../http/auth.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { requireGroupsWithin, requireHeld, requireStaffWithin } from './authority.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
 // The registry imports this file too; `modules` is read only when the action runs, after every module has loaded.
 import { modules } from '../index.ts';
 import { permissionCatalogue, PermissionList } from './permissions.ts';
-import { Done, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { Done, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { VERIFIER_PERMISSION } from '../serviceapikey/events-route.ts';
 import { AdminGroupSchema, StaffRecordSchema, StaffStatusSchema } from './results.ts';
 

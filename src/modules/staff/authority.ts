@@ -2,8 +2,8 @@
 // hold itself. Otherwise a member of a group holding only `staff.manage` could move itself into a stronger group,
 // re-password a stronger member and log in as them, create staff in a stronger group, or write itself a group with
 // every permission. The Administrators group holds every permission, so only administrators reach it.
-import { errors } from '../../http/errors.ts';
-import { hasPermission, type StaffPrincipal } from '../../http/identity.ts';
+import { errors } from '../../platform/errors.ts';
+import { hasPermission, type StaffPrincipal } from '../../platform/identity.ts';
 import type { StaffService } from './service.ts';
 
 type GroupPermissions = Pick<StaffService, 'groupPermissions'>;

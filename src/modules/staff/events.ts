@@ -9,7 +9,7 @@ export interface StaffCredentialsChanged {
   reason: 'password' | 'email' | 'verifier_rotated' | 'verifier_revoked';
 }
 
-declare module '../../events.ts' {
+declare module '../../platform/events.ts' {
   interface TollgateEvents {
     'staff.credentials_changed': StaffCredentialsChanged;
   }

@@ -4,8 +4,8 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
-import type { EventBus } from '../../events.ts';
-import { errors } from '../../http/errors.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { errors } from '../../platform/errors.ts';
 import { nowIso } from '../../lib/time.ts';
 import './events.ts';
 

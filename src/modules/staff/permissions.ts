@@ -2,7 +2,7 @@
 // for, with the actions it opens. Derived rather than written down, so a new action's permission appears in the
 // staff panel's checkboxes without anyone remembering to list it.
 import { Type } from '@sinclair/typebox';
-import type { ModuleApi } from '../../http/action.ts';
+import type { ModuleApi } from '../../platform/action.ts';
 
 export interface PermissionEntry {
   permission: string;

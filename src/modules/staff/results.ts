@@ -1,7 +1,7 @@
 // Result schemas of the staff records (CONTRACT §6, §11): what staff/* and admin/profile/* answer. Kept beside the
 // service's StaffRecord and AdminGroupRecord, which they describe field for field.
 import { Type } from '@sinclair/typebox';
-import { Timestamp } from '../../http/result-schemas.ts';
+import { Timestamp } from '../../platform/schemas.ts';
 
 export const StaffStatusSchema = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
 

@@ -1,10 +1,10 @@
 // system: the periods catalogue and the API version; the settings staff edit, the company details, and the country
 // and phone-code lists the forms use (CONTRACT §8).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../http/action.ts';
-import { Done, Nullable } from '../../http/result-schemas.ts';
+import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
+import { Done, Nullable } from '../../platform/schemas.ts';
 import { PERIOD_LABELS } from '../../lib/periods.ts';
-import { VERSION } from '../../version.ts';
+import { VERSION } from '../../platform/version.ts';
 import { countryNames, phoneCodes } from './countries.ts';
 import { PUBLIC_NAMES, SECRET_NAMES, SETTING_NAMES, SETTINGS } from './settings-catalogue.ts';
 

@@ -2,7 +2,7 @@
 // hand-written list. The lists are built once and shared.
 import { isoCountries } from './iso-countries.ts';
 import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 import { isCountryCode } from './settings-catalogue.ts';
 
 let names: Readonly<Record<string, string>> | null = null;

@@ -4,8 +4,8 @@
 // Secrets are sealed with the instance secret box and only ever leave this service through `secret(name)`.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { afterTransaction, inTransaction } from '../../db/transaction.ts';
-import { errors } from '../../http/errors.ts';
+import { afterTransaction, inTransaction } from '../../platform/transaction.ts';
+import { errors } from '../../platform/errors.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
 import { nowIso } from '../../lib/time.ts';
 import {

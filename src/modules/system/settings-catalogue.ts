@@ -2,7 +2,7 @@
 // variable is its name in upper case (`company_name` ← COMPANY_NAME, `payment_instructions` ← PAYMENT_INSTRUCTIONS):
 // the environment gives the default, a value saved by staff wins over it. Pure: no I/O.
 import { isoCountries } from './iso-countries.ts';
-import { errors } from '../../http/errors.ts';
+import { errors } from '../../platform/errors.ts';
 
 export type SettingKind = 'text' | 'longtext' | 'email' | 'url' | 'country' | 'prefix' | 'bool' | 'counter' | 'days' | 'offsets' | 'secret';
 

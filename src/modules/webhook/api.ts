@@ -1,7 +1,7 @@
 // webhook: the operator's endpoints and their delivery log (CONTRACT §11), permission `webhook.manage`.
 import { Type } from '@sinclair/typebox';
-import { adminAction, type ModuleApi } from '../../http/action.ts';
-import { Done, Nullable, PageOf, Timestamp } from '../../http/result-schemas.ts';
+import { adminAction, type ModuleApi } from '../../platform/action.ts';
+import { Done, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

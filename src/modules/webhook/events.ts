@@ -1,7 +1,7 @@
 // The events a webhook endpoint can subscribe to, each emitted by listening to the service event of the module that
 // owns the change, inside that change's transaction. The data is the event's own fields in snake_case (ids, status,
 // amounts in minor units); receivers read anything else through the API. No service event carries a key or a token.
-import type { EventName, TollgateEvents } from '../../events.ts';
+import type { EventName, TollgateEvents } from '../../platform/events.ts';
 // The declarations of the events listened to live with their owners.
 import '../order/events.ts';
 import '../serviceapikey/events.ts';

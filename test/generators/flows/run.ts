@@ -1,5 +1,5 @@
 // Runs each generated client's purchase flow against the server named in TOLLGATE_URL and prints the outcomes as
-// one JSON line (test/integrator-generators.test.ts reads it).
+// one JSON line (test/http/openapi-generators.test.ts reads it).
 import { purchase as heyApi } from './hey-api.ts';
 import { purchase as openapiFetch } from './openapi-fetch.ts';
 import { purchase as orval } from './orval.ts';

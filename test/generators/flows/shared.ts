@@ -1,4 +1,4 @@
-// What every generated client's purchase flow is given and answers (test/integrator-generators.test.ts).
+// What every generated client's purchase flow is given and answers (test/http/openapi-generators.test.ts).
 export interface FlowInput {
   baseUrl: string;
   clientToken: string;

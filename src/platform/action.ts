@@ -1,0 +1,82 @@
+// What a module declares: its actions per role, each with an input schema, an optional staff permission and rate
+// limit policy, and a handler that calls the module's service. The gateway turns these into routes.
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitPolicy } from '../config.ts';
+import type { Services } from '../services.ts';
+import type { Identity } from './identity.ts';
+import type { SessionControl } from '../http/session-control.ts';
+
+export type Role = 'admin' | 'client' | 'guest';
+export const ROLES: readonly Role[] = ['admin', 'client', 'guest'];
+
+export interface CallContext<I extends Identity = Identity> {
+  services: Services;
+  identity: I;
+  /** The caller's address, honouring X-Forwarded-For only when TRUST_PROXY is set. */
+  ip: string;
+  /** The browser session of this request (guest, client or admin), and the means to start or end one. */
+  session: SessionControl;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface ActionDef<P extends TObject = TObject, I extends Identity = Identity> {
+  params: P;
+  /** Staff permission `module.group` the admin action needs; group 1 has every permission. */
+  permission?: string;
+  /** A policy applied on top of the role's default one (LOGIN, SIGNUP, CHECKOUT…), or replacing API_GUEST. */
+  rateLimit?: RateLimitPolicy;
+  /**
+   * Per-account policy replacing API_AUTHENTICATED for this action, and then `rateLimit` is not applied per address
+   * either: an app server verifying its users' keys calls at its users' rate (API_KEY_CHECK_VERIFIER, CONTRACT §11).
+   */
+  accountRateLimit?: RateLimitPolicy;
+  summary?: string;
+  /**
+   * The schema of `result` in a successful answer (CONTRACT §11): the OpenAPI document types responses with it and
+   * the test suite validates every answer it sees against it, so the document cannot drift from the code. An action
+   * answering a file (FileResult) declares `FileDownload(contentType)` (src/platform/schemas.ts).
+   */
+  result?: TSchema;
+  /**
+   * The action carries credentials (a password, a reset hash, a TOTP code): it answers POST only, so they never land
+   * in URLs, access logs or browser history (CONTRACT §10 "POST only"). GET gets the 405 envelope.
+   */
+  postOnly?: boolean;
+  /**
+   * Verifier credentials (a token whose group grants only `serviceapikey.check`, CONTRACT §11) may call this action.
+   * Refused by default: an action added later is closed to a leaked verifier token unless it opts in here, so a token
+   * that exists to verify keys can never edit its own staff row, mint tokens or reach a login (issue 20, M3).
+   */
+  verifier?: boolean;
+  // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry.
+  handler(params: Static<P>, call: CallContext<I>): unknown;
+}
+
+export type AdminIdentity = Extract<Identity, { role: 'admin' }>;
+export type ClientIdentity = Extract<Identity, { role: 'client' }>;
+export type GuestIdentity = Extract<Identity, { role: 'guest' }>;
+
+export interface ModuleApi {
+  name: string;
+  admin?: Record<string, ActionDef<TObject, AdminIdentity>>;
+  client?: Record<string, ActionDef<TObject, ClientIdentity>>;
+  guest?: Record<string, ActionDef<TObject, GuestIdentity>>;
+}
+
+export const adminAction = <P extends TObject>(def: ActionDef<P, AdminIdentity>): ActionDef<P, AdminIdentity> => def;
+export const clientAction = <P extends TObject>(def: ActionDef<P, ClientIdentity>): ActionDef<P, ClientIdentity> => def;
+export const guestAction = <P extends TObject>(def: ActionDef<P, GuestIdentity>): ActionDef<P, GuestIdentity> => def;
+
+/**
+ * A result sent as a file instead of the JSON envelope (an invoice PDF). Failures before it is returned still answer
+ * the envelope, so a client can tell a document from an error by the Content-Type.
+ */
+export class FileResult {
+  constructor(
+    readonly contentType: string,
+    readonly body: Buffer,
+    readonly filename: string,
+  ) {}
+}

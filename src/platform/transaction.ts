@@ -1,0 +1,35 @@
+// Transactions that can say when they are over. Work that must happen only after a change is visible to everyone
+// (dropping a cache entry, telling other processes) registers with `afterTransaction(trx, …)`; `inTransaction` runs
+// those callbacks once the transaction has committed or rolled back. Every service opens its transactions through
+// `inTransaction`, so a product type hook deep inside an order change can rely on it.
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.ts';
+
+export type AfterTransaction = (committed: boolean) => void;
+
+const pending = new WeakMap<Kysely<Database>, AfterTransaction[]>();
+
+export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const callbacks: AfterTransaction[] = [];
+  let committed = false;
+  try {
+    const result = await db.transaction().execute((trx) => {
+      pending.set(trx, callbacks);
+      return work(trx);
+    });
+    committed = true;
+    return result;
+  } finally {
+    for (const callback of callbacks) callback(committed);
+  }
+}
+
+/**
+ * Runs `callback` when the transaction `trx` has ended. Outside a transaction opened by `inTransaction` (a plain
+ * handle, whose statements commit one by one) it runs at once.
+ */
+export function afterTransaction(trx: Kysely<Database>, callback: AfterTransaction): void {
+  const callbacks = pending.get(trx);
+  if (callbacks === undefined) callback(true);
+  else callbacks.push(callback);
+}
