@@ -10,7 +10,7 @@ import { createTOTPKeyURI, generateHOTP } from '@oslojs/otp';
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
-import type { AccountSubjectType } from '../../db/tables/accounts.ts';
+import type { AccountSubjectType } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';

@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
+import type { EmailTable } from './tables.ts';
+import type { OutboxStatus } from '../outbox/types.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { errors } from '../../platform/errors.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
