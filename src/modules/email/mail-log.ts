@@ -7,7 +7,7 @@ import type { OutboxStatus } from '../outbox/types.ts';
 import { errors } from '../../platform/errors.ts';
 import { pageRequest, toPage } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import type { ClientEmailRecord, EmailRecord } from './service.ts';
+import type { ClientEmailRecord, EmailRecord } from './types.ts';
 import { HIDDEN_SECRET, SECRET_MARKER_PATTERN } from './templates.ts';
 
 type EmailRow = Selectable<EmailTable>;
