@@ -26,7 +26,7 @@ import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
 import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
 import { keyDirectRoutes } from './modules/serviceapikey/direct-routes.ts';
 import { serviceApiKeyApi } from './modules/serviceapikey/api.ts';
-import { registerExportRoutes } from './modules/export/route.ts';
+import { registerExportRoutes } from './http/export-route.ts';
 
 export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];

@@ -1,26 +1,11 @@
 // Every setting, typed, read from the environment once. Each has a default that works on one machine with no
 // other service: SQLite under ./data, counters in memory, the scheduler inside the server.
-import { settingDefaultsFromEnv, type SettingName } from './modules/system/settings-catalogue.ts';
-
 import { availableParallelism } from 'node:os';
+import { DEFAULT_RATE_LIMITS, type RateLimitConfig, type RateLimitPolicy, type RateLimitRule } from './platform/rate-limit.ts';
+import { settingDefaultsFromEnv, type SettingName } from './platform/settings-catalogue.ts';
 
-export type RateLimitPolicy =
-  | 'API_GUEST'
-  | 'API_KEY_CHECK'
-  | 'API_KEY_CHECK_FAILED'
-  | 'API_AUTHENTICATED'
-  | 'API_AUTH_FAILED'
-  | 'LOGIN'
-  | 'SIGNUP'
-  | 'CHECKOUT'
-  | 'PASSWORD_RESET'
-  | 'PAYMENT'
-  | 'API_KEY_CHECK_VERIFIER';
-
-export interface RateLimitRule {
-  limit: number;
-  windowSeconds: number;
-}
+// The rate-limit types are the limiter's (platform/rate-limit.ts); re-exported for the files that read them here.
+export type { RateLimitPolicy, RateLimitRule } from './platform/rate-limit.ts';
 
 export interface Config {
   port: number;
@@ -38,18 +23,7 @@ export interface Config {
   tlsKeyFile: string | null;
   logLevel: string;
   admin: { email: string | null; password: string | null; apiToken: string | null };
-  rateLimit: {
-    enabled: boolean;
-    whitelist: string[];
-    policies: Record<RateLimitPolicy, RateLimitRule>;
-    /** Prefix of the Redis keys, so several instances (or test runs) can share one Redis. */
-    redisPrefix: string;
-    /**
-     * IPV6_PREFIX_LENGTH: IPv6 callers are limited per prefix of this many bits (a customer's whole /64), in the rate
-     * limits and the per-address connection cap; 128 counts every address alone (issue 20, M7).
-     */
-    ipv6PrefixLength: number;
-  };
+  rateLimit: RateLimitConfig;
   currency: string;
   paymentInstructions: string;
   scheduler: boolean;
@@ -111,20 +85,6 @@ export interface StripeConfig extends StripeConnection {
   secretKey: string;
   webhookSecret: string;
 }
-
-export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
-  API_GUEST: { limit: 600, windowSeconds: 60 },
-  API_KEY_CHECK: { limit: 100_000, windowSeconds: 60 },
-  API_KEY_CHECK_FAILED: { limit: 60, windowSeconds: 60 },
-  API_AUTHENTICATED: { limit: 3000, windowSeconds: 3600 },
-  API_AUTH_FAILED: { limit: 20, windowSeconds: 300 },
-  LOGIN: { limit: 10, windowSeconds: 3600 },
-  SIGNUP: { limit: 5, windowSeconds: 3600 },
-  CHECKOUT: { limit: 15, windowSeconds: 3600 },
-  PASSWORD_RESET: { limit: 5, windowSeconds: 3600 },
-  PAYMENT: { limit: 30, windowSeconds: 3600 },
-  API_KEY_CHECK_VERIFIER: { limit: 1_000_000, windowSeconds: 60 },
-};
 
 export class ConfigError extends Error {}
 

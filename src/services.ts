@@ -16,6 +16,8 @@ import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
+import { createDueOrders } from './modules/order/due-orders.ts';
+import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
 import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
 import { stripeFromSettings } from './modules/invoice/stripe-switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
@@ -42,6 +44,9 @@ import { createStaffService, type StaffService } from './modules/staff/service.t
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
 import { createMailService, type MailService } from './modules/email/service.ts';
 import { registerNotices } from './modules/email/notices.ts';
+import { clientMailRecipients } from './modules/client/mail-recipient.ts';
+import { createInvoiceNoticeReads } from './modules/invoice/notice-reads.ts';
+import { orderNoticeReads } from './modules/order/notice-reads.ts';
 import { brandOf } from './modules/email/layout.ts';
 import { createSystemService, type SystemService } from './modules/system/service.ts';
 import { createTwoFactorService, type TwoFactorService } from './modules/account/two-factor.ts';
@@ -224,12 +229,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
-  const notices = registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
+  const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,
     orders,
+    dueOrders: createDueOrders({ db }),
     invoices,
+    renewalsDue: createRenewalsDue({ db }),
     carts,
     invoiceDaysBeforeExpiry: config.invoiceDaysBeforeExpiry,
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,

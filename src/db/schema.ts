@@ -1,16 +1,35 @@
-// The database as Kysely sees it: the intersection of each area's tables, so each table's type lives with its area.
-import type { AccountTables } from './tables/accounts.ts';
-import type { ApiKeyTables } from './tables/apikey.ts';
-import type { BillingTables } from './tables/billing.ts';
-import type { CoreTables } from './tables/core.ts';
-import type { CronTables } from './tables/cron.ts';
-import type { KeysTables } from './tables/keys.ts';
-import type { OutboxTables } from './tables/outbox.ts';
-import type { SellingTables } from './tables/selling.ts';
-import type { PaymentTables } from './tables/payments.ts';
-import type { VerifierTables } from './tables/verifier.ts';
-import type { WebhookTables } from './tables/webhook.ts';
-import type { UsageBillingTables } from './tables/usage-billing.ts';
-import type { SearchTables } from './tables/search.ts';
+// The database as Kysely sees it: the union of every module's tables. Each table's type lives in the tables.ts of the
+// module that writes it (src/modules/<m>/tables.ts); a column a later migration added joins its table's interface there.
+import type { AccountTables } from '../modules/account/tables.ts';
+import type { CartTables } from '../modules/cart/tables.ts';
+import type { ClientTables } from '../modules/client/tables.ts';
+import type { CronTables } from '../modules/cron/tables.ts';
+import type { EmailTables } from '../modules/email/tables.ts';
+import type { InvoiceTables } from '../modules/invoice/tables.ts';
+import type { OrderTables } from '../modules/order/tables.ts';
+import type { OutboxTables } from '../modules/outbox/tables.ts';
+import type { PaymentTables } from '../modules/payment/tables.ts';
+import type { ProductTables } from '../modules/product/tables.ts';
+import type { ApiKeyTables } from '../modules/serviceapikey/tables.ts';
+import type { SessionTables } from '../modules/session/tables.ts';
+import type { StaffTables } from '../modules/staff/tables.ts';
+import type { SystemTables } from '../modules/system/tables.ts';
+import type { WebhookTables } from '../modules/webhook/tables.ts';
+import type { ListCountsTables } from './list-counts-table.ts';
 
-export type Database = CoreTables & SellingTables & ApiKeyTables & BillingTables & PaymentTables & OutboxTables & AccountTables & VerifierTables & WebhookTables & UsageBillingTables & KeysTables & SearchTables & CronTables;
+export type Database = AccountTables &
+  CartTables &
+  ClientTables &
+  CronTables &
+  EmailTables &
+  InvoiceTables &
+  OrderTables &
+  OutboxTables &
+  PaymentTables &
+  ProductTables &
+  ApiKeyTables &
+  SessionTables &
+  StaffTables &
+  SystemTables &
+  WebhookTables &
+  ListCountsTables;

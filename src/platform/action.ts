@@ -2,7 +2,7 @@
 // limit policy, and a handler that calls the module's service. The gateway turns these into routes.
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateLimitPolicy } from '../config.ts';
+import type { RateLimitPolicy } from './rate-limit.ts';
 import type { Services } from '../services.ts';
 import type { Identity } from './identity.ts';
 import type { SessionControl } from '../http/session-control.ts';

@@ -1,10 +1,55 @@
 // Rate-limit policies of CONTRACT §4 over a CounterStore: a decision per (policy, subject), the whitelist, and the
 // RateLimit-* / Retry-After headers.
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import type { Config, RateLimitPolicy } from '../config.ts';
 import { AddressGroups } from './address-groups.ts';
 import type { CounterStore, Hit } from './counters/store.ts';
 import { errors } from './errors.ts';
+
+export type RateLimitPolicy =
+  | 'API_GUEST'
+  | 'API_KEY_CHECK'
+  | 'API_KEY_CHECK_FAILED'
+  | 'API_AUTHENTICATED'
+  | 'API_AUTH_FAILED'
+  | 'LOGIN'
+  | 'SIGNUP'
+  | 'CHECKOUT'
+  | 'PASSWORD_RESET'
+  | 'PAYMENT'
+  | 'API_KEY_CHECK_VERIFIER';
+
+export interface RateLimitRule {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** The limiter's settings (RATE_LIMIT_* in the environment, read by src/config.ts). */
+export interface RateLimitConfig {
+  enabled: boolean;
+  whitelist: string[];
+  policies: Record<RateLimitPolicy, RateLimitRule>;
+  /** Prefix of the Redis keys, so several instances (or test runs) can share one Redis. */
+  redisPrefix: string;
+  /**
+   * IPV6_PREFIX_LENGTH: IPv6 callers are limited per prefix of this many bits (a customer's whole /64), in the rate
+   * limits and the per-address connection cap; 128 counts every address alone (issue 20, M7).
+   */
+  ipv6PrefixLength: number;
+}
+
+export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitPolicy, RateLimitRule>> = {
+  API_GUEST: { limit: 600, windowSeconds: 60 },
+  API_KEY_CHECK: { limit: 100_000, windowSeconds: 60 },
+  API_KEY_CHECK_FAILED: { limit: 60, windowSeconds: 60 },
+  API_AUTHENTICATED: { limit: 3000, windowSeconds: 3600 },
+  API_AUTH_FAILED: { limit: 20, windowSeconds: 300 },
+  LOGIN: { limit: 10, windowSeconds: 3600 },
+  SIGNUP: { limit: 5, windowSeconds: 3600 },
+  CHECKOUT: { limit: 15, windowSeconds: 3600 },
+  PASSWORD_RESET: { limit: 5, windowSeconds: 3600 },
+  PAYMENT: { limit: 30, windowSeconds: 3600 },
+  API_KEY_CHECK_VERIFIER: { limit: 1_000_000, windowSeconds: 60 },
+};
 
 export interface Decision {
   policy: RateLimitPolicy;
@@ -43,7 +88,7 @@ export class RateLimiter {
   private readonly stores: Record<string, CounterStore> = {};
 
   constructor(
-    private readonly config: Config['rateLimit'],
+    private readonly config: RateLimitConfig,
     readonly store: CounterStore,
     readonly hotStore: CounterStore = store,
   ) {

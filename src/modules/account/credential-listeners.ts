@@ -3,7 +3,7 @@
 // credential's links end with it (M3), and the owner of an account whose second step locked is told (M5).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { AccountSubjectType } from '../../db/tables/accounts.ts';
+import type { AccountSubjectType } from './tables.ts';
 import type { EventBus } from '../../platform/events.ts';
 import type { MailService } from '../email/service.ts';
 import '../client/events.ts';

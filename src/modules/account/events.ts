@@ -1,5 +1,5 @@
 // Events of the account module, emitted inside the transaction of the change they report.
-import type { AccountSubjectType } from '../../db/tables/accounts.ts';
+import type { AccountSubjectType } from './tables.ts';
 
 export interface SecondFactorLocked {
   subjectType: AccountSubjectType;

@@ -15,7 +15,7 @@ import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { addSeconds, isoSeconds, timeOf } from '../../lib/time.ts';
 import './events.ts';
-import type { TwoFactorSubject } from './two-factor.ts';
+import type { TwoFactorSubject } from './types.ts';
 
 /** Wrong codes per window before the second step locks. */
 export const SECOND_FACTOR_MAX_FAILURES = 10;

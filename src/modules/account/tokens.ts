@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { AccountSubjectType, AccountTokenPurpose, AccountTokenTable } from '../../db/tables/accounts.ts';
+import type { AccountSubjectType, AccountTokenPurpose, AccountTokenTable } from './tables.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
 import { addSeconds, isoSeconds } from '../../lib/time.ts';
 

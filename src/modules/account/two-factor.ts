@@ -10,13 +10,13 @@ import { createTOTPKeyURI, generateHOTP } from '@oslojs/otp';
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
-import type { AccountSubjectType } from '../../db/tables/accounts.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { randomString, safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { nowIso } from '../../lib/time.ts';
 import { createSecondFactorLimit } from './second-factor-limit.ts';
+import type { TwoFactorSubject } from './types.ts';
 
 const PERIOD_SECONDS = 30;
 const DIGITS = 6;
@@ -25,10 +25,7 @@ const RECOVERY_CODES = 10;
 // Recovery codes: 10 characters of an alphabet without look-alikes (about 50 bits), shown as `xxxxx-xxxxx`.
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
-export interface TwoFactorSubject {
-  type: AccountSubjectType;
-  id: number;
-}
+export type { TwoFactorSubject } from './types.ts';
 
 export interface TwoFactorDeps {
   db: Kysely<Database>;

@@ -1,14 +1,16 @@
 // Scheduled jobs (CONTRACT §6 scheduled jobs): renewal invoices ahead of expiry, suspension at expiry, cancellation
 // after a long suspension, and clean-up of abandoned guest carts. Every job takes `now`, works order by order in its
-// own transaction and is idempotent: running it twice in a row changes nothing the second time. The SQL filters pick
-// candidates by text (stored times have one fixed width, lib/time.ts); each order is then re-checked as a moment,
-// so no order is suspended, canceled or invoiced because of how a date happens to be written.
+// own transaction and is idempotent: running it twice in a row changes nothing the second time. The modules that own
+// the orders and invoices pick the candidates, by text (stored times have one fixed width, lib/time.ts); each order is
+// then re-checked here as a moment, so no order is suspended, canceled or invoiced because of how a date is written.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { ApiError } from '../../platform/errors.ts';
 import { isoSeconds, timeOf } from '../../lib/time.ts';
 import type { CartService } from '../cart/service.ts';
 import type { InvoiceService } from '../invoice/service.ts';
+import type { RenewalsDue } from '../invoice/renewals-due.ts';
+import type { DueOrders } from '../order/due-orders.ts';
 import type { OrderService } from '../order/service.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { periodicTask } from '../../lib/periodic.ts';
@@ -34,8 +36,12 @@ export interface CronReport {
 
 export interface CronServiceDeps {
   db: Kysely<Database>;
-  orders: OrderService;
-  invoices: InvoiceService;
+  orders: Pick<OrderService, 'requireRow' | 'transition'>;
+  /** The orders each job looks at, as the order module picks them (order/due-orders.ts). */
+  dueOrders: Pick<DueOrders, 'freeRenewalsDue' | 'canceledAtPeriodEndDue' | 'expiredActive' | 'suspendedBefore'>;
+  invoices: Pick<InvoiceService, 'renewalFor' | 'voidLapsedPlanChanges'>;
+  /** The orders without an unpaid renewal, as the invoice module picks them (invoice/renewals-due.ts). */
+  renewalsDue: Pick<RenewalsDue, 'ordersAwaitingRenewalInvoice'>;
   carts: Pick<CartService, 'purgeAbandoned'>;
   invoiceDaysBeforeExpiry: number;
   cancelSuspendedAfterDays: number;
@@ -48,7 +54,7 @@ export interface CronServiceDeps {
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, invoices, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, log }: CronServiceDeps) {
+export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -69,33 +75,9 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
     async issueRenewalInvoices(now: Date, report: CronReport): Promise<void> {
       const horizonMs = now.getTime() + invoiceDaysBeforeExpiry * DAY_MS;
       const horizon = isoSeconds(new Date(horizonMs));
-      const rows = await db
-        .selectFrom('orders')
-        .select('id')
-        .where('status', '=', 'active')
-        .where('period', 'is not', null)
-        .where('price', '>', 0)
-        .where('cancel_at_period_end', '=', 0)
-        .where('expires_at', 'is not', null)
-        .where('expires_at', '<=', horizon)
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('invoice_items')
-                .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
-                .select('invoice_items.id')
-                .whereRef('invoice_items.order_id', '=', 'orders.id')
-                // One unpaid invoice buys an order time: none while a renewal or a plan change is unpaid.
-                .where('invoice_items.task', 'in', ['renew', 'change'])
-                .where('invoices.status', '=', 'unpaid'),
-            ),
-          ),
-        )
-        .orderBy('id')
-        .execute();
+      const ids = await renewalsDue.ordersAwaitingRenewalInvoice(horizon);
       report.renewal_invoices += await each(
-        rows.map((row) => row.id),
+        ids,
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
@@ -108,18 +90,9 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
     /** Free recurrent orders renew themselves at expiry: there is nothing to pay. */
     async renewFreeOrders(now: Date, report: CronReport): Promise<void> {
       const nowText = isoSeconds(now);
-      const rows = await db
-        .selectFrom('orders')
-        .select('id')
-        .where('status', '=', 'active')
-        .where('period', 'is not', null)
-        .where('price', '=', 0)
-        .where('cancel_at_period_end', '=', 0)
-        .where('expires_at', '<=', nowText)
-        .orderBy('id')
-        .execute();
+      const ids = await dueOrders.freeRenewalsDue(nowText);
       report.renewed_free += await each(
-        rows.map((row) => row.id),
+        ids,
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
@@ -133,16 +106,9 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
     /** Cancels the orders their clients canceled at period end, once the period is over (CONTRACT §8). */
     async cancelAtPeriodEnd(now: Date, report: CronReport): Promise<void> {
       const nowText = isoSeconds(now);
-      const rows = await db
-        .selectFrom('orders')
-        .select('id')
-        .where('status', '=', 'active')
-        .where('cancel_at_period_end', '=', 1)
-        .where('expires_at', '<=', nowText)
-        .orderBy('id')
-        .execute();
+      const ids = await dueOrders.canceledAtPeriodEndDue(nowText);
       report.canceled += await each(
-        rows.map((row) => row.id),
+        ids,
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
@@ -156,9 +122,9 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
     /** Suspends active orders past their expiry. */
     async suspendExpired(now: Date, report: CronReport): Promise<void> {
       const nowText = isoSeconds(now);
-      const rows = await db.selectFrom('orders').select('id').where('status', '=', 'active').where('expires_at', '<=', nowText).orderBy('id').execute();
+      const ids = await dueOrders.expiredActive(nowText);
       report.suspended += await each(
-        rows.map((row) => row.id),
+        ids,
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
@@ -173,9 +139,9 @@ export function createCronService({ db, orders, invoices, carts, invoiceDaysBefo
     async cancelLongSuspended(now: Date, report: CronReport): Promise<void> {
       const cutoffMs = now.getTime() - cancelSuspendedAfterDays * DAY_MS;
       const cutoff = isoSeconds(new Date(cutoffMs));
-      const rows = await db.selectFrom('orders').select('id').where('status', '=', 'suspended').where('suspended_at', '<', cutoff).orderBy('id').execute();
+      const ids = await dueOrders.suspendedBefore(cutoff);
       report.canceled += await each(
-        rows.map((row) => row.id),
+        ids,
         report,
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);

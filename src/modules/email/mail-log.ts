@@ -2,11 +2,12 @@
 // its outbox item (a read-only join: the outbox stays the only writer of it). Secret links read "[link hidden]".
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
+import type { EmailTable } from './tables.ts';
+import type { OutboxStatus } from '../outbox/types.ts';
 import { errors } from '../../platform/errors.ts';
 import { pageRequest, toPage } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import type { ClientEmailRecord, EmailRecord } from './service.ts';
+import type { ClientEmailRecord, EmailRecord } from './types.ts';
 import { HIDDEN_SECRET, SECRET_MARKER_PATTERN } from './templates.ts';
 
 type EmailRow = Selectable<EmailTable>;

@@ -1,7 +1,8 @@
 // Notices (CONTRACT §10): the mails that follow a change, each queued by listening to the event of the service that
-// owns the change, inside that change's transaction — never from an action. Reading the invoice, order and client
-// here goes through the event's transaction (`trx`): the row may not be committed yet, and on SQLite a second
-// handle would wait for the very transaction it is part of. Nothing here ever reads an API key or a token.
+// owns the change, inside that change's transaction — never from an action. The invoice, order and client are read
+// by their owners (`invoices`, `orders`, `clients`: narrow reads, never their tables from here) through the event's
+// transaction (`trx`): the row may not be committed yet, and on SQLite a second handle would wait for the very
+// transaction it is part of. Nothing here ever reads an API key or a token.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../platform/transaction.ts';
@@ -12,6 +13,9 @@ import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, type OutboxLog } from '../outbox/service.ts';
 import { isPlainAddress, type MailService } from './service.ts';
 import { registerKeyNotices, type KeyNoticesDeps } from './key-notices.ts';
+import type { ClientMailRecipients } from '../client/mail-recipient.ts';
+import type { InvoiceNoticeReads } from '../invoice/notice-reads.ts';
+import type { OrderNoticeReads } from '../order/notice-reads.ts';
 // The events these notices listen to are declared by their owners; importing the declarations makes them known here.
 import '../order/events.ts';
 import '../serviceapikey/events.ts';
@@ -27,6 +31,12 @@ export interface NoticesDeps {
   db: Kysely<Database>;
   events: EventBus;
   mail: Pick<MailService, 'queue' | 'isQueued' | 'queuedKeys'>;
+  /** Who a client's mail goes to (client/mail-recipient.ts). */
+  clients: Pick<ClientMailRecipients, 'recipient'>;
+  /** The invoice a notice names, the orders a renewal renews, the invoices a reminder may be due for (invoice/notice-reads.ts). */
+  invoices: Pick<InvoiceNoticeReads, 'invoice' | 'renewedOrderIds' | 'unpaidDueBetween'>;
+  /** The order a notice names (order/notice-reads.ts). */
+  orders: Pick<OrderNoticeReads, 'summary'>;
   /** The delayed, coalesced key validity notices (key-notices.ts). */
   outbox: KeyNoticesDeps['outbox'];
   /** The key module's answer to "is this key switched on now?" (key-notices.ts reads no key table itself). */
@@ -46,15 +56,9 @@ const DAY_MS = 86_400_000;
  */
 export const DEFAULT_REMINDER_DAYS: readonly number[] = [-3, -1, 1, 3, 7];
 
-async function recipient(trx: Kysely<Database>, clientId: number) {
-  const client = await trx.selectFrom('clients').select(['id', 'email', 'first_name', 'last_name']).where('id', '=', clientId).executeTakeFirst();
-  if (client === undefined) return null;
-  return { email: client.email, name: [client.first_name, client.last_name].filter(Boolean).join(' ') };
-}
-
 const day = (iso: string | null): string => (iso === null ? '' : iso.slice(0, 10));
 
-export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
+export function registerNotices({ db, events, mail, clients, invoices, orders, outbox, keyIsSwitchedOn, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
   const links = {
     invoice: (id: number) => `${publicUrl}/invoices/${id}`,
     orders: () => `${publicUrl}/orders`,
@@ -62,7 +66,7 @@ export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, pub
   };
 
   async function invoiceVars(trx: Kysely<Database>, invoiceId: number) {
-    const invoice = await trx.selectFrom('invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
+    const invoice = await invoices.invoice(trx, invoiceId);
     if (invoice === undefined) return null;
     return {
       invoice,
@@ -84,7 +88,7 @@ export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, pub
     vars: Record<string, string | number>,
     extra: { attachInvoicePdf?: number; dedupeKey?: string } = {},
   ): Promise<number> {
-    const to = await recipient(trx, clientId);
+    const to = await clients.recipient(trx, clientId);
     if (to === null) return 0;
     // An address the sign-up form let through but that is not one plain address (a comma, quotes) would be refused
     // by the mail service; the change that caused the notice must not fail for it.
@@ -95,18 +99,20 @@ export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, pub
     return mail.queue(trx, { template, to, clientId, vars, ...extra });
   }
 
+  /** The first order (by item) the invoice renews that still exists; undefined when it renews none. */
+  async function renewedOrder(trx: Kysely<Database>, invoiceId: number) {
+    for (const orderId of await invoices.renewedOrderIds(trx, invoiceId)) {
+      const order = await orders.summary(trx, orderId);
+      if (order !== undefined) return order;
+    }
+    return undefined;
+  }
+
   // A renewal invoice is announced as the order's renewal reminder (with the pay link); any other as a new invoice.
   events.on('invoice.created', async ({ invoiceId, clientId }, trx) => {
     const found = await invoiceVars(trx, invoiceId);
     if (found === null) return;
-    const renewal = await trx
-      .selectFrom('invoice_items')
-      .innerJoin('orders', 'orders.id', 'invoice_items.order_id')
-      .select(['orders.title', 'orders.expires_at'])
-      .where('invoice_items.invoice_id', '=', invoiceId)
-      .where('invoice_items.task', '=', 'renew')
-      .orderBy('invoice_items.id')
-      .executeTakeFirst();
+    const renewal = await renewedOrder(trx, invoiceId);
     if (renewal !== undefined) {
       await toClient(trx, clientId, 'order_renewal_reminder', {
         ...found.vars,
@@ -138,9 +144,7 @@ export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, pub
     await toClient(trx, clientId, 'invoice_payment_refunded', { ...found.vars, amount: `${money.format(amount)} ${currency}` });
   });
 
-  async function orderOf(trx: Kysely<Database>, orderId: number) {
-    return trx.selectFrom('orders').select(['id', 'title', 'type', 'client_id']).where('id', '=', orderId).executeTakeFirst();
-  }
+  const orderOf = (trx: Kysely<Database>, orderId: number) => orders.summary(trx, orderId);
 
   // API-key plans: "your key is ready" with a link to the keys page — never the key.
   events.on('order.activated', async ({ orderId, clientId }, trx) => {
@@ -209,19 +213,11 @@ export function registerNotices({ db, events, mail, outbox, keyIsSwitchedOn, pub
       const nowMs = now.getTime();
       const from = isoSeconds(new Date(nowMs - (Math.max(0, ...daysAfter) + 1) * DAY_MS));
       const to = isoSeconds(new Date(nowMs + Math.max(0, ...daysBefore) * DAY_MS));
-      const rows = await db
-        .selectFrom('invoices')
-        .select(['id', 'client_id', 'due_at'])
-        .where('status', '=', 'unpaid')
-        .where('due_at', 'is not', null)
-        .where('due_at', '>=', from)
-        .where('due_at', '<=', to)
-        .orderBy('id')
-        .execute();
+      const rows = await invoices.unpaidDueBetween(from, to);
       // The jobs run every minute: find the invoices in a reminder slot, then skip in one query those reminded already.
       const due: Array<{ id: number; clientId: number; overdue: boolean; dedupeKey: string }> = [];
       for (const row of rows) {
-        const dueMs = Date.parse(row.due_at!);
+        const dueMs = Date.parse(row.due_at);
         const before = Math.ceil((dueMs - nowMs) / DAY_MS);
         const after = Math.floor((nowMs - dueMs) / DAY_MS);
         const slot =

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { EmailTable, OutboxStatus } from '../../db/tables/outbox.ts';
+import type { EmailTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { errors } from '../../platform/errors.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
@@ -24,6 +24,7 @@ import { mailLayout, NO_BRAND, senderOf, type MailBrand } from './layout.ts';
 import { createMailTransport } from './transport.ts';
 import { mailWaiting, NO_MAIL_SERVER } from './waiting.ts';
 import { createMailLog } from './mail-log.ts';
+import type { ClientEmailRecord, EmailRecord, TemplateRecord } from './types.ts';
 import {
   COMMON_VARS,
   escapeHtml,
@@ -42,6 +43,8 @@ import {
 } from './templates.ts';
 
 export type { MailTemplateCode } from './templates.ts';
+// The records the mail log and the template actions answer with; re-exported for the web UI, which reads them here.
+export type { ClientEmailRecord, EmailRecord, TemplateRecord } from './types.ts';
 
 export const EMAIL_KIND = 'email';
 /** CONTRACT §10: retries after 1 min, 5 min, 30 min, 2 h and 12 h, then `failed`. */
@@ -57,49 +60,6 @@ export interface MailMessage {
   attachInvoicePdf?: number;
   /** At most one message per key (e.g. one reminder per invoice and day); a repeat returns the first message's id. */
   dedupeKey?: string;
-}
-
-export interface EmailRecord {
-  id: number;
-  client_id: number | null;
-  staff_id: number | null;
-  template: string;
-  sender: string;
-  recipients: string;
-  to_name: string | null;
-  subject: string;
-  content_html: string;
-  content_text: string;
-  status: OutboxStatus;
-  attempts: number;
-  last_error: string | null;
-  message_id: string;
-  /** When the next attempt is due (pending messages only). */
-  next_attempt_at: string | null;
-  created_at: string;
-  /** When it was sent, given up or set aside. */
-  sent_at: string | null;
-  /** When its delivery state last changed. */
-  updated_at: string;
-}
-
-/** What a client sees of their own mail: no delivery internals. */
-export type ClientEmailRecord = Pick<EmailRecord, 'id' | 'template' | 'sender' | 'recipients' | 'subject' | 'content_html' | 'content_text' | 'status' | 'created_at' | 'sent_at' | 'updated_at'>;
-
-export interface TemplateRecord {
-  code: MailTemplateCode;
-  title: string;
-  when: string;
-  subject: string;
-  content: string;
-  enabled: boolean;
-  /** Whether staff changed it (false: the default text). */
-  customized: boolean;
-  /** May it be switched off (account-security messages may not). */
-  required: boolean;
-  /** Placeholders it may use, with what they hold. */
-  vars: Record<string, string>;
-  updated_at: string | null;
 }
 
 export interface MailServiceDeps {

@@ -11,21 +11,10 @@ import { createdRange, searchedId, searchText } from '../../platform/list-filter
 import { moneyFor } from '../../lib/money.ts';
 import type { ClientService } from '../client/service.ts';
 import { csvLine, type Cell } from './csv.ts';
+import { EXPORT_PERMISSIONS, readFilters } from './filters.ts';
+import { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
 
-export const EXPORT_KINDS = ['clients', 'orders', 'invoices', 'transactions'] as const;
-export type ExportKind = (typeof EXPORT_KINDS)[number];
-
-export interface ExportFilters {
-  status?: string | undefined;
-  client_id?: number | undefined;
-  product_id?: number | undefined;
-  invoice_id?: number | undefined;
-  type?: string | undefined;
-  gateway?: string | undefined;
-  search?: string | undefined;
-  date_from?: string | undefined;
-  date_to?: string | undefined;
-}
+export { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
 
 export const DEFAULT_BATCH = 500;
 
@@ -148,20 +137,33 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
     return { lines: rows.map((row) => csvLine(row.cells)), last: rows.length === size ? rows[rows.length - 1]!.id : null };
   }
 
+  /**
+   * The export as chunks of CSV text: the header line, then one chunk per batch of `batchSize` rows. The next batch
+   * is read only when the consumer asks for it (the HTTP route asks once the socket has taken the previous one).
+   */
+  async function* csv(kind: ExportKind, filters: ExportFilters, batchSize = DEFAULT_BATCH): AsyncGenerator<string> {
+    yield csvLine(HEADERS[kind]);
+    let after = 0;
+    for (;;) {
+      const { lines, last } = await batch(kind, filters, after, batchSize);
+      if (lines.length > 0) yield lines.join('');
+      if (last === null) return;
+      after = last;
+    }
+  }
+
   return {
+    csv,
+
     /**
-     * The export as chunks of CSV text: the header line, then one chunk per batch of `batchSize` rows. The next batch
-     * is read only when the consumer asks for it (the HTTP route asks once the socket has taken the previous one).
+     * The export a file name asks for (`clients.csv`, …), or undefined when there is none: its kind, the permission
+     * it needs, and its rows for the request's parameters. `rows` checks the filters at once (422 naming the
+     * parameter) and reads nothing until the first chunk is asked for.
      */
-    async *csv(kind: ExportKind, filters: ExportFilters, batchSize = DEFAULT_BATCH): AsyncGenerator<string> {
-      yield csvLine(HEADERS[kind]);
-      let after = 0;
-      for (;;) {
-        const { lines, last } = await batch(kind, filters, after, batchSize);
-        if (lines.length > 0) yield lines.join('');
-        if (last === null) return;
-        after = last;
-      }
+    request(file: string): { kind: ExportKind; permission: string; rows(params: Record<string, unknown>): AsyncGenerator<string> } | undefined {
+      const kind = EXPORT_KINDS.find((name) => `${name}.csv` === file);
+      if (kind === undefined) return undefined;
+      return { kind, permission: EXPORT_PERMISSIONS[kind], rows: (params) => csv(kind, readFilters(kind, params)) };
     },
   };
 }

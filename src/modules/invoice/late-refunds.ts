@@ -11,7 +11,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { TransactionTable } from '../../db/tables/selling.ts';
+import type { TransactionTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { isoSeconds } from '../../lib/time.ts';

@@ -6,7 +6,7 @@
 // unpaid plan change lapses at the end of the period its credit was priced for: the scheduler voids it then.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
+import type { InvoiceStatus, InvoiceTask } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { ApiError, errors } from '../../platform/errors.ts';

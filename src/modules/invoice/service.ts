@@ -3,7 +3,7 @@
 // records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from '../../db/tables/selling.ts';
+import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from './tables.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { randomString } from '../../lib/crypto.ts';

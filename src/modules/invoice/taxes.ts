@@ -3,7 +3,7 @@
 // state, else its country's, else the rule with no country, else none; tax-exempt clients pay none.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { TaxTable } from '../../db/tables/billing.ts';
+import type { TaxTable } from './tables.ts';
 import { errors } from '../../platform/errors.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { formatRate, parseRate } from '../../lib/rates.ts';

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
-import type { OutboxStatus } from '../../db/tables/outbox.ts';
+import type { OutboxStatus } from './tables.ts';
 import { afterTransaction, inTransaction } from '../../platform/transaction.ts';
 
 export interface OutboxContext {

@@ -12,7 +12,7 @@
 // the invoice's compare-and-set, so the order is renewed in the transaction that records the payment, or not at all.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { PaymentAttemptTable } from '../../db/tables/payments.ts';
+import type { PaymentAttemptTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import type { Money } from '../../lib/money.ts';

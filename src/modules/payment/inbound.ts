@@ -5,7 +5,7 @@
 // delivery or by `processPending` (at start and every minute).
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { GatewayEventTable } from '../../db/tables/payments.ts';
+import type { GatewayEventTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { PaymentNotYetKnown, type InvoicePayments } from '../invoice/gateway-payments.ts';
 import type { GatewayEffect, GatewayRegistry, PaymentGateway, VerifiedEvent } from '../invoice/gateways.ts';

@@ -6,7 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
-import type { PromoTable, PromoType } from '../../db/tables/billing.ts';
+import type { PromoTable, PromoType } from './tables.ts';
 import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';

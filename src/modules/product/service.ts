@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
-import type { ProductTable, ProductStatus, SetupMode } from '../../db/tables/selling.ts';
+import type { ProductTable, ProductStatus, SetupMode } from './tables.ts';
 import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';

@@ -2,7 +2,7 @@
 // the hash of the session's CSRF token, so a copy of the table cannot be replayed.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { SessionTable } from '../../db/tables/core.ts';
+import type { SessionTable } from './tables.ts';
 import { newOpaqueToken, safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { addSeconds, isoSeconds } from '../../lib/time.ts';
 

@@ -4,7 +4,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { containsPattern, likeEscaped } from '../../db/like.ts';
-import type { StaffTable } from '../../db/tables/core.ts';
+import type { StaffTable } from './tables.ts';
 import { errors } from '../../platform/errors.ts';
 import type { StaffPrincipal } from '../../platform/identity.ts';
 import { newApiToken, type SecretBox } from '../../lib/crypto.ts';

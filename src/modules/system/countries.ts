@@ -1,9 +1,9 @@
 // Countries and phone numbers from maintained data packages (i18n-iso-countries, libphonenumber-js), never a
 // hand-written list. The lists are built once and shared.
-import { isoCountries } from './iso-countries.ts';
+import { isoCountries } from '../../platform/iso-countries.ts';
 import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { errors } from '../../platform/errors.ts';
-import { isCountryCode } from './settings-catalogue.ts';
+import { isCountryCode } from '../../platform/settings-catalogue.ts';
 
 let names: Readonly<Record<string, string>> | null = null;
 let codes: Readonly<Record<string, string>> | null = null;

@@ -19,7 +19,7 @@ import {
   type SecretName,
   type SettingName,
   type SettingValues,
-} from './settings-catalogue.ts';
+} from '../../platform/settings-catalogue.ts';
 
 export const CACHE_TTL_MS = 5000;
 const COUNTER = 'invoice_next_number';

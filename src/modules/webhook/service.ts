@@ -13,8 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { OutboxStatus } from '../../db/tables/outbox.ts';
-import type { WebhookTable } from '../../db/tables/webhook.ts';
+import type { OutboxStatus } from '../outbox/types.ts';
+import type { WebhookTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';

@@ -1,4 +1,5 @@
-// Tables of the webhook module (migration 012).
+// Tables of the webhook module (migration 012): the endpoints, the deliveries to them and each attempt of a delivery.
+// Only this module writes them.
 import type { Generated } from 'kysely';
 
 export interface WebhookTable {

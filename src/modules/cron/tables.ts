@@ -1,4 +1,4 @@
-// Tables of the scheduled jobs (migration 022).
+// Tables of the cron module, the scheduled jobs (migration 022). Only this module writes them.
 
 export interface CronStatusTable {
   /** Always 1: the table holds one row. */

@@ -1,4 +1,5 @@
-// Tables of account security (migration 009): single-use tokens, TOTP secrets and recovery codes.
+// Tables of the account module (account security, migrations 009 and 018): single-use tokens, TOTP secrets, recovery
+// codes and the failed second-factor codes of each account. Only this module writes them.
 import type { Generated } from 'kysely';
 
 export type AccountSubjectType = 'client' | 'admin';

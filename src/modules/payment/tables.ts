@@ -1,5 +1,6 @@
 // Tables of payments through gateways (migration 007): each client's auto-pay choice, gateway customers, saved
-// payment methods, inbound provider events and off-session charge attempts. Times are ISO strings.
+// payment methods, inbound provider events and off-session charge attempts. Times are ISO strings. Only this module
+// writes them.
 import type { Generated } from 'kysely';
 
 export interface PaymentProfileTable {

@@ -1,80 +1,12 @@
-// Tables of selling: products, carts, orders and their history, invoices and their items, transactions.
+// Tables of the invoice module: invoices and their items, the payments and refunds recorded on them
+// (transactions), and the tax rules. Only this module writes them.
 // Money is integer minor units of the instance currency; JSON is text; times are ISO strings.
 import type { ColumnType, Generated } from 'kysely';
 
-export type ProductStatus = 'enabled' | 'disabled';
-export type SetupMode = 'after_order' | 'after_payment' | 'manual';
-export type OrderStatusColumn = 'pending_setup' | 'failed_setup' | 'active' | 'suspended' | 'canceled';
 export type InvoiceStatus = 'unpaid' | 'paid' | 'canceled' | 'refunded';
 /** `change`: a plan upgrade (CONTRACT §8), applied when the invoice is paid. */
 /** `usage`: a usage period's overage (CONTRACT §12); paying it runs nothing. */
 export type InvoiceTask = 'activate' | 'renew' | 'change' | 'usage';
-
-export interface ProductTable {
-  id: Generated<number>;
-  title: string;
-  /** Unique, URL-safe; generated from the title when not given. */
-  slug: string;
-  description: string | null;
-  /** The product type code (`custom`, `apikey`, …). */
-  type: string;
-  status: ProductStatus;
-  /** 0/1: hidden products are not listed to guests but can still be ordered by id or slug. */
-  hidden: number;
-  setup: SetupMode;
-  /** JSON: {type, once: {price, setup}, recurrent: {"<period>": {price, setup, enabled}}}, prices in minor units. */
-  pricing: string;
-  /** JSON object interpreted by the product type. */
-  config: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface CartItemTable {
-  id: Generated<number>;
-  /** The owning client, or null for a guest cart (then `session_hash` is set). */
-  client_id: number | null;
-  /** The guest session's id hash. */
-  session_hash: string | null;
-  product_id: number;
-  period: string | null;
-  quantity: number;
-  created_at: string;
-}
-
-export interface OrderTable {
-  id: Generated<number>;
-  client_id: number;
-  product_id: number;
-  title: string;
-  /** The product type code at order time. */
-  type: string;
-  period: string | null;
-  quantity: number;
-  /** Unit price per period (recurrent) or once, minor units. */
-  price: number;
-  currency: string;
-  status: OrderStatusColumn;
-  reason: string | null;
-  notes: string | null;
-  /** JSON text: snapshot of the product's config. */
-  config: string;
-  expires_at: string | null;
-  activated_at: string | null;
-  suspended_at: string | null;
-  canceled_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface OrderHistoryTable {
-  id: Generated<number>;
-  order_id: number;
-  from_status: string | null;
-  to_status: string;
-  note: string | null;
-  created_at: string;
-}
 
 export interface InvoiceTable {
   id: Generated<number>;
@@ -89,6 +21,17 @@ export interface InvoiceTable {
   paid_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Migration 006: `<prefix><n>`, given when the invoice becomes paid; null before (a proforma). */
+  number: string | null;
+  /** Migration 006: JSON snapshots taken when the invoice was issued. */
+  seller: string | null;
+  buyer: string | null;
+  tax_name: string | null;
+  /** Thousandths of a percent. */
+  tax_rate: Generated<number>;
+  tax: Generated<number>;
+  discount: Generated<number>;
+  promo_code: string | null;
 }
 
 export interface InvoiceItemTable {
@@ -106,6 +49,17 @@ export interface InvoiceItemTable {
   total: number;
   /** 0/1: the task ran. */
   executed: number;
+  /**
+   * Migration 006. For a 'change' item: the plan the order moves to when the invoice is paid; for a 'renew' item:
+   * the plan renewed.
+   */
+  product_id: number | null;
+  /** Migration 017. For a 'change' item: the unused part of the current period taken off the new plan's price. */
+  credit: Generated<number>;
+  /** Migration 017. For a 'change' item: the end of the period its credit was computed for (the invoice lapses then). */
+  priced_until: string | null;
+  /** Migration 017. For an executed 'renew' or 'change' item: the order's expiry it bought. */
+  covers_until: string | null;
 }
 
 export interface TransactionTable {
@@ -135,12 +89,22 @@ export interface TransactionTable {
   refund_of: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
-export interface SellingTables {
-  products: ProductTable;
-  cart_items: CartItemTable;
-  orders: OrderTable;
-  order_history: OrderHistoryTable;
+/** Migration 006: a tax rule; the buyer's country and state pick one. */
+export interface TaxTable {
+  id: Generated<number>;
+  name: string;
+  /** Thousandths of a percent: 20% = 20000. */
+  rate: number;
+  /** ISO 3166-1 alpha-2, or null for the rule that applies everywhere. */
+  country: string | null;
+  state: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface InvoiceTables {
   invoices: InvoiceTable;
   invoice_items: InvoiceItemTable;
   transactions: TransactionTable;
+  taxes: TaxTable;
 }

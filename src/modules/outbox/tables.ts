@@ -1,4 +1,5 @@
-// Tables of the outbox (one family for every side effect that leaves the process) and of the e-mail module.
+// Tables of the outbox module (migration 008): one family for every side effect that leaves the process, and the
+// attempts to deliver each. Only this module writes them.
 import type { Generated } from 'kysely';
 
 export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'not_sent';
@@ -35,37 +36,7 @@ export interface OutboxAttemptTable {
   finished_at: string;
 }
 
-export interface EmailTable {
-  id: Generated<number>;
-  outbox_id: number;
-  template: string;
-  client_id: number | null;
-  staff_id: number | null;
-  sender: string;
-  to_email: string;
-  to_name: string | null;
-  subject: string;
-  html: string;
-  text: string;
-  /** Sealed JSON object of secret link values (see the migration); null when the message has none. */
-  sealed: string | null;
-  /** JSON array of attachments rendered at send time. */
-  attachments: Generated<string>;
-  message_id: string;
-  created_at: string;
-}
-
-export interface EmailTemplateTable {
-  code: string;
-  subject: string;
-  content: string;
-  enabled: number;
-  updated_at: string;
-}
-
 export interface OutboxTables {
   outbox_messages: OutboxMessageTable;
   outbox_attempts: OutboxAttemptTable;
-  emails: EmailTable;
-  email_templates: EmailTemplateTable;
 }

@@ -1,0 +1,95 @@
+// Tables of the API key product: the keys (several per order), their usage counts per day and per usage period, the
+// batches verifiers reported, the usage thresholds announced and the close of each order's usage periods. Only this
+// module writes them.
+import type { Generated } from 'kysely';
+
+export interface ApiKeyTable {
+  id: Generated<number>;
+  /** The order that owns the key. */
+  order_id: number;
+  client_id: number;
+  /** HMAC-SHA256 of the key under the instance secret (lookup); unique, so keys are unique across the instance. */
+  key_hash: string;
+  /** The key sealed with AES-256-GCM under the instance secret, so its owner can read it again. */
+  key_enc: string;
+  /** 0/1: the administrator's switch. */
+  valid: number;
+  /** JSON: the key options the key was issued with ({length, split, split_interval, capitalization, enforce_limit}). */
+  options: string;
+  /** JSON object: the key's custom parameters. */
+  config: string;
+  created_at: string;
+  updated_at: string;
+  /** Migration 014 (several keys per order, rotation with a grace period): the name its owner gave the key (null: none). */
+  name: string | null;
+  /** Migration 014: HMAC of the key this one replaced, still validating until `grace_until` (a reset with grace_seconds). */
+  grace_hash: string | null;
+  grace_until: string | null;
+  /** Migration 014: when the key was deleted (it stops validating; its uses stay counted for the order). */
+  deleted_at: string | null;
+}
+
+export interface ApiKeyUsageTable {
+  api_key_id: number;
+  /** Calendar day in UTC, `YYYY-MM-DD`. */
+  day: string;
+  count: number;
+}
+
+/** Migration 011, the verifier integration (CONTRACT §11). */
+export interface ApiKeyUsageBatchTable {
+  /** The SDK's id for one report_usage batch; unique, so a retry of the same batch adds nothing. */
+  batch_id: string;
+  /** The verifier (staff member) that reported it. */
+  staff_id: number;
+  /** Total uses the batch added. */
+  uses: number;
+  created_at: string;
+}
+
+/** Migration 013, usage billing (CONTRACT §12): uses per key and usage period. */
+export interface ApiKeyPeriodUsageTable {
+  api_key_id: number;
+  /** The usage period as ISO 8601 instants: start inclusive, end exclusive. */
+  period_start: string;
+  period_end: string;
+  /** Uses; int8 on PostgreSQL (read it through Number()). */
+  count: number | string;
+}
+
+/** Migration 013: the usage thresholds announced, once per order, period and threshold. */
+export interface UsageThresholdTable {
+  order_id: number;
+  period_start: string;
+  /** 80 or 100 (percent of the included uses). */
+  threshold: number;
+  used: number | string;
+  created_at: string;
+}
+
+/** Migration 013: the close of an order's usage period (the overage billed, once per order and period). */
+export interface UsageCloseTable {
+  id: Generated<number>;
+  order_id: number;
+  client_id: number;
+  period_start: string;
+  period_end: string;
+  used: number | string;
+  /** Null: unlimited. */
+  included: number | string | null;
+  overage_units: number | string;
+  /** Minor units; 0 issues no invoice. int8 on PostgreSQL. */
+  amount: number | string;
+  /** The overage invoice; null when there was nothing to bill. */
+  invoice_id: number | null;
+  created_at: string;
+}
+
+export interface ApiKeyTables {
+  api_keys: ApiKeyTable;
+  api_key_usage: ApiKeyUsageTable;
+  api_key_usage_batches: ApiKeyUsageBatchTable;
+  api_key_period_usage: ApiKeyPeriodUsageTable;
+  usage_thresholds: UsageThresholdTable;
+  usage_closes: UsageCloseTable;
+}
