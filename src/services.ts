@@ -16,10 +16,11 @@ import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
-import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
-import { stripeFromSettings } from './modules/invoice/stripe-switch.ts';
+import { customGateway, GatewayRegistry } from './modules/payment/gateways.ts';
+import { stripeFromSettings } from './modules/payment/stripe/switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
-import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
+import { createInvoicePayments, type InvoicePayments } from './modules/invoice/payments.ts';
+import { createGatewayPayments, type GatewayPayments } from './modules/payment/gateway-payments.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
 import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
@@ -90,8 +91,10 @@ export interface Services {
   apikeys: ApiKeyService;
   /** The close of usage periods: overage invoices (CONTRACT §12). */
   usageCloser: UsageCloser;
-  /** Gateway payments on the invoice side: payments, failures and refunds reported by providers; transactions. */
+  /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
+  /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
+  gatewayPayments: GatewayPayments;
   /** Auto-pay, gateway customers, saved cards, starting a payment. */
   payments: PaymentService;
   /** Provider webhook events: stored by id, applied once. */
@@ -178,7 +181,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
+  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes });
@@ -237,7 +240,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usage: usageCloser,
     log: logSchedulerError,
   });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money, outbox, log: logSchedulerError });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
+  const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
     gateways,
@@ -246,11 +250,12 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     publicUrl: config.publicUrl,
     autoPayDefault: () => settings.peek('auto_pay_default'),
   });
-  const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
+  const inboundEvents = createInboundEvents({ db, gateways, gatewayPayments, payments, log: logSchedulerError });
   const charges = createChargeService({
     db,
     events,
     outbox,
+    gatewayPayments,
     invoicePayments,
     payments,
     money,
@@ -293,6 +298,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     apikeys,
     usageCloser,
     invoicePayments,
+    gatewayPayments,
     payments,
     inboundEvents,
     charges,

@@ -8,8 +8,8 @@ import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
-import { toGatewayInvoice } from '../invoice/gateway-payments.ts';
-import { gatewayFailure, type GatewayRegistry, type PaymentGateway, type SavedMethod } from '../invoice/gateways.ts';
+import { toGatewayInvoice } from './gateway-payments.ts';
+import { gatewayFailure, type GatewayRegistry, type PaymentGateway, type SavedMethod } from './gateways.ts';
 
 export interface PaymentMethodRecord {
   id: number;
@@ -60,6 +60,11 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
   }
 
   return {
+    /** guest/invoice/gateways: the gateways an invoice can be paid with now, and what each tells the payer. */
+    listGateways(): Array<{ id: number; code: string; title: string; instructions: string | null }> {
+      return gateways.list().map((gateway) => ({ id: gateway.id, code: gateway.code, title: gateway.title, instructions: gateway.instructions(null) }));
+    },
+
     async autoPay(clientId: number): Promise<boolean> {
       return autoPay(db, clientId);
     },

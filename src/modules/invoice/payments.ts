@@ -1,7 +1,9 @@
-// The invoice side of gateway payments: applying what a provider reports (a payment, a failed charge, a refund) to
-// invoices and the transaction log, refunds started by staff, and the transaction list (CONTRACT §9). Part of the
-// invoice service, split off along this seam: it writes `invoices` and `transactions` only through the same
-// compare-and-set as mark_as_paid, so a payment is applied once whatever arrives twice, late or out of order.
+// The invoice's money (CONTRACT §9): the three things the payment module asks of an invoice — pay it (through the
+// one compare-and-set of mark_as_paid), record a refund of it, record a failed charge — and the transactions they
+// leave, listed for staff. Part of the invoice service, split off along this seam: with payInTransaction, the only
+// writer of `transactions`, so a payment is applied once whatever arrives twice, late or out of order. A gateway is
+// known here only as the id and code a payment came through: which provider that is, and how to ask it for money,
+// is the payment module's business (payment/gateway-payments.ts).
 import type { Kysely, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../../db/schema.ts';
@@ -12,39 +14,18 @@ import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import type { OutboxService } from '../outbox/service.ts';
-import { gatewayFailure, type GatewayInvoice, type GatewayRegistry, type PaymentGateway } from './gateways.ts';
-import { createLateRefunds } from './late-refunds.ts';
-import type { InvoiceRow, InvoiceService } from './service.ts';
+import type { InvoiceService } from './service.ts';
+import type { InvoiceRow, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
+import './events.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
 
-export type TransactionStatus = 'processed' | 'failed' | 'refunded' | 'error';
+export type { TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
 
-/** CONTRACT §9 transaction record. */
-export interface TransactionRecord {
+/** The gateway a payment came through, as the ledger records it (`gateway_id`, `gateway`). */
+export interface PaymentSource {
   id: number;
-  invoice_id: number;
-  /** The invoice's legal number once paid, null before: with invoice_id, what invoiceLabel names it by. */
-  invoice_number: string | null;
-  client_id: number | null;
-  gateway: string | null;
-  txn_id: string | null;
-  type: 'payment' | 'refund';
-  amount: string;
-  currency: string;
-  status: TransactionStatus;
-  message: string | null;
-  created_at: string;
-}
-
-export interface TransactionFilters {
-  invoice_id?: number | undefined;
-  client_id?: number | undefined;
-  gateway?: string | undefined;
-  status?: TransactionStatus | undefined;
-  page?: number | undefined;
-  per_page?: number | undefined;
+  code: string;
 }
 
 export interface ReportedPayment {
@@ -57,25 +38,44 @@ export interface ReportedPayment {
 /** What applying a reported payment came to. */
 export type PaymentResult = 'paid' | 'duplicate' | 'error' | 'unknown_invoice';
 
-/** A refund reported for a payment Tollgate has not recorded yet: try again later (events arrive out of order). */
-export class PaymentNotYetKnown extends Error {}
+/**
+ * What paying came to, and `lateRefund`: the id of the `error` payment just recorded that goes back to the payer by
+ * itself (money taken for an invoice that no longer takes it, through a gateway that can refund), else null.
+ */
+export interface PayOutcome {
+  result: PaymentResult;
+  lateRefund: number | null;
+}
+
+/** A late payment (recorded, never applied) and what has been given back of it so far. */
+export interface LatePayment {
+  id: number;
+  invoiceId: number;
+  gatewayCode: string;
+  ref: string;
+  amount: number;
+  refunded: number;
+}
+
+/** What a staff refund of an invoice comes to, before any money moves (refundPlan). */
+export interface RefundPlan {
+  invoiceId: number;
+  currency: string;
+  /** Refunded of the invoice before this refund, and what this one gives back, minor units. */
+  before: number;
+  amount: number;
+  /** The gateway payment that settled the invoice, if it came through one: the provider refunds it. */
+  settledBy: { gatewayId: number; ref: string } | null;
+}
 
 export interface InvoicePaymentDeps {
   db: Kysely<Database>;
   events: EventBus;
   invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason'>;
-  gateways: GatewayRegistry;
   money: Money;
-  /** Late payments are refunded through the outbox (late-refunds.ts). */
-  outbox: Pick<OutboxService, 'enqueue' | 'registerKind'>;
-  log?: (message: string, error: unknown) => void;
 }
 
-export function toGatewayInvoice(row: InvoiceRow, money: Money): GatewayInvoice {
-  return { id: row.id, hash: row.hash, number: row.number, clientId: row.client_id, total: money.format(row.total), amount: row.total, currency: row.currency };
-}
-
-export function createInvoicePayments({ db, events, invoices, gateways, money, outbox, log }: InvoicePaymentDeps) {
+export function createInvoicePayments({ db, events, invoices, money }: InvoicePaymentDeps) {
   /** Serialises work on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
   async function lock(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
     await trx
@@ -86,12 +86,10 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
     return trx.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  const lateRefunds = createLateRefunds({ db, events, gateways, outbox, lock, ...(log !== undefined && { log }) });
-
   async function insert(
     trx: Kysely<Database>,
     row: InvoiceRow,
-    gateway: PaymentGateway | null,
+    source: PaymentSource | null,
     fields: { ref: string | null; type: 'payment' | 'refund'; amount: number; currency: string; status: TransactionStatus; message: string | null },
     now: Date,
   ): Promise<number> {
@@ -100,8 +98,8 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
       .values({
         invoice_id: row.id,
         client_id: row.client_id,
-        gateway_id: gateway?.id ?? null,
-        gateway: gateway?.code ?? null,
+        gateway_id: source?.id ?? null,
+        gateway: source?.code ?? null,
         transaction_id: fields.ref,
         amount: fields.amount,
         currency: fields.currency,
@@ -115,12 +113,12 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
     return inserted.id;
   }
 
-  async function has(trx: Kysely<Database>, invoiceId: number, gateway: PaymentGateway, ref: string, type: string, status: TransactionStatus): Promise<boolean> {
+  async function has(trx: Kysely<Database>, invoiceId: number, source: PaymentSource, ref: string, type: string, status: TransactionStatus): Promise<boolean> {
     const found = await trx
       .selectFrom('transactions')
       .select('id')
       .where('invoice_id', '=', invoiceId)
-      .where('gateway', '=', gateway.code)
+      .where('gateway', '=', source.code)
       .where('transaction_id', '=', ref)
       .where('type', '=', type)
       .where('status', '=', status)
@@ -128,7 +126,7 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
     return found !== undefined;
   }
 
-  /** The invoice's own refunds; a late payment's refund (`refund_of` set, late-refunds.ts) gives back other money. */
+  /** The invoice's own refunds; a late payment's refund (`refund_of` set) gives back other money. */
   async function refundedSoFar(trx: Kysely<Database>, invoiceId: number): Promise<number> {
     const row = await trx
       .selectFrom('transactions')
@@ -138,6 +136,19 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
       .where('status', '=', 'refunded')
       .where('refund_of', 'is', null)
       .executeTakeFirst();
+    return Number(row?.total ?? 0);
+  }
+
+  /** What has been given back of the late payment `paymentId` so far, minor units. */
+  async function refundedOf(trx: Kysely<Database>, paymentId: number): Promise<number> {
+    const row = await trx
+      .selectFrom('transactions')
+      .select(sql<string | number | null>`sum(amount)`.as('total'))
+      .where('refund_of', '=', paymentId)
+      .where('type', '=', 'refund')
+      .where('status', '=', 'refunded')
+      .executeTakeFirst();
+    // PostgreSQL sums bigints as numeric, which arrives as text.
     return Number(row?.total ?? 0);
   }
 
@@ -154,35 +165,74 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
   }
 
   /**
+   * Records the refund of a late payment up to `refundedTotal` (everything given back of it so far, as providers
+   * report it): the part not recorded yet, if any, as one `refund` transaction naming the payment (`refund_of`), and
+   * the client's mail (`invoice.payment_refunded`).
+   */
+  async function recordLate(trx: Kysely<Database>, payment: TransactionRow, report: { ref: string; refundedTotal: number }, now: Date): Promise<'refunded' | 'duplicate'> {
+    const invoice = await lock(trx, payment.invoice_id);
+    if (invoice === undefined) return 'duplicate';
+    const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedOf(trx, payment.id));
+    if (delta <= 0) return 'duplicate';
+    await trx
+      .insertInto('transactions')
+      .values({
+        invoice_id: payment.invoice_id,
+        client_id: payment.client_id,
+        gateway_id: payment.gateway_id,
+        gateway: payment.gateway,
+        transaction_id: report.ref,
+        amount: delta,
+        currency: payment.currency,
+        type: 'refund',
+        status: 'refunded',
+        message: `Refund of payment ${payment.transaction_id ?? payment.id}, which was not applied`,
+        created_at: isoSeconds(now),
+        refund_of: payment.id,
+      })
+      .execute();
+    await events.emit('invoice.payment_refunded', { invoiceId: invoice.id, clientId: invoice.client_id, amount: delta, currency: payment.currency }, trx);
+    return 'refunded';
+  }
+
+  /**
    * Records refunds of a gateway payment up to `refundedTotal` (providers report refunds cumulatively, and staff
    * refunds record theirs as they happen, so whichever comes second finds nothing left to record). A full refund
    * makes the invoice `refunded`, as admin/invoice/refund does; a partial one leaves invoice and orders as they are.
+   * A payment that was never applied (a late one) is refunded as its own money, not the invoice's. `unknown_payment`:
+   * no such payment is recorded (yet: events arrive out of order).
    */
-  async function applyRefund(
+  async function recordRefund(
     trx: Kysely<Database>,
-    gateway: PaymentGateway,
+    source: PaymentSource,
     report: { paymentRef: string; ref: string; refundedTotal: number; currency: string },
     now: Date,
-  ): Promise<'refunded' | 'duplicate'> {
+  ): Promise<'refunded' | 'duplicate' | 'unknown_payment'> {
     const payment = await trx
       .selectFrom('transactions')
       .selectAll()
-      .where('gateway', '=', gateway.code)
+      .where('gateway', '=', source.code)
       .where('transaction_id', '=', report.paymentRef)
       .where('type', '=', 'payment')
       .where('status', '=', 'processed')
       .executeTakeFirst();
     if (payment === undefined) {
-      // A payment that was never applied (a late one) is refunded as its own money, not the invoice's.
-      const late = await lateRefunds.recordReported(trx, gateway, report, now);
-      if (late !== null) return late;
-      throw new PaymentNotYetKnown(`Payment ${report.paymentRef} is not recorded yet`);
+      const late = await trx
+        .selectFrom('transactions')
+        .selectAll()
+        .where('gateway', '=', source.code)
+        .where('transaction_id', '=', report.paymentRef)
+        .where('type', '=', 'payment')
+        .where('status', '=', 'error')
+        .orderBy('id')
+        .executeTakeFirst();
+      return late === undefined ? 'unknown_payment' : recordLate(trx, late, report, now);
     }
     const row = await lock(trx, payment.invoice_id);
     if (row === undefined) return 'duplicate';
     const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedSoFar(trx, row.id));
     if (delta <= 0) return 'duplicate';
-    await insert(trx, row, gateway, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
+    await insert(trx, row, source, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
     if (report.refundedTotal >= payment.amount && row.status === 'paid') await invoices.setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
     await events.emit('invoice.refunded', { invoiceId: row.id, clientId: row.client_id, amount: delta }, trx);
     return 'refunded';
@@ -206,24 +256,21 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
   }
 
   return {
-    lock,
-
     /**
-     * A payment the provider reports for an invoice. Unpaid and matching → paid through mark_as_paid's compare-and-set
-     * (orders activated or renewed in the same transaction). The same payment again → nothing. Amount or currency
-     * not matching → an `error` transaction for staff to look at; the invoice stays. An invoice no longer unpaid
-     * (canceled, voided, already paid) → an `error` transaction, refunded automatically when the gateway can refund
-     * (late-refunds.ts). An unpaid invoice the order has moved past (order-tasks.ts) → the same, and the invoice voided.
+     * Pays the invoice with a payment a gateway reports. Unpaid and matching → paid through mark_as_paid's
+     * compare-and-set (orders activated or renewed in the same transaction). The same payment again → nothing. Amount
+     * or currency not matching → an `error` transaction for staff to look at; the invoice stays. An invoice no longer
+     * unpaid (canceled, voided, already paid) → an `error` transaction, to be refunded (`lateRefund`) when the gateway
+     * is `refundable`. An unpaid invoice the order has moved past (order-tasks.ts) → the same, and the invoice voided.
      */
-    async applyPayment(trx: Kysely<Database>, gateway: PaymentGateway, report: ReportedPayment, now: Date): Promise<PaymentResult> {
+    async pay(trx: Kysely<Database>, source: PaymentSource & { refundable: boolean }, report: ReportedPayment, now: Date): Promise<PayOutcome> {
       const row = await lock(trx, report.invoiceId);
-      if (row === undefined) return 'unknown_invoice';
-      if (await has(trx, row.id, gateway, report.ref, 'payment', 'processed')) return 'duplicate';
+      if (row === undefined) return { result: 'unknown_invoice', lateRefund: null };
+      if (await has(trx, row.id, source, report.ref, 'payment', 'processed')) return { result: 'duplicate', lateRefund: null };
       let problem: string | null = null;
       // Money taken for an invoice that no longer takes it goes back by itself when the gateway can refund it; a
       // mismatched amount or currency is left to staff (it may be a provider's or an operator's mistake to look at).
-      const refundable = gateway.refund !== undefined;
-      const fate = refundable ? 'this payment is refunded automatically' : 'this payment should be refunded';
+      const fate = source.refundable ? 'this payment is refunded automatically' : 'this payment should be refunded';
       let late = false;
       if (report.amount !== row.total || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
         problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(row.total)} ${row.currency}`;
@@ -242,21 +289,18 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
         }
       }
       if (problem !== null) {
-        if (!(await has(trx, row.id, gateway, report.ref, 'payment', 'error'))) {
-          const paymentId = await insert(
-            trx,
-            row,
-            gateway,
-            { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'error', message: problem },
-            now,
-          );
-          // In the transaction that records the payment: the refund exists exactly when the payment does.
-          if (late && refundable) await lateRefunds.schedule(trx, gateway, paymentId, report.ref);
-        }
-        return 'error';
+        if (await has(trx, row.id, source, report.ref, 'payment', 'error')) return { result: 'error', lateRefund: null };
+        const paymentId = await insert(
+          trx,
+          row,
+          source,
+          { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'error', message: problem },
+          now,
+        );
+        return { result: 'error', lateRefund: late && source.refundable ? paymentId : null };
       }
-      await invoices.payInTransaction(trx, row.id, { transactionId: report.ref, gatewayId: gateway.id, gatewayCode: gateway.code }, now);
-      return 'paid';
+      await invoices.payInTransaction(trx, row.id, { transactionId: report.ref, gatewayId: source.id, gatewayCode: source.code }, now);
+      return { result: 'paid', lateRefund: null };
     },
 
     /**
@@ -279,25 +323,24 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
     /** A failed charge: a `failed` transaction with the provider's message (once per provider reference). */
     async recordFailure(
       trx: Kysely<Database>,
-      gateway: PaymentGateway,
+      source: PaymentSource,
       report: { invoiceId: number; ref: string | null; amount: number; currency: string; message: string },
       now: Date,
     ): Promise<boolean> {
       const row = await trx.selectFrom('invoices').selectAll().where('id', '=', report.invoiceId).executeTakeFirst();
       if (row === undefined) return false;
-      if (report.ref !== null && (await has(trx, row.id, gateway, report.ref, 'payment', 'failed'))) return false;
-      await insert(trx, row, gateway, { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'failed', message: report.message }, now);
+      if (report.ref !== null && (await has(trx, row.id, source, report.ref, 'payment', 'failed'))) return false;
+      await insert(trx, row, source, { ref: report.ref, type: 'payment', amount: report.amount, currency: report.currency.toUpperCase(), status: 'failed', message: report.message }, now);
       return true;
     },
 
-    applyRefund,
+    recordRefund,
 
     /**
-     * admin/invoice/refund {id, amount?}: full by default. A gateway payment is refunded at the provider first (with
-     * an idempotency key made of the invoice, what was refunded before and the amount, so a retried request refunds
-     * once), then recorded; a manual one is only recorded.
+     * admin/invoice/refund {id, amount?}, checked before any money moves: the invoice is paid (409), `amount` (full by
+     * default) is more than 0 and no more than what is left (422). Says which gateway payment settled it, if any.
      */
-    async refund(id: number, amount: number | undefined, now = new Date()): Promise<void> {
+    async refundPlan(id: number, amount: number | undefined): Promise<RefundPlan> {
       const row = await invoices.requireRow(db, id);
       if (row.status !== 'paid') throw errors.conflict(`The invoice is ${row.status}; it cannot be refunded`);
       const before = await refundedSoFar(db, id);
@@ -306,28 +349,35 @@ export function createInvoicePayments({ db, events, invoices, gateways, money, o
       if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
       if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
       const payment = await settlingPayment(db, id);
-      const gateway = payment?.gateway_id === null || payment === undefined ? undefined : gateways.get(payment.gateway_id);
-      if (gateway?.refund !== undefined && payment?.transaction_id) {
-        let ref: string;
-        try {
-          ({ ref } = await gateway.refund({ paymentRef: payment.transaction_id, amount: wanted, idempotencyKey: `tollgate-refund-${id}-${before}-${wanted}` }));
-        } catch (error) {
-          const failure = gatewayFailure(gateway, 'refund', error, `${gateway.title} did not accept the refund.`);
-          throw errors.gatewayFailed(`${failure.message.replace(/[.\s]*$/, '')}. Nothing was refunded; try again later.`);
-        }
-        await inTransaction(db, (trx) => applyRefund(trx, gateway, { paymentRef: payment.transaction_id!, ref, refundedTotal: before + wanted, currency: row.currency }, now));
-        return;
-      }
+      const settledBy = payment?.gateway_id === null || payment?.gateway_id === undefined || !payment.transaction_id ? null : { gatewayId: payment.gateway_id, ref: payment.transaction_id };
+      return { invoiceId: id, currency: row.currency, before, amount: wanted, settledBy };
+    },
+
+    /** A refund of `amount` no gateway makes (a manual payment, or a gateway that cannot refund): recorded only. */
+    async refundManually(id: number, amount: number, now: Date): Promise<void> {
       await inTransaction(db, async (trx) => {
         const locked = await lock(trx, id);
         if (locked === undefined) throw errors.notFound('Invoice');
         if (locked.status !== 'paid') throw errors.conflict(`The invoice is ${locked.status}; it cannot be refunded`);
         const left = locked.total - (await refundedSoFar(trx, id));
-        if (wanted > left) throw errors.conflict('The invoice was refunded meanwhile');
-        await insert(trx, locked, null, { ref: null, type: 'refund', amount: wanted, currency: locked.currency, status: 'refunded', message: null }, now);
-        if (wanted === left) await invoices.setStatus(trx, locked, 'paid', 'refunded', now, 'refunded');
-        await events.emit('invoice.refunded', { invoiceId: locked.id, clientId: locked.client_id, amount: wanted }, trx);
+        if (amount > left) throw errors.conflict('The invoice was refunded meanwhile');
+        await insert(trx, locked, null, { ref: null, type: 'refund', amount, currency: locked.currency, status: 'refunded', message: null }, now);
+        if (amount === left) await invoices.setStatus(trx, locked, 'paid', 'refunded', now, 'refunded');
+        await events.emit('invoice.refunded', { invoiceId: locked.id, clientId: locked.client_id, amount }, trx);
       });
+    },
+
+    /** The late payment `paymentId` to give back, or null when it is not a recorded gateway payment. */
+    async latePayment(paymentId: number): Promise<LatePayment | null> {
+      const payment = await db.selectFrom('transactions').selectAll().where('id', '=', paymentId).executeTakeFirst();
+      if (payment?.transaction_id === null || payment?.transaction_id === undefined || payment.gateway === null) return null;
+      return { id: payment.id, invoiceId: payment.invoice_id, gatewayCode: payment.gateway, ref: payment.transaction_id, amount: payment.amount, refunded: await refundedOf(db, payment.id) };
+    },
+
+    /** Records what the provider confirmed of a late payment's refund (see recordLate). */
+    async recordLateRefund(trx: Kysely<Database>, paymentId: number, report: { ref: string; refundedTotal: number }, now: Date): Promise<'refunded' | 'duplicate'> {
+      const payment = await trx.selectFrom('transactions').selectAll().where('id', '=', paymentId).executeTakeFirstOrThrow();
+      return recordLate(trx, payment, report, now);
     },
 
     async listTransactions(filters: TransactionFilters): Promise<Page<TransactionRecord>> {

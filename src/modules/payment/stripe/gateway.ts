@@ -2,7 +2,7 @@
 // refunds, and Stripe's signed webhook events turned into provider-neutral effects. Everything goes through the
 // official library; STRIPE_API_BASE points it at another host (tests run a local server speaking Stripe's API).
 import Stripe from 'stripe';
-import type { StripeConfig } from '../../config.ts';
+import type { StripeConfig } from '../../../config.ts';
 import {
   gatewayLineName,
   InvalidEventError,
@@ -14,12 +14,11 @@ import {
   type PaymentGateway,
   type SavedMethod,
   type VerifiedEvent,
-} from './gateways.ts';
-import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './stripe-switch.ts';
+} from '../gateways.ts';
+import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './names.ts';
 
 /** Stripe's default signature tolerance, stated here because the contract fixes it. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
-export { STRIPE_GATEWAY_ID };
 
 type Metadata = Record<string, string> | null | undefined;
 
