@@ -246,6 +246,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     db,
     gateways,
     clients,
+    invoices: invoicePayments,
     money,
     publicUrl: config.publicUrl,
     autoPayDefault: () => settings.peek('auto_pay_default'),

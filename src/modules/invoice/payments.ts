@@ -15,12 +15,12 @@ import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from './service.ts';
-import type { InvoiceRow, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
+import type { InvoiceRow, PayableInvoice, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
 import './events.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
 
-export type { TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
+export type { PayableInvoice, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
 
 /** The gateway a payment came through, as the ledger records it (`gateway_id`, `gateway`). */
 export interface PaymentSource {
@@ -238,6 +238,16 @@ export function createInvoicePayments({ db, events, invoices, money }: InvoicePa
     return 'refunded';
   }
 
+  const payable = (row: InvoiceRow): PayableInvoice => ({
+    id: row.id,
+    hash: row.hash,
+    number: row.number,
+    clientId: row.client_id,
+    status: row.status,
+    amount: row.total,
+    currency: row.currency,
+  });
+
   function toRecord(row: TransactionRow, invoiceNumber: string | null): TransactionRecord {
     return {
       id: row.id,
@@ -256,6 +266,24 @@ export function createInvoicePayments({ db, events, invoices, money }: InvoicePa
   }
 
   return {
+    /** The invoice with this (unguessable) hash, to start paying it; null when there is none. */
+    async payableByHash(hash: string): Promise<PayableInvoice | null> {
+      const row = await db.selectFrom('invoices').selectAll().where('hash', '=', hash).executeTakeFirst();
+      return row === undefined ? null : payable(row);
+    },
+
+    /** The invoice `id` (read with `trx`), to charge it; null when there is none. */
+    async payable(trx: Kysely<Database>, id: number): Promise<PayableInvoice | null> {
+      const row = await trx.selectFrom('invoices').selectAll().where('id', '=', id).executeTakeFirst();
+      return row === undefined ? null : payable(row);
+    },
+
+    /** Whether the invoice buys more of a running order (a renewal, usage overage): what auto-pay charges off-session. */
+    async renewsService(trx: Kysely<Database>, id: number): Promise<boolean> {
+      const line = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', id).where('task', 'in', ['renew', 'usage']).executeTakeFirst();
+      return line !== undefined;
+    },
+
     /**
      * Pays the invoice with a payment a gateway reports. Unpaid and matching → paid through mark_as_paid's
      * compare-and-set (orders activated or renewed in the same transaction). The same payment again → nothing. Amount

@@ -131,3 +131,16 @@ export interface TransactionFilters {
   page?: number | undefined;
   per_page?: number | undefined;
 }
+
+/** An invoice as the payment module needs it to take money for it: what to charge, and the names to show the payer. */
+export interface PayableInvoice {
+  id: number;
+  hash: string;
+  /** The legal number once paid; null before (then the invoice is "Pro forma <id>"). */
+  number: string | null;
+  clientId: number;
+  status: InvoiceStatus;
+  /** The total in minor units. */
+  amount: number;
+  currency: string;
+}

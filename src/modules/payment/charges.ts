@@ -43,8 +43,8 @@ export interface ChargeServiceDeps {
   events: EventBus;
   outbox: Pick<OutboxService, 'enqueue' | 'registerKind'>;
   gatewayPayments: Pick<GatewayPayments, 'applyPayment' | 'recordFailure'>;
-  /** A renewal the order no longer takes is voided by the invoice, never charged. */
-  invoicePayments: Pick<InvoicePayments, 'voidIfStale'>;
+  /** The invoice to charge, read from its owner; a renewal the order no longer takes is voided by it, never charged. */
+  invoicePayments: Pick<InvoicePayments, 'payable' | 'renewsService' | 'voidIfStale'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
   money: Money;
   /** The `dunning_retry_days` setting, read at each failure so a change applies to the next retry. */
@@ -55,12 +55,11 @@ export interface ChargeServiceDeps {
 export function createChargeService({ db, events, outbox, gatewayPayments, invoicePayments, payments, money, retryDays, log }: ChargeServiceDeps) {
   /** Queues the charge of an unpaid renewal invoice of a client who can be charged off-session, inside `trx`. */
   async function schedule(trx: Kysely<Database>, invoiceId: number): Promise<boolean> {
-    const invoice = await trx.selectFrom('invoices').select(['id', 'client_id', 'status', 'total']).where('id', '=', invoiceId).executeTakeFirst();
-    if (invoice === undefined || invoice.status !== 'unpaid' || invoice.total <= 0) return false;
+    const invoice = await invoicePayments.payable(trx, invoiceId);
+    if (invoice === null || invoice.status !== 'unpaid' || invoice.amount <= 0) return false;
     // Renewals and usage overage (CONTRACT §12) are charged off-session; a new order's first invoice never is.
-    const renewal = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', invoiceId).where('task', 'in', ['renew', 'usage']).executeTakeFirst();
-    if (renewal === undefined) return false;
-    if ((await payments.chargeableMethod(trx, invoice.client_id)) === null) return false;
+    if (!(await invoicePayments.renewsService(trx, invoiceId))) return false;
+    if ((await payments.chargeableMethod(trx, invoice.clientId)) === null) return false;
     await outbox.enqueue(trx, { kind: CHARGE_KIND, payload: { invoiceId }, dedupeKey: `${CHARGE_KIND}:invoice:${invoiceId}` });
     return true;
   }
@@ -94,14 +93,14 @@ export function createChargeService({ db, events, outbox, gatewayPayments, invoi
 
   /** One delivery of a `card_charge` item. */
   async function charge(invoiceId: number, now: Date): Promise<void> {
-    const invoiceRow = await db.selectFrom('invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
+    const payable = await invoicePayments.payable(db, invoiceId);
     // Paid meanwhile (the pay link, staff), canceled, or the card or auto-pay gone: nothing left to charge.
-    if (invoiceRow === undefined || invoiceRow.status !== 'unpaid') return;
+    if (payable === null || payable.status !== 'unpaid') return;
     // A renewal the order no longer takes (canceled at period end, another plan since) is voided, never charged.
     if ((await invoicePayments.voidIfStale(invoiceId, now)) !== null) return;
-    const method = await payments.chargeableMethod(db, invoiceRow.client_id);
+    const method = await payments.chargeableMethod(db, payable.clientId);
     if (method === null) return;
-    const invoice = toGatewayInvoice(invoiceRow, money);
+    const invoice = toGatewayInvoice(payable, money);
     const { gateway } = method;
     const attempt = await startAttempt(invoice.id, invoice.clientId, now);
     let outcome: ChargeOutcome;

@@ -10,7 +10,7 @@ import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import type { OutboxService } from '../outbox/service.ts';
 import type { InvoicePayments, PaymentResult, PaymentSource, ReportedPayment } from '../invoice/payments.ts';
-import type { InvoiceRow } from '../invoice/types.ts';
+import type { PayableInvoice } from '../invoice/types.ts';
 import { gatewayFailure, type GatewayInvoice, type GatewayRegistry, type PaymentGateway } from './gateways.ts';
 import { createLateRefunds } from './late-refunds.ts';
 
@@ -29,8 +29,8 @@ export interface GatewayPaymentDeps {
 }
 
 /** The invoice as a gateway sees it: what to charge, and the names to show the payer. */
-export function toGatewayInvoice(row: InvoiceRow, money: Money): GatewayInvoice {
-  return { id: row.id, hash: row.hash, number: row.number, clientId: row.client_id, total: money.format(row.total), amount: row.total, currency: row.currency };
+export function toGatewayInvoice(invoice: PayableInvoice, money: Money): GatewayInvoice {
+  return { id: invoice.id, hash: invoice.hash, number: invoice.number, clientId: invoice.clientId, total: money.format(invoice.amount), amount: invoice.amount, currency: invoice.currency };
 }
 
 const sourceOf = (gateway: PaymentGateway): PaymentSource => ({ id: gateway.id, code: gateway.code });

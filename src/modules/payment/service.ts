@@ -8,6 +8,7 @@ import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
+import type { InvoicePayments } from '../invoice/payments.ts';
 import { toGatewayInvoice } from './gateway-payments.ts';
 import { gatewayFailure, type GatewayRegistry, type PaymentGateway, type SavedMethod } from './gateways.ts';
 
@@ -24,13 +25,15 @@ export interface PaymentServiceDeps {
   db: Kysely<Database>;
   gateways: GatewayRegistry;
   clients: Pick<ClientService, 'get'>;
+  /** The invoice a payment is started for, read from its owner. */
+  invoices: Pick<InvoicePayments, 'payableByHash'>;
   money: Money;
   publicUrl: string;
   /** The `auto_pay_default` setting: auto-pay of clients who never chose. */
   autoPayDefault: () => boolean;
 }
 
-export function createPaymentService({ db, gateways, clients, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
+export function createPaymentService({ db, gateways, clients, invoices, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
   async function autoPay(trx: Kysely<Database>, clientId: number): Promise<boolean> {
     const row = await trx.selectFrom('payment_profiles').select('auto_pay').where('client_id', '=', clientId).executeTakeFirst();
     return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault() : row.auto_pay === 1;
@@ -89,20 +92,20 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
       /** Counts the call against the invoice's rate limit (throws 429), before the provider is asked anything. */
       limit: (invoiceId: number) => Promise<void> = () => Promise.resolve(),
     ): Promise<{ redirect_url: string } | { instructions: string | null }> {
-      const row = await db.selectFrom('invoices').selectAll().where('hash', '=', hash).executeTakeFirst();
-      if (row === undefined) throw errors.notFound('Invoice');
+      const row = await invoices.payableByHash(hash);
+      if (row === null) throw errors.notFound('Invoice');
       const gateway = gateways.resolve(gatewayRef);
       await limit(row.id);
       if (row.status !== 'unpaid') throw errors.conflict(`The invoice is ${row.status}; it cannot be paid`);
       const invoice = toGatewayInvoice(row, money);
       if (gateway.startPayment === undefined) return { instructions: gateway.instructions(invoice) };
-      const customerRef = await customerOf(gateway, row.client_id);
+      const customerRef = await customerOf(gateway, row.clientId);
       const back = `${publicUrl}/invoices/${row.id}`;
       try {
         return await gateway.startPayment({
           invoice,
           customerRef,
-          saveMethod: await autoPay(db, row.client_id),
+          saveMethod: await autoPay(db, row.clientId),
           successUrl: `${back}?payment=success`,
           cancelUrl: `${back}?payment=canceled`,
         });
