@@ -7,7 +7,6 @@ import '../order/events.ts';
 import '../invoice/events.ts';
 import '../payment/events.ts';
 import '../serviceapikey/events.ts';
-import '../email/notices.ts';
 import '../client/events.ts';
 import { TEST_EVENT, WEBHOOK_EVENT_TYPES } from './event-types.ts';
 
