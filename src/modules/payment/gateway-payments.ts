@@ -11,7 +11,8 @@ import type { Money } from '../../lib/money.ts';
 import type { OutboxService } from '../outbox/service.ts';
 import type { InvoicePayments, PaymentResult, PaymentSource, ReportedPayment } from '../invoice/payments.ts';
 import type { PayableInvoice } from '../invoice/types.ts';
-import { gatewayFailure, type GatewayInvoice, type GatewayRegistry, type PaymentGateway } from './gateways.ts';
+import type { GatewayInvoice, GatewayRegistry, PaymentGateway } from './gateways.ts';
+import { gatewayFailure } from './gateway-failures.ts';
 import { createLateRefunds } from './late-refunds.ts';
 
 export type { PaymentResult, ReportedPayment } from '../invoice/payments.ts';

@@ -10,7 +10,8 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { InvoicePayments } from '../invoice/payments.ts';
 import { toGatewayInvoice } from './gateway-payments.ts';
-import { gatewayFailure, type GatewayRegistry, type PaymentGateway, type SavedMethod } from './gateways.ts';
+import type { GatewayRegistry, PaymentGateway, SavedMethod } from './gateways.ts';
+import { gatewayFailure } from './gateway-failures.ts';
 
 export interface PaymentMethodRecord {
   id: number;

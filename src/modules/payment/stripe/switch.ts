@@ -4,7 +4,8 @@
 // keys are set. The Stripe library is loaded on the first call that needs it, never at start (issue 13's cold start),
 // and a client is built once per key pair. This file must not import `stripe` (nor gateway.ts) statically.
 import type { StripeConnection } from '../../../config.ts';
-import type { GatewayLog, PaymentGateway } from '../gateways.ts';
+import type { PaymentGateway } from '../gateways.ts';
+import type { GatewayLog } from '../gateway-failures.ts';
 import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './names.ts';
 
 type StripeModule = typeof import('./gateway.ts');
