@@ -22,7 +22,7 @@ import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './platform/action.ts';
 import type { Services } from './services.ts';
 import { registerWebUi } from './http/static.ts';
-import { registerProviderWebhooks } from './modules/payment/webhooks.ts';
+import { registerProviderWebhooks } from './http/provider-webhooks.ts';
 import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
 import { keyDirectRoutes } from './modules/serviceapikey/direct-routes.ts';
 import { serviceApiKeyApi } from './modules/serviceapikey/api.ts';
@@ -190,7 +190,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
 
   observer.register(app, httpsPossible);
   registerGateway(app, services, modules, httpsPossible);
-  registerProviderWebhooks(app, services, httpsPossible);
+  registerProviderWebhooks(app, services.inboundEvents, httpsPossible);
   registerKeyEventsRoute(app, services, httpsPossible);
   registerExportRoutes(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);

@@ -19,7 +19,7 @@ export async function bootstrap(config: Config = loadConfig()): Promise<Services
   }
   const services = createServices(config, database, secret);
   // Stored settings are in the in-process copy from the first request: the Stripe gateway and the mail transport
-  // read their secrets from it at each use (src/modules/invoice/stripe-switch.ts).
+  // read their secrets from it at each use (src/modules/payment/stripe/switch.ts).
   await services.settings.preload();
   // Serve with shared rate-limit counters from the first request when Redis is there; without it, go on after 2 s.
   await Promise.all([services.limiter.store.ready?.(2000), services.limiter.hotStore.ready?.(2000)]);

@@ -18,10 +18,12 @@ import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
-import { customGateway, GatewayRegistry } from './modules/invoice/gateways.ts';
-import { stripeFromSettings } from './modules/invoice/stripe-switch.ts';
+import { GatewayRegistry } from './modules/payment/gateways.ts';
+import { customGateway } from './modules/payment/custom-gateway.ts';
+import { stripeFromSettings } from './modules/payment/stripe/switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
-import { createInvoicePayments, type InvoicePayments } from './modules/invoice/gateway-payments.ts';
+import { createInvoicePayments, type InvoicePayments } from './modules/invoice/payments.ts';
+import { createGatewayPayments, type GatewayPayments } from './modules/payment/gateway-payments.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
 import { createPaymentService, type PaymentService } from './modules/payment/service.ts';
@@ -95,8 +97,10 @@ export interface Services {
   apikeys: ApiKeyService;
   /** The close of usage periods: overage invoices (CONTRACT §12). */
   usageCloser: UsageCloser;
-  /** Gateway payments on the invoice side: payments, failures and refunds reported by providers; transactions. */
+  /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
+  /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
+  gatewayPayments: GatewayPayments;
   /** Auto-pay, gateway customers, saved cards, starting a payment. */
   payments: PaymentService;
   /** Provider webhook events: stored by id, applied once. */
@@ -183,7 +187,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
+  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes });
@@ -244,20 +248,23 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usage: usageCloser,
     log: logSchedulerError,
   });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, gateways, money, outbox, log: logSchedulerError });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
+  const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
     gateways,
     clients,
+    invoices: invoicePayments,
     money,
     publicUrl: config.publicUrl,
     autoPayDefault: () => settings.peek('auto_pay_default'),
   });
-  const inboundEvents = createInboundEvents({ db, gateways, invoicePayments, payments, log: logSchedulerError });
+  const inboundEvents = createInboundEvents({ db, gateways, gatewayPayments, payments, log: logSchedulerError });
   const charges = createChargeService({
     db,
     events,
     outbox,
+    gatewayPayments,
     invoicePayments,
     payments,
     money,
@@ -300,6 +307,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     apikeys,
     usageCloser,
     invoicePayments,
+    gatewayPayments,
     payments,
     inboundEvents,
     charges,

@@ -9,7 +9,7 @@ import { periodLabel } from '../../lib/periods.ts';
 import { usageTermsText } from '../../lib/usage-terms.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
-import type { GatewayRegistry } from '../invoice/gateways.ts';
+import type { GatewayRegistry } from '../payment/gateways.ts';
 import type { TaxService } from '../invoice/taxes.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import { quote, type Quote } from '../product/pricing.ts';

@@ -18,14 +18,9 @@ import type { InvoiceNoticeReads } from '../invoice/notice-reads.ts';
 import type { OrderNoticeReads } from '../order/notice-reads.ts';
 // The events these notices listen to are declared by their owners; importing the declarations makes them known here.
 import '../order/events.ts';
+import '../invoice/events.ts';
+import '../payment/events.ts';
 import '../serviceapikey/events.ts';
-
-declare module '../../platform/events.ts' {
-  interface TollgateEvents {
-    /** An automatic (off-session) payment of an invoice failed; the card payment module emits it. */
-    'invoice.payment_failed': { invoiceId: number; clientId: number; message: string };
-  }
-}
 
 export interface NoticesDeps {
   db: Kysely<Database>;
@@ -137,7 +132,7 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
     await toClient(trx, clientId, 'invoice_payment_failed', { ...found.vars, message });
   });
 
-  // A late card payment given back (invoice/late-refunds.ts): once per recorded refund.
+  // A late card payment given back (payment/late-refunds.ts): once per recorded refund.
   events.on('invoice.payment_refunded', async ({ invoiceId, clientId, amount, currency }, trx) => {
     const found = await invoiceVars(trx, invoiceId);
     if (found === null) return;

@@ -3,8 +3,7 @@
 import { invoiceFileName } from '../../lib/invoice-label.ts';
 import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../platform/action.ts';
-import type { Services } from '../../services.ts';
-import type { InvoiceRecord } from './service.ts';
+import type { InvoiceRecord, InvoiceService } from './service.ts';
 import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { enforce } from '../../platform/rate-limit.ts';
@@ -34,8 +33,8 @@ const TaxFields = {
 };
 
 /** The invoice as a PDF download named after its number (or "proforma-<id>"). */
-async function pdfOf(services: Services, invoice: InvoiceRecord): Promise<FileResult> {
-  return new FileResult('application/pdf', await services.invoices.pdf(invoice.id), invoiceFileName(invoice));
+async function pdfOf(invoices: Pick<InvoiceService, 'pdf'>, invoice: InvoiceRecord): Promise<FileResult> {
+  return new FileResult('application/pdf', await invoices.pdf(invoice.id), invoiceFileName(invoice));
 }
 
 export const invoiceApi: ModuleApi = {
@@ -68,9 +67,12 @@ export const invoiceApi: ModuleApi = {
       summary: 'Records a payment and (unless execute=false) activates or renews the orders; paying twice → 409',
       result: Done,
       async handler(params, { services }) {
+        // The gateway named is the payment module's to know (422 when unknown); the invoice records its id and code.
+        const gateway = params.gateway_id === undefined ? undefined : services.gateways.require(params.gateway_id);
         await services.invoices.markAsPaid(params.id, {
           transactionId: params.transaction_id ?? params.transactionId,
           gatewayId: params.gateway_id,
+          gatewayCode: gateway?.code,
           execute: params.execute,
         });
         return true;
@@ -91,7 +93,7 @@ export const invoiceApi: ModuleApi = {
       permission: 'invoice.view',
       summary: 'The invoice as application/pdf (errors stay JSON envelopes)',
       result: FileDownload('application/pdf'),
-      handler: async ({ id }, { services }) => pdfOf(services, await services.invoices.get(id)),
+      handler: async ({ id }, { services }) => pdfOf(services.invoices, await services.invoices.get(id)),
     }),
     tax_create: adminAction({
       params: Type.Object(TaxFields),
@@ -147,7 +149,7 @@ export const invoiceApi: ModuleApi = {
       result: Done,
       async handler({ id, amount }, { services }) {
         const minor = amount === undefined ? undefined : parseAmount(services, amount);
-        await services.invoicePayments.refund(id, minor);
+        await services.gatewayPayments.refund(id, minor);
         return true;
       },
     }),
@@ -182,7 +184,7 @@ export const invoiceApi: ModuleApi = {
       params: ById,
       summary: 'An own invoice as application/pdf',
       result: FileDownload('application/pdf'),
-      handler: async ({ id }, { services, identity }) => pdfOf(services, await services.invoices.get(id, identity.client.id)),
+      handler: async ({ id }, { services, identity }) => pdfOf(services.invoices, await services.invoices.get(id, identity.client.id)),
     }),
     renewal_invoice: clientAction({
       params: Type.Object({ order_id: Id }),
@@ -214,13 +216,13 @@ export const invoiceApi: ModuleApi = {
       params: Type.Object({ hash: Type.String({ minLength: 1, maxLength: 64 }) }),
       summary: 'The invoice with this hash as application/pdf',
       result: FileDownload('application/pdf'),
-      handler: async ({ hash }, { services }) => pdfOf(services, await services.invoices.getByHash(hash)),
+      handler: async ({ hash }, { services }) => pdfOf(services.invoices, await services.invoices.getByHash(hash)),
     }),
     gateways: guestAction({
       params: Type.Object({}),
       summary: 'The payment gateways an invoice can be paid with',
       result: Type.Array(Gateway),
-      handler: (_params, { services }) => services.invoices.gateways(),
+      handler: (_params, { services }) => services.payments.listGateways(),
     }),
   },
 };

@@ -1,7 +1,7 @@
 // The invoice as a PDF (CONTRACT §8): seller, buyer, number (or "Proforma" before payment), lines, discount, tax,
 // totals and status, drawn with pdfkit's built-in Helvetica so no font file is needed. Pure: record in, bytes out.
 import { invoiceLabel } from '../../lib/invoice-label.ts';
-import type { InvoiceRecord } from './service.ts';
+import type { InvoiceRecord } from './types.ts';
 
 const LEFT = 50;
 const RIGHT = 545;

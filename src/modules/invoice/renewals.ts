@@ -15,7 +15,8 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { PromoService } from '../product/promos.ts';
 import { renewedPlan, staleReason } from './order-tasks.ts';
-import type { InvoiceLine, InvoiceRow } from './service.ts';
+import type { InvoiceLine, InvoiceRow } from './types.ts';
+import './events.ts';
 
 /** Line title of a renewal: "Pro plan — renewal (Every month)". */
 export function renewalTitle(order: Pick<OrderRow, 'title' | 'period'>): string {

@@ -1,9 +1,10 @@
-// Invoices: what a client owes for new or renewed orders, and their payment. The only writer of `invoices`,
-// `invoice_items` and `transactions`. Paying is a compare-and-set on the status inside one transaction that also
-// records the transaction and executes the items, so an invoice is paid, and its orders activated, exactly once.
+// Invoices: what a client owes for new or renewed orders. The only writer of `invoices` and `invoice_items` (and,
+// with the payment seam beside it, payments.ts, of `transactions`). Paying is a compare-and-set on the status inside
+// one transaction that also records the transaction and executes the items, so an invoice is paid, and its orders
+// activated, exactly once. How the money arrives (a gateway, staff) is the payment module's business, not this one's.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { InvoiceItemTable, InvoiceStatus, InvoiceTask } from './tables.ts';
+import type { InvoiceItemTable, InvoiceStatus } from './tables.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
@@ -13,7 +14,6 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderService } from '../order/service.ts';
-import type { GatewayRegistry } from './gateways.ts';
 import { newestPage } from '../../db/newest-page.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { formatRate, percentOf } from '../../lib/rates.ts';
@@ -24,108 +24,19 @@ import type { PromoService } from '../product/promos.ts';
 import { createOrderTasks } from './order-tasks.ts';
 import { paidForCurrentPeriod } from './period-paid.ts';
 import { createRenewals } from './renewals.ts';
+import './events.ts';
+import type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput } from './types.ts';
 
 export { renewalTitle } from './renewals.ts';
+// Neighbours name these records by the service that hands them out; they are declared in types.ts.
+export type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceItemRecord, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput } from './types.ts';
 
-export type InvoiceRow = Selectable<Database['invoices']>;
 type ItemRow = Selectable<InvoiceItemTable>;
-
-export interface InvoiceLine {
-  orderId: number;
-  task: InvoiceTask;
-  title: string;
-  period: string | null;
-  quantity: number;
-  /** Unit price, minor units. */
-  price: number;
-  /** Line total, minor units. */
-  total: number;
-  /** For a `change` line: the plan the order moves to when the invoice is paid; for a `renew` line: the plan renewed. */
-  productId?: number | null;
-  /** For a `change` line: the credit taken off, and the end of the period it was priced for. */
-  credit?: number;
-  pricedUntil?: string | null;
-}
-
-/** CONTRACT §6 invoices: exactly these fields (the period is part of the title; it is stored for reports). */
-export interface InvoiceItemRecord {
-  title: string;
-  order_id: number | null;
-  task: InvoiceTask;
-  quantity: number;
-  price: string;
-  total: string;
-}
-
-/** The buyer as it was when the invoice was issued. */
-export interface Buyer {
-  name: string;
-  email: string;
-  company: string | null;
-  address_1: string | null;
-  address_2: string | null;
-  city: string | null;
-  state: string | null;
-  postcode: string | null;
-  country: string | null;
-  vat_number: string | null;
-}
-
-export interface InvoiceRecord {
-  id: number;
-  hash: string;
-  /** `<prefix><n>` once paid; null before (a proforma). */
-  number: string | null;
-  client_id: number;
-  status: InvoiceStatus;
-  currency: string;
-  /** The seller (company settings) and buyer when the invoice was issued. */
-  seller: Company | null;
-  buyer: Buyer | null;
-  /** Sum of the lines. */
-  subtotal: string;
-  /** The coupon's discount, taken off the subtotal before tax; `promocode` names the coupon. */
-  discount: string;
-  promocode: string | null;
-  tax_name: string | null;
-  /** Percent, e.g. "20"; "0" without tax. */
-  tax_rate: string;
-  tax: string;
-  /** subtotal − discount + tax. */
-  total: string;
-  due_at: string | null;
-  paid_at: string | null;
-  created_at: string;
-  items: InvoiceItemRecord[];
-  /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
-  client_email?: string | null;
-  client_name?: string | null;
-}
-
-export interface InvoiceFilters {
-  status?: InvoiceStatus | undefined;
-  client_id?: number | undefined;
-  /** Staff only: the client's e-mail or name, the invoice number, or (digits) the invoice's id. */
-  search?: string | undefined;
-  /** Staff only: creation day range, inclusive. */
-  date_from?: string | undefined;
-  date_to?: string | undefined;
-  page?: number | undefined;
-  per_page?: number | undefined;
-}
-
-export interface PaymentInput {
-  transactionId?: string | undefined;
-  gatewayId?: number | undefined;
-  /** Activate or renew the invoice's orders now (default true). */
-  execute?: boolean | undefined;
-}
 
 export interface InvoiceServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
-  orders: OrderService;
-  gateways: GatewayRegistry;
+  orders: Pick<OrderService, 'requireRow' | 'lock' | 'transition' | 'applyPlanChange'>;
   money: Money;
   settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
   taxes: Pick<TaxService, 'forBuyer'>;
@@ -134,17 +45,12 @@ export interface InvoiceServiceDeps {
   clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
 }
 
-/** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
-export interface InvoiceDiscount {
-  amount: number;
-  code: string;
-}
 
 function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
 
-export function createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[]): InvoiceRecord {
     return {
       id: row.id,
@@ -370,9 +276,9 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
 
     payInTransaction,
 
-    async markAsPaid(id: number, input: PaymentInput = {}, now = new Date()): Promise<void> {
-      const gateway = input.gatewayId === undefined ? undefined : gateways.require(input.gatewayId);
-      await inTransaction(db, (trx) => payInTransaction(trx, id, { ...input, gatewayCode: gateway?.code }, now));
+    /** admin/invoice/mark_as_paid: `gatewayCode` names the gateway `gatewayId` stands for (the payment module resolves it). */
+    async markAsPaid(id: number, input: PaymentInput & { gatewayCode?: string | undefined } = {}, now = new Date()): Promise<void> {
+      await inTransaction(db, (trx) => payInTransaction(trx, id, input, now));
     },
 
     async cancel(id: number, now = new Date()): Promise<void> {
@@ -447,10 +353,6 @@ export function createInvoiceService({ db, events, orders, gateways, money, sett
     async issueUsageInvoice(trx: Kysely<Database>, line: { orderId: number; clientId: number; title: string; amount: number }, now: Date): Promise<number> {
       const row = await create(trx, line.clientId, [{ orderId: line.orderId, task: 'usage', title: line.title, period: null, quantity: 1, price: line.amount, total: line.amount }], { now });
       return row.id;
-    },
-
-    gateways(): Array<{ id: number; code: string; title: string; instructions: string | null }> {
-      return gateways.list().map((gateway) => ({ id: gateway.id, code: gateway.code, title: gateway.title, instructions: gateway.instructions(null) }));
     },
   };
 }

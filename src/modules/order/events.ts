@@ -1,17 +1,11 @@
-// Events of orders and invoices, emitted inside the transaction of the change they report.
+// Events of orders, emitted by the order service inside the transaction of the change they report. (Invoice events
+// are declared by the invoice module, invoice/events.ts; payment events by the payment module, payment/events.ts.)
 export interface OrderEvent {
   orderId: number;
   clientId: number;
   productId: number;
   /** The order's status after the change. */
   status: string;
-}
-
-export interface InvoiceEvent {
-  invoiceId: number;
-  clientId: number;
-  /** Minor units. */
-  total: number;
 }
 
 declare module '../../platform/events.ts' {
@@ -30,15 +24,5 @@ declare module '../../platform/events.ts' {
     'order.plan_changed': OrderEvent & { fromProductId: number; config: Record<string, unknown> };
     /** The client canceled the order at period end (`canceling` true) or took that back (false). */
     'order.cancel_scheduled': OrderEvent & { canceling: boolean };
-    'invoice.created': InvoiceEvent;
-    'invoice.paid': InvoiceEvent & { transactionId: number };
-    'invoice.canceled': InvoiceEvent;
-    /** `amount`: what this refund gave back, minor units (a partial refund leaves the invoice paid). */
-    'invoice.refunded': { invoiceId: number; clientId: number; amount: number };
-    /**
-     * A payment that was never applied (a card payment of a voided, canceled, stale or already paid invoice) was given
-     * back to the payer (invoice/late-refunds.ts). `amount` in minor units.
-     */
-    'invoice.payment_refunded': { invoiceId: number; clientId: number; amount: number; currency: string };
   }
 }

@@ -17,21 +17,15 @@ import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import { toGatewayInvoice, type InvoicePayments } from '../invoice/gateway-payments.ts';
-import type { ChargeOutcome } from '../invoice/gateways.ts';
+import type { InvoicePayments } from '../invoice/payments.ts';
 import { OutboxGiveUp, type OutboxService } from '../outbox/service.ts';
+import { toGatewayInvoice, type GatewayPayments } from './gateway-payments.ts';
+import type { ChargeOutcome } from './gateways.ts';
 import type { PaymentService } from './service.ts';
 import { periodicTask } from '../../lib/periodic.ts';
+import './events.ts';
 
 type AttemptRow = Selectable<PaymentAttemptTable>;
-
-// The e-mail module declares the same type on its side (identical declarations merge).
-declare module '../../platform/events.ts' {
-  interface TollgateEvents {
-    /** An off-session charge of the invoice failed (declined, needs authentication, provider unreachable). */
-    'invoice.payment_failed': { invoiceId: number; clientId: number; message: string };
-  }
-}
 
 export const CHARGE_KIND = 'card_charge';
 const DAY_MS = 86_400_000;
@@ -48,7 +42,9 @@ export interface ChargeServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
   outbox: Pick<OutboxService, 'enqueue' | 'registerKind'>;
-  invoicePayments: Pick<InvoicePayments, 'applyPayment' | 'recordFailure' | 'voidIfStale'>;
+  gatewayPayments: Pick<GatewayPayments, 'applyPayment' | 'recordFailure'>;
+  /** The invoice to charge, read from its owner; a renewal the order no longer takes is voided by it, never charged. */
+  invoicePayments: Pick<InvoicePayments, 'payable' | 'renewsService' | 'voidIfStale'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
   money: Money;
   /** The `dunning_retry_days` setting, read at each failure so a change applies to the next retry. */
@@ -56,15 +52,14 @@ export interface ChargeServiceDeps {
   log?: (message: string, error: unknown) => void;
 }
 
-export function createChargeService({ db, events, outbox, invoicePayments, payments, money, retryDays, log }: ChargeServiceDeps) {
+export function createChargeService({ db, events, outbox, gatewayPayments, invoicePayments, payments, money, retryDays, log }: ChargeServiceDeps) {
   /** Queues the charge of an unpaid renewal invoice of a client who can be charged off-session, inside `trx`. */
   async function schedule(trx: Kysely<Database>, invoiceId: number): Promise<boolean> {
-    const invoice = await trx.selectFrom('invoices').select(['id', 'client_id', 'status', 'total']).where('id', '=', invoiceId).executeTakeFirst();
-    if (invoice === undefined || invoice.status !== 'unpaid' || invoice.total <= 0) return false;
+    const invoice = await invoicePayments.payable(trx, invoiceId);
+    if (invoice === null || invoice.status !== 'unpaid' || invoice.amount <= 0) return false;
     // Renewals and usage overage (CONTRACT §12) are charged off-session; a new order's first invoice never is.
-    const renewal = await trx.selectFrom('invoice_items').select('id').where('invoice_id', '=', invoiceId).where('task', 'in', ['renew', 'usage']).executeTakeFirst();
-    if (renewal === undefined) return false;
-    if ((await payments.chargeableMethod(trx, invoice.client_id)) === null) return false;
+    if (!(await invoicePayments.renewsService(trx, invoiceId))) return false;
+    if ((await payments.chargeableMethod(trx, invoice.clientId)) === null) return false;
     await outbox.enqueue(trx, { kind: CHARGE_KIND, payload: { invoiceId }, dedupeKey: `${CHARGE_KIND}:invoice:${invoiceId}` });
     return true;
   }
@@ -98,14 +93,14 @@ export function createChargeService({ db, events, outbox, invoicePayments, payme
 
   /** One delivery of a `card_charge` item. */
   async function charge(invoiceId: number, now: Date): Promise<void> {
-    const invoiceRow = await db.selectFrom('invoices').selectAll().where('id', '=', invoiceId).executeTakeFirst();
+    const payable = await invoicePayments.payable(db, invoiceId);
     // Paid meanwhile (the pay link, staff), canceled, or the card or auto-pay gone: nothing left to charge.
-    if (invoiceRow === undefined || invoiceRow.status !== 'unpaid') return;
+    if (payable === null || payable.status !== 'unpaid') return;
     // A renewal the order no longer takes (canceled at period end, another plan since) is voided, never charged.
     if ((await invoicePayments.voidIfStale(invoiceId, now)) !== null) return;
-    const method = await payments.chargeableMethod(db, invoiceRow.client_id);
+    const method = await payments.chargeableMethod(db, payable.clientId);
     if (method === null) return;
-    const invoice = toGatewayInvoice(invoiceRow, money);
+    const invoice = toGatewayInvoice(payable, money);
     const { gateway } = method;
     const attempt = await startAttempt(invoice.id, invoice.clientId, now);
     let outcome: ChargeOutcome;
@@ -122,13 +117,13 @@ export function createChargeService({ db, events, outbox, invoicePayments, payme
     }
     if (outcome.status === 'succeeded') {
       await inTransaction(db, async (trx) => {
-        await invoicePayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: outcome.amount, currency: outcome.currency }, now);
+        await gatewayPayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: outcome.amount, currency: outcome.currency }, now);
         await finish(trx, attempt, 'succeeded', { txnRef: outcome.ref }, now);
       });
       return;
     }
     await inTransaction(db, async (trx) => {
-      await invoicePayments.recordFailure(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: invoice.amount, currency: invoice.currency, message: outcome.message }, now);
+      await gatewayPayments.recordFailure(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: invoice.amount, currency: invoice.currency, message: outcome.message }, now);
       await finish(trx, attempt, outcome.status === 'requires_action' ? 'requires_action' : 'failed', { txnRef: outcome.ref, message: outcome.message }, now);
       await events.emit('invoice.payment_failed', { invoiceId: invoice.id, clientId: invoice.clientId, message: outcome.message }, trx);
     });

@@ -2,14 +2,16 @@
 // then applied in one transaction that also sets `processed_at`. The claim on `processed_at` is what makes an event
 // act once: a redelivery, ten concurrent deliveries or a replay after a crash all find it set and change nothing.
 // An event stored but not applied (a crash in between, a refund that came before its payment) is applied on its next
-// delivery or by `processPending` (at start and every minute).
+// delivery or by `processPending` (at start and every minute). The HTTP route in front (src/http/provider-webhooks.ts)
+// hands over the raw body and headers to `receiveSigned`; everything after that is here.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { GatewayEventTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import { PaymentNotYetKnown, type InvoicePayments } from '../invoice/gateway-payments.ts';
-import type { GatewayEffect, GatewayRegistry, PaymentGateway, VerifiedEvent } from '../invoice/gateways.ts';
+import { errors } from '../../platform/errors.ts';
 import { isoSeconds } from '../../lib/time.ts';
+import { PaymentNotYetKnown, type GatewayPayments } from './gateway-payments.ts';
+import { InvalidEventError, type GatewayEffect, type GatewayRegistry, type PaymentGateway, type VerifiedEvent } from './gateways.ts';
 import type { PaymentService } from './service.ts';
 
 type EventRow = Selectable<GatewayEventTable>;
@@ -22,22 +24,22 @@ export const PENDING_DAYS = 3;
 export interface InboundEventDeps {
   db: Kysely<Database>;
   gateways: GatewayRegistry;
-  invoicePayments: Pick<InvoicePayments, 'applyPayment' | 'recordFailure' | 'applyRefund'>;
+  gatewayPayments: Pick<GatewayPayments, 'applyPayment' | 'recordFailure' | 'applyRefund'>;
   payments: Pick<PaymentService, 'saveMethod'>;
   log?: (message: string, error: unknown) => void;
 }
 
-export function createInboundEvents({ db, gateways, invoicePayments, payments, log }: InboundEventDeps) {
+export function createInboundEvents({ db, gateways, gatewayPayments, payments, log }: InboundEventDeps) {
   async function applyEffect(trx: Kysely<Database>, gateway: PaymentGateway, effect: GatewayEffect, now: Date): Promise<void> {
     switch (effect.kind) {
       case 'paid':
-        await invoicePayments.applyPayment(trx, gateway, effect, now);
+        await gatewayPayments.applyPayment(trx, gateway, effect, now);
         return;
       case 'failed':
-        await invoicePayments.recordFailure(trx, gateway, effect, now);
+        await gatewayPayments.recordFailure(trx, gateway, effect, now);
         return;
       case 'refunded':
-        await invoicePayments.applyRefund(trx, gateway, effect, now);
+        await gatewayPayments.applyRefund(trx, gateway, effect, now);
         return;
       case 'method_saved':
         await payments.saveMethod(trx, gateway, effect.customerRef, effect.method, now);
@@ -75,20 +77,40 @@ export function createInboundEvents({ db, gateways, invoicePayments, payments, l
     }
   }
 
+  /**
+   * A verified event: stored (a repeated id is not stored again), then applied if it has not been. Throws when
+   * applying failed for a reason that may pass (the provider unreachable): the caller answers 500 so the provider
+   * delivers again; the stored event is also picked up by processPending.
+   */
+  async function receive(gateway: PaymentGateway, event: VerifiedEvent, now = new Date()): Promise<Outcome> {
+    await db
+      .insertInto('gateway_events')
+      .values({ gateway: gateway.code, event_id: event.id, type: event.type, payload: event.payload, received_at: isoSeconds(now), processed_at: null, last_error: null })
+      .onConflict((oc) => oc.columns(['gateway', 'event_id']).doNothing())
+      .execute();
+    const row = await db.selectFrom('gateway_events').selectAll().where('gateway', '=', gateway.code).where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    return process(row, now);
+  }
+
   return {
+    receive,
+
     /**
-     * A verified event: stored (a repeated id is not stored again), then applied if it has not been. Throws when
-     * applying failed for a reason that may pass (the provider unreachable): the caller answers 500 so the provider
-     * delivers again; the stored event is also picked up by processPending.
+     * `POST /webhooks/<gateway code>`: the gateway with this code verifies the signature on the exact bytes received
+     * (404 for a code no gateway answers to, 400 with nothing stored for an event that is not genuine), then the event
+     * is received as above.
      */
-    async receive(gateway: PaymentGateway, event: VerifiedEvent, now = new Date()): Promise<Outcome> {
-      await db
-        .insertInto('gateway_events')
-        .values({ gateway: gateway.code, event_id: event.id, type: event.type, payload: event.payload, received_at: isoSeconds(now), processed_at: null, last_error: null })
-        .onConflict((oc) => oc.columns(['gateway', 'event_id']).doNothing())
-        .execute();
-      const row = await db.selectFrom('gateway_events').selectAll().where('gateway', '=', gateway.code).where('event_id', '=', event.id).executeTakeFirstOrThrow();
-      return process(row, now);
+    async receiveSigned(code: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<Outcome> {
+      const gateway = gateways.byCode(code);
+      if (gateway?.verifyEvent === undefined) throw errors.notFound('Payment gateway');
+      let event: VerifiedEvent;
+      try {
+        event = await gateway.verifyEvent(rawBody, headers);
+      } catch (error) {
+        if (error instanceof InvalidEventError) throw errors.badRequest(error.message);
+        throw error;
+      }
+      return receive(gateway, event);
     },
 
     /** Stores an event without applying it: what a crash right after storing leaves behind (tests use it). */

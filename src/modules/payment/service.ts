@@ -8,8 +8,10 @@ import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
-import { toGatewayInvoice } from '../invoice/gateway-payments.ts';
-import { gatewayFailure, type GatewayRegistry, type PaymentGateway, type SavedMethod } from '../invoice/gateways.ts';
+import type { InvoicePayments } from '../invoice/payments.ts';
+import { toGatewayInvoice } from './gateway-payments.ts';
+import type { GatewayRegistry, PaymentGateway, SavedMethod } from './gateways.ts';
+import { gatewayFailure } from './gateway-failures.ts';
 
 export interface PaymentMethodRecord {
   id: number;
@@ -24,13 +26,15 @@ export interface PaymentServiceDeps {
   db: Kysely<Database>;
   gateways: GatewayRegistry;
   clients: Pick<ClientService, 'get'>;
+  /** The invoice a payment is started for, read from its owner. */
+  invoices: Pick<InvoicePayments, 'payableByHash'>;
   money: Money;
   publicUrl: string;
   /** The `auto_pay_default` setting: auto-pay of clients who never chose. */
   autoPayDefault: () => boolean;
 }
 
-export function createPaymentService({ db, gateways, clients, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
+export function createPaymentService({ db, gateways, clients, invoices, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
   async function autoPay(trx: Kysely<Database>, clientId: number): Promise<boolean> {
     const row = await trx.selectFrom('payment_profiles').select('auto_pay').where('client_id', '=', clientId).executeTakeFirst();
     return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault() : row.auto_pay === 1;
@@ -60,6 +64,11 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
   }
 
   return {
+    /** guest/invoice/gateways: the gateways an invoice can be paid with now, and what each tells the payer. */
+    listGateways(): Array<{ id: number; code: string; title: string; instructions: string | null }> {
+      return gateways.list().map((gateway) => ({ id: gateway.id, code: gateway.code, title: gateway.title, instructions: gateway.instructions(null) }));
+    },
+
     async autoPay(clientId: number): Promise<boolean> {
       return autoPay(db, clientId);
     },
@@ -84,20 +93,20 @@ export function createPaymentService({ db, gateways, clients, money, publicUrl, 
       /** Counts the call against the invoice's rate limit (throws 429), before the provider is asked anything. */
       limit: (invoiceId: number) => Promise<void> = () => Promise.resolve(),
     ): Promise<{ redirect_url: string } | { instructions: string | null }> {
-      const row = await db.selectFrom('invoices').selectAll().where('hash', '=', hash).executeTakeFirst();
-      if (row === undefined) throw errors.notFound('Invoice');
+      const row = await invoices.payableByHash(hash);
+      if (row === null) throw errors.notFound('Invoice');
       const gateway = gateways.resolve(gatewayRef);
       await limit(row.id);
       if (row.status !== 'unpaid') throw errors.conflict(`The invoice is ${row.status}; it cannot be paid`);
       const invoice = toGatewayInvoice(row, money);
       if (gateway.startPayment === undefined) return { instructions: gateway.instructions(invoice) };
-      const customerRef = await customerOf(gateway, row.client_id);
+      const customerRef = await customerOf(gateway, row.clientId);
       const back = `${publicUrl}/invoices/${row.id}`;
       try {
         return await gateway.startPayment({
           invoice,
           customerRef,
-          saveMethod: await autoPay(db, row.client_id),
+          saveMethod: await autoPay(db, row.clientId),
           successUrl: `${back}?payment=success`,
           cancelUrl: `${back}?payment=canceled`,
         });

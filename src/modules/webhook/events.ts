@@ -4,8 +4,9 @@
 import type { EventName, TollgateEvents } from '../../platform/events.ts';
 // The declarations of the events listened to live with their owners.
 import '../order/events.ts';
+import '../invoice/events.ts';
+import '../payment/events.ts';
 import '../serviceapikey/events.ts';
-import '../email/notices.ts';
 import '../client/events.ts';
 import { TEST_EVENT, WEBHOOK_EVENT_TYPES } from './event-types.ts';
 

@@ -188,7 +188,7 @@ describe('the paid amount always covers the service delivered (issue 20)', () =>
             if (action === 'pay_staff') outcome = await attempt(() => t.services.invoices.markAsPaid(invoice.id, {}, now));
             else {
               outcome = await inTransaction(db, (trx) =>
-                t.services.invoicePayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: `p-${run}-${step}`, amount: invoice.total, currency: invoice.currency }, now),
+                t.services.gatewayPayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: `p-${run}-${step}`, amount: invoice.total, currency: invoice.currency }, now),
               );
             }
             if ((await invoiceRow(invoice.id)).status === 'paid') paidInvoice = invoice;
@@ -207,7 +207,7 @@ describe('the paid amount always covers the service delivered (issue 20)', () =>
             const refunded = Number(sum?.n ?? 0);
             const left = invoice.total - refunded;
             const amount = next() < 0.5 ? left : Math.max(1, Math.floor(left * next()));
-            outcome = await attempt(() => t.services.invoicePayments.refund(invoice.id, amount, now));
+            outcome = await attempt(() => t.services.gatewayPayments.refund(invoice.id, amount, now));
             if (!(outcome instanceof ApiError) && invoice.id === model.currentInvoice) model.paidCurrent = Math.max(0, model.paidCurrent - amount);
             trail.push(`refund #${invoice.id} ${amount}: ${outcome instanceof ApiError ? outcome.status : 'ok'}`);
             break;

@@ -100,7 +100,7 @@ describe('renewals and plan changes of one order (issue 20: H1, M2, L6)', () => 
     // A provider's payment of it arriving anyway: recorded for staff to refund, never applied; the invoice is voided.
     const gateway = t().services.gateways.byCode('custom')!;
     const outcome = await inTransaction(t().services.db, (trx) =>
-      t().services.invoicePayments.applyPayment(trx, gateway, { invoiceId: renewal, ref: 'late-1', amount: 1000, currency: 'USD' }, new Date()),
+      t().services.gatewayPayments.applyPayment(trx, gateway, { invoiceId: renewal, ref: 'late-1', amount: 1000, currency: 'USD' }, new Date()),
     );
     expect(outcome).toBe('error');
     expect(await transactionsOf(t(), renewal)).toMatchObject([{ type: 'payment', status: 'error', amount: 1000, message: expect.stringContaining('refunded') }]);
@@ -169,7 +169,7 @@ describe('renewals and plan changes of one order (issue 20: H1, M2, L6)', () => 
     const gateway = t().services.gateways.byCode('custom')!;
     const total = Math.round(Number((await invoice(upgradeId)).total) * 100);
     const outcome = await inTransaction(t().services.db, (trx) =>
-      t().services.invoicePayments.applyPayment(trx, gateway, { invoiceId: upgradeId, ref: 'late-2', amount: total, currency: 'USD' }, new Date(expires + 2000)),
+      t().services.gatewayPayments.applyPayment(trx, gateway, { invoiceId: upgradeId, ref: 'late-2', amount: total, currency: 'USD' }, new Date(expires + 2000)),
     );
     expect(outcome).toBe('error');
     expect(await order(orderId)).toMatchObject({ product_id: planA, status: 'suspended' });
@@ -183,7 +183,7 @@ describe('renewals and plan changes of one order (issue 20: H1, M2, L6)', () => 
     const gateway = t().services.gateways.byCode('custom')!;
     const total = Math.round(Number((await invoice(upgradeId)).total) * 100);
     const outcome = await inTransaction(t().services.db, (trx) =>
-      t().services.invoicePayments.applyPayment(trx, gateway, { invoiceId: upgradeId, ref: 'late-3', amount: total, currency: 'USD' }, new Date(expires + 1000)),
+      t().services.gatewayPayments.applyPayment(trx, gateway, { invoiceId: upgradeId, ref: 'late-3', amount: total, currency: 'USD' }, new Date(expires + 1000)),
     );
     expect(outcome).toBe('error');
     expect(await invoice(upgradeId)).toMatchObject({ status: 'canceled' });

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../../src/platform/transaction.ts';
-import { LATE_REFUND_KIND } from '../../../src/modules/invoice/late-refunds.ts';
+import { LATE_REFUND_KIND } from '../../../src/modules/payment/late-refunds.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectError } from '../../helpers/assertions.ts';
 import type { StripeEvent } from '../../helpers/stripe-server.ts';
@@ -291,7 +291,7 @@ describe('late card payments are refunded automatically, once (issue 20, M2)', (
     const custom = t().services.gateways.byCode('custom')!;
     const total = Math.round(Number((await invoice(upgradeId)).total) * 100);
     const outcome = await inTransaction(t().services.db, (trx) =>
-      t().services.invoicePayments.applyPayment(trx, custom, { invoiceId: upgradeId, ref: `manual-${upgradeId}`, amount: total, currency: 'USD' }, new Date()),
+      t().services.gatewayPayments.applyPayment(trx, custom, { invoiceId: upgradeId, ref: `manual-${upgradeId}`, amount: total, currency: 'USD' }, new Date()),
     );
     expect(outcome).toBe('error');
     expect(await transactionsOf(t(), upgradeId)).toMatchObject([{ status: 'error', message: expect.stringContaining('should be refunded') }]);

@@ -189,7 +189,7 @@ describe('off-session renewal charges', () => {
   it('Stripe refusing the keys: a failed attempt whose message quotes no key', async () => {
     const bought = await cardCustomer();
     const method = (await stand.t.services.payments.chargeableMethod(stand.t.services.db, bought.clientId))!;
-    const { stripeGateway } = await import('../../../src/modules/invoice/stripe-gateway.ts');
+    const { stripeGateway } = await import('../../../src/modules/payment/stripe/gateway.ts');
     const wrong = stripeGateway({ ...stand.t.services.config.stripe, secretKey: 'sk_test_wrongkey0123456789', webhookSecret: 'whsec_unused' });
     const outcome = await wrong.chargeSavedMethod!({
       invoice: { id: bought.invoiceId, hash: bought.hash, number: null, clientId: bought.clientId, total: '10.00', amount: 1000, currency: 'USD' },

@@ -4,7 +4,7 @@
 // without a restart; every failure at Stripe is logged once with Stripe's message and request id and never a key;
 // the 502's sentence is shown once. Runs on SQLite and, with TEST_DATABASE_URL, PostgreSQL + Redis.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { redactSecrets } from '../../../src/modules/invoice/gateways.ts';
+import { redactSecrets } from '../../../src/modules/payment/gateway-failures.ts';
 import { serverErrorText } from '../../../src/lib/server-error-text.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectError, expectInvalid } from '../../helpers/assertions.ts';

@@ -11,7 +11,7 @@ import type { Invoice, Order } from '../lib/types.ts';
 import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
-import type { TransactionRecord } from '../../../src/modules/invoice/gateway-payments.ts';
+import type { TransactionRecord } from '../../../src/modules/invoice/types.ts';
 
 const ORDER_STATUSES = [
   ['', 'Any status'],

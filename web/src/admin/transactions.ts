@@ -7,7 +7,7 @@ import { formatDateTime, formatMoney } from '../lib/format.ts';
 import { Link, useLocation } from '../lib/router.ts';
 import { Badge, Button, Field, FormError, Loading, Pager, useLoad } from '../lib/ui.ts';
 import { invoiceLabel } from '../../../src/lib/invoice-label.ts';
-import type { TransactionRecord } from '../../../src/modules/invoice/gateway-payments.ts';
+import type { TransactionRecord } from '../../../src/modules/invoice/types.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 
 const STATUSES = [

@@ -1,10 +1,11 @@
 // Payment gateways: one interface for every way of paying (CONTRACT §9, DESIGN "Growing the house"). A gateway tells
 // the payer how to pay; an online one also starts payments, charges saved methods, refunds and turns the provider's
-// signed events into provider-neutral effects, which the invoice and payment services apply. No code outside a
-// gateway's own file knows a provider's name. Adding one is one file implementing PaymentGateway, registered in
-// services.ts with `gateways.register(...)`.
+// signed events into provider-neutral effects, which the payment service hands to the invoice. No code outside a
+// gateway's own folder knows a provider's name. Adding one is a folder implementing PaymentGateway (as stripe/),
+// registered in services.ts with `gateways.register(...)`. Beside this file: the manual gateway (custom-gateway.ts)
+// and how a provider's failure is logged and answered (gateway-failures.ts).
 import { errors } from '../../platform/errors.ts';
-import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
+import { invoiceLabel } from '../../lib/invoice-label.ts';
 
 export interface GatewayInvoice {
   id: number;
@@ -149,74 +150,6 @@ export class GatewayRegistry {
 }
 
 const usable = (gateway: PaymentGateway): boolean => gateway.available?.() !== false;
-
-/** Anything in a provider's text that looks like a credential, even a redacted one, becomes "[redacted]". */
-export function redactSecrets(text: string): string {
-  return text.replace(/\b(sk|rk|pk)_(test|live)_[A-Za-z0-9*]*|\bwhsec_[A-Za-z0-9+/=*]*/g, '[redacted]');
-}
-
-/** What a provider said about a failure, for the log: its own message and the request id its support asks for. */
-export interface ProviderFailure {
-  message: string;
-  requestId: string | null;
-  status?: number | null;
-  code?: string | null;
-}
-
-export type GatewayLog = (line: Record<string, unknown>) => void;
-
-/** One JSON line on stderr, as the server's other error lines (level 50). */
-export const writeGatewayLog: GatewayLog = (line) => {
-  process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), ...line })}\n`);
-};
-
-// A failure is logged once, by the first who sees it (the gateway, with the provider's details), even when the
-// caller that turns it into a 502 reports it again.
-const reported = new WeakSet<object>();
-
-/**
- * Logs a payment provider's failure once: which gateway, doing what, the provider's message (credentials redacted)
- * and request id when the provider gave them. Never a key, never the request's body.
- */
-export function reportGatewayFailure(gateway: string, action: string, error: unknown, provider: ProviderFailure | null = null, log: GatewayLog = writeGatewayLog): void {
-  if (typeof error === 'object' && error !== null) {
-    if (reported.has(error)) return;
-    reported.add(error);
-  }
-  const message = provider?.message ?? (error instanceof Error ? error.message : String(error));
-  log({
-    msg: `payment gateway ${gateway}: ${action} failed`,
-    gateway,
-    action,
-    provider_message: redactSecrets(message),
-    request_id: provider?.requestId ?? null,
-    ...(provider?.status !== undefined && { provider_status: provider.status }),
-    ...(provider?.code !== undefined && { provider_code: provider.code }),
-  });
-}
-
-/** The 502 for a failed call to `gateway`: its own safe sentence, or a generic one; reported to the log once. */
-export function gatewayFailure(gateway: PaymentGateway, action: string, error: unknown, fallback: string): ReturnType<typeof errors.gatewayFailed> {
-  reportGatewayFailure(gateway.code, action, error);
-  return errors.gatewayFailed(gateway.describeFailure?.(error) ?? fallback);
-}
-
-/**
- * The built-in manual gateway: the payer follows the instructions, staff confirm with admin/invoice/mark_as_paid.
- * `paymentInstructions` may be a function, read on every call (the `payment_instructions` setting). For one invoice
- * the instructions end with the reference to quote, the invoice's one name (`Pro forma 12` before it is paid).
- */
-export function customGateway(paymentInstructions: string | (() => string)): PaymentGateway {
-  return {
-    id: 1,
-    code: 'custom',
-    title: 'Manual payment',
-    instructions: (invoice) => {
-      const text = typeof paymentInstructions === 'string' ? paymentInstructions : paymentInstructions();
-      return invoice === null ? text : `${text}\n\nReference to quote: ${invoiceReference(invoice)}`;
-    },
-  };
-}
 
 /** What a provider shows the payer for an invoice (e.g. the line of a card payment page). */
 export function gatewayLineName(invoice: Pick<GatewayInvoice, 'id' | 'number'>): string {

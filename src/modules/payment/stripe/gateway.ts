@@ -2,24 +2,13 @@
 // refunds, and Stripe's signed webhook events turned into provider-neutral effects. Everything goes through the
 // official library; STRIPE_API_BASE points it at another host (tests run a local server speaking Stripe's API).
 import Stripe from 'stripe';
-import type { StripeConfig } from '../../config.ts';
-import {
-  gatewayLineName,
-  InvalidEventError,
-  reportGatewayFailure,
-  writeGatewayLog,
-  type ChargeOutcome,
-  type GatewayEffect,
-  type GatewayLog,
-  type PaymentGateway,
-  type SavedMethod,
-  type VerifiedEvent,
-} from './gateways.ts';
-import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './stripe-switch.ts';
+import type { StripeConfig } from '../../../config.ts';
+import { gatewayLineName, InvalidEventError, type ChargeOutcome, type GatewayEffect, type PaymentGateway, type SavedMethod, type VerifiedEvent } from '../gateways.ts';
+import { reportGatewayFailure, writeGatewayLog, type GatewayLog } from '../gateway-failures.ts';
+import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './names.ts';
 
 /** Stripe's default signature tolerance, stated here because the contract fixes it. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
-export { STRIPE_GATEWAY_ID };
 
 type Metadata = Record<string, string> | null | undefined;
 

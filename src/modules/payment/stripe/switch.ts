@@ -2,17 +2,13 @@
 // service's in-process copy, no database round trip), so storing, replacing or clearing them in Settings takes effect
 // without a restart, in every process within the settings cache's lifetime. The gateway is listed only while both
 // keys are set. The Stripe library is loaded on the first call that needs it, never at start (issue 13's cold start),
-// and a client is built once per key pair. This file must not import `stripe` (nor stripe-gateway.ts) statically.
-import type { StripeConnection } from '../../config.ts';
-import type { GatewayLog, PaymentGateway } from './gateways.ts';
+// and a client is built once per key pair. This file must not import `stripe` (nor gateway.ts) statically.
+import type { StripeConnection } from '../../../config.ts';
+import type { PaymentGateway } from '../gateways.ts';
+import type { GatewayLog } from '../gateway-failures.ts';
+import { STRIPE_CODE, STRIPE_GATEWAY_ID, STRIPE_INSTRUCTIONS, STRIPE_TITLE } from './names.ts';
 
-/** Stable id and code of the Stripe gateway (what `gateway_id` parameters and stored payments name). */
-export const STRIPE_GATEWAY_ID = 2;
-export const STRIPE_CODE = 'stripe';
-export const STRIPE_TITLE = 'Card (Stripe)';
-export const STRIPE_INSTRUCTIONS = 'Pay by card on Stripe’s secure page.';
-
-type StripeModule = typeof import('./stripe-gateway.ts');
+type StripeModule = typeof import('./gateway.ts');
 
 export interface StripeSwitchDeps {
   /** A secret setting's clear value now (`settings.peekSecret`), null when unset. */
@@ -36,7 +32,7 @@ export function stripeFromSettings({ secret, connection, log }: StripeSwitchDeps
     const now = keys();
     // Cleared between the listing and this call: the caller answers 502 with describeFailure's sentence.
     if (now === null) throw new StripeNotConfigured();
-    const module = await (library ??= import('./stripe-gateway.ts'));
+    const module = await (library ??= import('./gateway.ts'));
     if (current === null || current.secretKey !== now.secretKey || current.webhookSecret !== now.webhookSecret) {
       current = { ...now, gateway: module.stripeGateway({ ...connection, ...now }, log) };
     }

@@ -1,0 +1,24 @@
+// Events of invoices, emitted by the invoice module (service.ts, payments.ts, renewals.ts) inside the transaction of
+// the change they report.
+export interface InvoiceEvent {
+  invoiceId: number;
+  clientId: number;
+  /** Minor units. */
+  total: number;
+}
+
+declare module '../../platform/events.ts' {
+  interface TollgateEvents {
+    'invoice.created': InvoiceEvent;
+    'invoice.paid': InvoiceEvent & { transactionId: number };
+    'invoice.canceled': InvoiceEvent;
+    /** `amount`: what this refund gave back, minor units (a partial refund leaves the invoice paid). */
+    'invoice.refunded': { invoiceId: number; clientId: number; amount: number };
+    /**
+     * A payment that was never applied (a card payment of a voided, canceled, stale or already paid invoice) was given
+     * back to the payer (payment/late-refunds.ts asks the provider, invoice/payments.ts records it). `amount` in minor
+     * units.
+     */
+    'invoice.payment_refunded': { invoiceId: number; clientId: number; amount: number; currency: string };
+  }
+}

@@ -1,0 +1,146 @@
+// Records the invoice module hands to others (and takes from them): the invoice and its lines, the buyer as issued,
+// list filters, a payment to record, and the transactions of the ledger (CONTRACT §6, §8, §9). Types only, so the
+// service, the PDF, renewals and the payment seam can share them without importing one another.
+import type { Selectable } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { InvoiceStatus, InvoiceTask } from './tables.ts';
+import type { Company } from '../system/service.ts';
+
+export type InvoiceRow = Selectable<Database['invoices']>;
+export interface InvoiceLine {
+  orderId: number;
+  task: InvoiceTask;
+  title: string;
+  period: string | null;
+  quantity: number;
+  /** Unit price, minor units. */
+  price: number;
+  /** Line total, minor units. */
+  total: number;
+  /** For a `change` line: the plan the order moves to when the invoice is paid; for a `renew` line: the plan renewed. */
+  productId?: number | null;
+  /** For a `change` line: the credit taken off, and the end of the period it was priced for. */
+  credit?: number;
+  pricedUntil?: string | null;
+}
+
+/** CONTRACT §6 invoices: exactly these fields (the period is part of the title; it is stored for reports). */
+export interface InvoiceItemRecord {
+  title: string;
+  order_id: number | null;
+  task: InvoiceTask;
+  quantity: number;
+  price: string;
+  total: string;
+}
+
+/** The buyer as it was when the invoice was issued. */
+export interface Buyer {
+  name: string;
+  email: string;
+  company: string | null;
+  address_1: string | null;
+  address_2: string | null;
+  city: string | null;
+  state: string | null;
+  postcode: string | null;
+  country: string | null;
+  vat_number: string | null;
+}
+
+export interface InvoiceRecord {
+  id: number;
+  hash: string;
+  /** `<prefix><n>` once paid; null before (a proforma). */
+  number: string | null;
+  client_id: number;
+  status: InvoiceStatus;
+  currency: string;
+  /** The seller (company settings) and buyer when the invoice was issued. */
+  seller: Company | null;
+  buyer: Buyer | null;
+  /** Sum of the lines. */
+  subtotal: string;
+  /** The coupon's discount, taken off the subtotal before tax; `promocode` names the coupon. */
+  discount: string;
+  promocode: string | null;
+  tax_name: string | null;
+  /** Percent, e.g. "20"; "0" without tax. */
+  tax_rate: string;
+  tax: string;
+  /** subtotal − discount + tax. */
+  total: string;
+  due_at: string | null;
+  paid_at: string | null;
+  created_at: string;
+  items: InvoiceItemRecord[];
+  /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
+  client_email?: string | null;
+  client_name?: string | null;
+}
+
+export interface InvoiceFilters {
+  status?: InvoiceStatus | undefined;
+  client_id?: number | undefined;
+  /** Staff only: the client's e-mail or name, the invoice number, or (digits) the invoice's id. */
+  search?: string | undefined;
+  /** Staff only: creation day range, inclusive. */
+  date_from?: string | undefined;
+  date_to?: string | undefined;
+  page?: number | undefined;
+  per_page?: number | undefined;
+}
+
+export interface PaymentInput {
+  transactionId?: string | undefined;
+  gatewayId?: number | undefined;
+  /** Activate or renew the invoice's orders now (default true). */
+  execute?: boolean | undefined;
+}
+
+/** A discount to take off an invoice's subtotal before tax, and the coupon code it comes from. */
+export interface InvoiceDiscount {
+  amount: number;
+  code: string;
+}
+
+export type TransactionStatus = 'processed' | 'failed' | 'refunded' | 'error';
+
+/** CONTRACT §9 transaction record. */
+export interface TransactionRecord {
+  id: number;
+  invoice_id: number;
+  /** The invoice's legal number once paid, null before: with invoice_id, what invoiceLabel names it by. */
+  invoice_number: string | null;
+  client_id: number | null;
+  gateway: string | null;
+  txn_id: string | null;
+  type: 'payment' | 'refund';
+  amount: string;
+  currency: string;
+  status: TransactionStatus;
+  message: string | null;
+  created_at: string;
+}
+
+export interface TransactionFilters {
+  invoice_id?: number | undefined;
+  client_id?: number | undefined;
+  gateway?: string | undefined;
+  status?: TransactionStatus | undefined;
+  page?: number | undefined;
+  per_page?: number | undefined;
+}
+
+/** An invoice as the payment module needs it to take money for it: what to charge, and the names to show the payer. */
+export interface PayableInvoice {
+  id: number;
+  hash: string;
+  /** The legal number once paid; null before (then the invoice is "Pro forma <id>"). */
+  number: string | null;
+  clientId: number;
+  status: InvoiceStatus;
+  /** The total in minor units. */
+  amount: number;
+  currency: string;
+}
