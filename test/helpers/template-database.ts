@@ -49,7 +49,10 @@ async function buildPostgresTemplate(serverUrl: string, secret: string, adminTok
   return template.name;
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  // TEST_DATABASE_TEMPLATE=off: every test app migrates its own database, as before the template (to compare, or to
+  // rule the template out).
+  if (process.env.TEST_DATABASE_TEMPLATE === 'off') return undefined;
   const serverUrl = process.env.TEST_DATABASE_URL;
   let built: { template: DatabaseTemplate; dir: string } | null = null;
 
