@@ -1,16 +1,17 @@
 // Everything a process needs before it can serve or run a command: configuration, instance secret, database at the
 // latest migration, services. Shared by the server, the CLI, the tests and the benchmarks.
 import { loadConfig, type Config } from './config.ts';
-import { openDatabase } from './db/database.ts';
+import { openDatabase, type DatabaseHandle } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { resolveInstanceSecret } from './platform/instance-secret.ts';
 import { createServices, type Services } from './services.ts';
 import { randomString } from './lib/crypto.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
 
-export async function bootstrap(config: Config = loadConfig()): Promise<Services> {
+/** `opened`: a database already open to use instead of config.databaseUrl (the tests hand in a copy of a template). */
+export async function bootstrap(config: Config = loadConfig(), opened?: DatabaseHandle): Promise<Services> {
   const secret = resolveInstanceSecret(config.secret, config.dataDir);
-  const database = openDatabase(config.databaseUrl);
+  const database = opened ?? openDatabase(config.databaseUrl);
   try {
     await migrateToLatest(database.db);
   } catch (error) {

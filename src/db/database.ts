@@ -32,11 +32,23 @@ export function openDatabase(url: string): DatabaseHandle {
     const sqlite = new SqliteDatabase(path);
     sqlite.pragma('journal_mode = WAL');
     if (path !== ':memory:') tightenSqliteFiles(path);
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-    return { db, dialect: 'sqlite', postgresUrl: null, close: () => db.destroy() };
+    return sqliteHandle(sqlite);
   }
   throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got "${url.split(':')[0]}:…"`);
+}
+
+/**
+ * An in-memory SQLite database that starts as a copy of `image` (a serialized database). The tests open each test
+ * file's database this way from one template migrated once per run (test/helpers/template-database.ts).
+ */
+export function openSqliteImage(image: Buffer): DatabaseHandle {
+  return sqliteHandle(new SqliteDatabase(image));
+}
+
+function sqliteHandle(sqlite: SqliteDatabase.Database): DatabaseHandle {
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', postgresUrl: null, close: () => db.destroy() };
 }

@@ -1,18 +1,18 @@
 // Builds a real Tollgate for a test file: SQLite in memory, or a fresh PostgreSQL database on the server named by
-// TEST_DATABASE_URL (dropped afterwards); Redis from TEST_REDIS_URL with a key prefix of its own. Requests go
-// through Fastify's inject(), i.e. the whole HTTP stack without a socket.
+// TEST_DATABASE_URL (dropped afterwards), each a copy of the run's migrated template (test-database.ts); Redis from
+// TEST_REDIS_URL with a key prefix of its own. Requests go through Fastify's inject(), i.e. the whole HTTP stack
+// without a socket.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { bootstrap, ensureFirstAdmin } from '../../src/bootstrap.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Services } from '../../src/services.ts';
 import { modules } from '../../src/modules/index.ts';
 import { describeMismatches, installResultCheck } from './result-check.ts';
+import { fixtureEnv, freshPostgresDatabase, openSqliteCopy, templateFor } from './test-database.ts';
 
-export const ADMIN_EMAIL = 'admin@example.com';
-export const ADMIN_PASSWORD = 'Admin-Passw0rd';
+export { ADMIN_EMAIL, ADMIN_PASSWORD, freshPostgresDatabase } from './test-database.ts';
 
 export interface Reply {
   status: number;
@@ -77,52 +77,24 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function freshPostgresDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      // pg-pool's end() resolves before its sockets are gone; a forced drop would then kill them and the pool would
-      // report the error as unhandled. Wait (briefly) until the database has no sessions left.
-      for (let attempt = 0; attempt < 50; attempt++) {
-        const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
-        if (rows[0]?.n === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
-
 let clientCounter = 0;
 
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const postgres = process.env.TEST_DATABASE_URL ? await freshPostgresDatabase(process.env.TEST_DATABASE_URL) : null;
+  // A copy of the run's template when env lets us (test-database.ts); otherwise migrated here, as before.
+  const template = templateFor(env);
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  const postgres = serverUrl && !('DATABASE_URL' in env) ? await freshPostgresDatabase(serverUrl, template?.postgresTemplate ?? undefined) : null;
   const redisUrl = process.env.TEST_REDIS_URL;
-  const adminToken = randomBytes(16).toString('hex');
+  const adminToken = template?.adminToken ?? randomBytes(16).toString('hex');
   const config = loadConfig({
     DATABASE_URL: postgres?.url ?? 'sqlite::memory:',
-    TOLLGATE_SECRET: randomBytes(32).toString('hex'),
-    DATA_DIR: '/tmp/tollgate-test',
-    RATE_LIMIT_ENABLED: 'false',
-    SCHEDULER: 'off',
-    TOLLGATE_ADMIN_EMAIL: ADMIN_EMAIL,
-    TOLLGATE_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    TOLLGATE_ADMIN_API_TOKEN: adminToken,
+    ...fixtureEnv(template?.secret ?? randomBytes(32).toString('hex'), adminToken),
     ...(redisUrl !== undefined && redisUrl !== '' && { REDIS_URL: redisUrl, RATE_LIMIT_REDIS_PREFIX: `test:${randomBytes(6).toString('hex')}:` }),
     ...env,
   });
-  const services = await bootstrap(config);
-  await ensureFirstAdmin(services);
+  const sqliteCopy = template !== null && postgres === null ? openSqliteCopy(template) : undefined;
+  const services = await bootstrap(config, sqliteCopy);
+  await ensureFirstAdmin(services); // a no-op on a copy of the template, which holds the administrator already
   const app = buildApp(services);
   // Every successful answer is checked against its action's declared result schema (CONTRACT §11).
   const mismatches = installResultCheck(app, modules);

@@ -25,6 +25,9 @@ export class Receiver {
   holdAfter: number | null = null;
   /** The signing secret the receiver verifies with (set after create / rotate). */
   secret = '';
+  /** Slow answers the sender hung up on before they were due, and slow answers sent all the same. */
+  hungUpOn = 0;
+  answeredLate = 0;
   private server: Server | null = null;
   private port = 0;
 
@@ -54,8 +57,14 @@ export class Receiver {
         // Past `holdAfter` requests: recorded, never answered (until the connection closes) — on the wire.
         if (this.holdAfter !== null && this.received.length > this.holdAfter) return;
         if (behaviour.kind === 'slow') {
-          const timer = setTimeout(() => response.writeHead(200).end('late'), behaviour.ms);
-          response.on('close', () => clearTimeout(timer));
+          const timer = setTimeout(() => {
+            this.answeredLate++;
+            response.writeHead(200).end('late');
+          }, behaviour.ms);
+          response.on('close', () => {
+            clearTimeout(timer);
+            if (!response.writableEnded) this.hungUpOn++;
+          });
           return;
         }
         response.writeHead(behaviour.status, behaviour.location === undefined ? {} : { location: behaviour.location }).end('ok');

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryCounterStore, RedisCounterStore, type Hit } from '../../src/platform/counters/store.ts';
 import { BatchedCounterStore, CONFIRM_WAIT_MS, RedisCounterBackend, type CounterBackend, type CounterBatchItem } from '../../src/platform/counters/batched.ts';
 import { COUNTER_COMMAND_TIMEOUT_MS } from '../../src/platform/counters/redis.ts';
@@ -216,11 +216,19 @@ describe('BatchedCounterStore: a process held up is not a store stalled', () => 
     // A backend whose answers come over a real socket, written by the test: the answer can be sitting in the
     // socket, unread, while this process is busy.
     let closing = false;
+    let sentAt = 0;
+    let readAt = 0;
     const backend: CounterBackend = {
-      addAll: (items) =>
-        closing
-          ? Promise.resolve(items.map((item) => ({ count: item.add, resetMs: 60_000 })))
-          : new Promise((resolve) => client.once('data', (data: Buffer) => resolve(JSON.parse(data.toString()) as Hit[]))),
+      addAll: (items) => {
+        if (closing) return Promise.resolve(items.map((item) => ({ count: item.add, resetMs: 60_000 })));
+        sentAt = Date.now();
+        return new Promise((resolve) =>
+          client.once('data', (data: Buffer) => {
+            readAt = Date.now();
+            resolve(JSON.parse(data.toString()) as Hit[]);
+          }),
+        );
+      },
       close: async () => undefined,
     };
     const store = new BatchedCounterStore(backend, () => undefined, 60_000);
@@ -232,12 +240,17 @@ describe('BatchedCounterStore: a process held up is not a store stalled', () => 
       // The store answers at once that the other processes have used the whole limit, but this process is busy
       // past CONFIRM_WAIT_MS before it reads the answer (a descheduled process, a long garbage collection).
       serverSide.write(JSON.stringify([{ count: RATE.limit, resetMs: 60_000 }]));
-      const busyUntil = Date.now() + CONFIRM_WAIT_MS + 100;
-      while (Date.now() < busyUntil);
+      // Held up: the thread sleeps, the event loop does not turn (and no shared core is spun), until the give-up
+      // timer is due — CONFIRM_WAIT_MS after the batch went out, plus a margin — so that when the loop turns again
+      // the timer and the answer are both waiting.
+      const dueAt = sentAt + CONFIRM_WAIT_MS + 100;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, dueAt - Date.now()));
       // The answer is read before the waiting call is judged: refused, and the sync was never given up on. (Judged
       // on the timer alone, the call decided alone and got through.)
       expect(await waiting).toBe(false);
       expect(store.givenUp).toBe(0);
+      // The case happened: the answer was read only once the timer was due (not early, which would prove nothing).
+      expect(readAt).toBeGreaterThanOrEqual(sentAt + CONFIRM_WAIT_MS);
     } finally {
       closing = true;
       await store.close();
@@ -336,21 +349,41 @@ describe.runIf(REDIS !== '')('the key check while Redis goes away and comes back
         }
       }
     })();
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    await sleep(500);
-    await proxy.cut();
-    await sleep(1500);
-    await proxy.start();
-    await sleep(1500);
-    until.stop = true;
-    await load;
+    // Each phase lasts until what it is for has happened (a generous deadline, not a fixed sleep).
+    const hotStore = t.services.limiter.hotStore;
+    if (!(hotStore instanceof BatchedCounterStore)) throw new Error('the key check counts in a BatchedCounterStore');
+    const counter = `${prefix}API_KEY_CHECK:${ip}`;
+    const shared = async () => Number(await redis.get(counter));
+    const phase = { timeout: 15_000, interval: 20 };
+    try {
+      // Shared: checks are answered and their counts reach Redis.
+      await vi.waitFor(async () => expect(await shared()).toBeGreaterThan(0), phase);
+      await proxy.cut();
+      const answeredAtCut = answered;
+      const failuresAtCut = hotStore.failures;
+      // Cut: a sync fails (the store knows Redis is away) and checks go on being answered from local counters.
+      await vi.waitFor(() => {
+        expect(hotStore.failures).toBeGreaterThan(failuresAtCut);
+        expect(answered).toBeGreaterThanOrEqual(answeredAtCut + 100);
+      }, phase);
+      await proxy.start();
+      const answeredAtRestore = answered;
+      // Back: every check answered up to the restore, the outage's included, reaches the shared count, and checks go on.
+      await vi.waitFor(async () => {
+        expect(await shared()).toBeGreaterThanOrEqual(answeredAtRestore);
+        expect(answered).toBeGreaterThanOrEqual(answeredAtRestore + 100);
+      }, phase);
+    } finally {
+      until.stop = true;
+      await load;
+    }
     expect([...statuses.keys()]).toEqual([200]);
     const total = statuses.get(200)!;
     expect(answered).toBe(total);
     // Every check reached the shared counter (the last ones within one sync interval).
     await t.services.limiter.hotStore.close();
     expect(Number(await redis.get(`${prefix}API_KEY_CHECK:${ip}`))).toBe(total);
-  });
+  }, 60_000);
 });
 
 describe.runIf(REDIS !== '')('the rate-limit counters while Redis stops answering, connection open', () => {
