@@ -52,7 +52,7 @@ function Header() {
   const { path } = useLocation();
   const [busy, setBusy] = useState(false);
   // The operator's name, not ours (issue 21): "Tollgate" is only in the footer.
-  const company = useLoad(() => call<{ name: string | null }>('guest/system/company'), []);
+  const company = useLoad(() => call('guest/system/company'), []);
   const title = company.data?.name ? `${company.data.name} admin` : 'Admin';
   if (company.data !== undefined) document.title = title;
   const logout = async (): Promise<void> => {
@@ -188,7 +188,7 @@ async function start(): Promise<void> {
   render(html`<${App} />`, document.getElementById('app')!);
   try {
     // Asked first so the login page's console shows no 401: the profile is read only when there is a staff session.
-    const { role } = await call<{ role: string }>('guest/session/whoami');
+    const { role } = await call('guest/session/whoami');
     if (role === 'admin') await refreshStaff();
     else staff.set(null);
   } catch (error) {

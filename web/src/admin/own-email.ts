@@ -10,7 +10,7 @@ import { Button, ErrorMessage, Field, FormError, Notice, useAction, useLoad } fr
 import { refreshStaff } from './common.ts';
 
 export function StaffEmailForm({ current }: { current: string }) {
-  const totp = useLoad(() => call<{ enabled: boolean }>('admin/profile/totp_get'), []);
+  const totp = useLoad(() => call('admin/profile/totp_get'), []);
   const needsCode = totp.data?.enabled === true;
   const [form, setForm] = useState({ email: '', password: '', code: '' });
   const [sent, setSent] = useState<string | null>(null);

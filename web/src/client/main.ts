@@ -125,7 +125,7 @@ async function start(): Promise<void> {
   void loadBrand();
   try {
     // Asked first so a visitor's console shows no 401: the profile is read only when there is a client session.
-    const { role } = await call<{ role: string }>('guest/session/whoami');
+    const { role } = await call('guest/session/whoami');
     if (role === 'client') await refreshAccount();
     else account.set(null);
   } catch (error) {

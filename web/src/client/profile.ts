@@ -99,7 +99,7 @@ function ChangeEmailForm() {
 
 /** Shown when sign-ups must confirm their address: a way to get the link again. */
 function ConfirmationSection() {
-  const required = useLoad(() => call<boolean>('guest/client/is_email_validation_required'), []);
+  const required = useLoad(() => call('guest/client/is_email_validation_required'), []);
   const [sent, setSent] = useState<string | null>(null);
   const action = useAction();
   if (required.data !== true) return null;
@@ -127,7 +127,7 @@ export function ProfilePage() {
     <${PasswordForm} path="client/profile/change_password" />
     <${TwoFactorSection} role="client" />
     <${ApiTokenSection}
-      read=${() => call<string>('client/profile/api_key_get')}
+      read=${() => call('client/profile/api_key_get')}
       resetPath="client/profile/api_key_reset"
       usage="Scripts call the client API with HTTP Basic authentication: user name client, password this token."
     />`;
