@@ -11,7 +11,7 @@ import { Button, ErrorMessage, Field, FormError, Notice, useAction, useLoad } fr
  * Links in mails carry their token in the fragment (`/#/reset/<token>`): browsers never send a fragment to a server,
  * so the token stays out of access logs and Referer headers. Returns the route and token, or null.
  */
-export function useHashRoute(): { name: string; token: string } | null {
+export function useHashRoute(): { name: 'reset' | 'confirm-email'; token: string } | null {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
     const listener = (): void => setHash(location.hash);
@@ -19,7 +19,7 @@ export function useHashRoute(): { name: string; token: string } | null {
     return () => window.removeEventListener('hashchange', listener);
   }, []);
   const found = /^#\/(reset|confirm-email)\/([A-Za-z0-9_-]+)$/.exec(hash);
-  return found === null ? null : { name: found[1]!, token: found[2]! };
+  return found === null ? null : { name: found[1] as 'reset' | 'confirm-email', token: found[2]! };
 }
 
 /** Leaves a hash route: drops the token from the address bar (and from history) and goes to `path`. */
