@@ -1,13 +1,14 @@
 // Log in and sign up. A guest cart moves to the account on either (the server does it).
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
 import { check, email as emailCheck, newPassword, required } from '../lib/checks.ts';
 import { ForgotPasswordForm, leaveHashRoute, ResetPasswordForm } from '../lib/security.ts';
 import { LoginForm } from '../lib/login-form.ts';
+import { ConfirmEmailPage } from '../lib/own-email.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
-import { Button, ErrorMessage, Field, FormError, Notice, useAction } from '../lib/ui.ts';
+import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
 import { useBillingInfo } from '../lib/billing-info.ts';
 import { useCountryOptions } from '../lib/countries.ts';
@@ -119,20 +120,12 @@ export function ResetPage({ hash }: { hash: string }) {
 }
 
 /** Opened from a confirmation mail (sign-up or change of e-mail): `/#/confirm-email/<token>`; confirms at once. */
-export function ConfirmEmailPage({ hash }: { hash: string }) {
-  const action = useAction();
-  const [done, setDone] = useState(false);
-  useEffect(() => {
-    void action.run(async () => {
-      await call('guest/client/confirm_email', { hash });
-      setDone(true);
-      await refreshAccount().catch(() => undefined);
-    });
-  }, [hash]);
-  return html`<h1>Confirm your e-mail address</h1>
-    <section class="card" aria-busy=${action.busy ? 'true' : 'false'}>
-      ${done ? html`<p class="notice" role="status" data-testid="email-confirmed">Thank you: your e-mail address is confirmed.</p>` : null}
-      <${ErrorMessage} error=${action.error} />
-      <div class="actions"><${Button} onClick=${() => leaveHashRoute(account.get() ? '/profile' : '/login')}>Continue<//></div>
-    </section>`;
+export function ClientConfirmEmailPage({ hash }: { hash: string }) {
+  return html`<${ConfirmEmailPage}
+    action="guest/client/confirm_email"
+    hash=${hash}
+    doneText="Thank you: your e-mail address is confirmed."
+    refreshAccount=${refreshAccount}
+    next=${() => (account.get() ? '/profile' : '/login')}
+  />`;
 }

@@ -6,7 +6,7 @@ import { Link } from '../lib/router.ts';
 import { fixedPage, recordPage, startArea, type Area, type Route } from '../lib/shell.ts';
 import { useStore } from '../lib/store.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
-import { ConfirmEmailPage, ForgotPage, LoginPage, ResetPage, SignupPage } from './auth.ts';
+import { ClientConfirmEmailPage, ForgotPage, LoginPage, ResetPage, SignupPage } from './auth.ts';
 import { CartPage, PlansPage } from './shop.ts';
 import { ChangePlanPage, GuestInvoicePage, InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
@@ -56,7 +56,7 @@ const client: Area = {
   routes: ROUTES,
   mailPages: {
     reset: (token) => html`<${ResetPage} hash=${token} />`,
-    'confirm-email': (token) => html`<${ConfirmEmailPage} hash=${token} />`,
+    'confirm-email': (token) => html`<${ClientConfirmEmailPage} hash=${token} />`,
   },
   notFound: () => html`<h1>Page not found</h1><p>There is no page at this address. <${Link} href="/">See the plans<//>.</p>`,
   Brand: BrandLink,
