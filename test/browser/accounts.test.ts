@@ -149,6 +149,8 @@ describe.runIf(existsSync(CHROMIUM))('account security in the browser', () => {
     await page.getByLabel('Password').fill(client.password);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByText(`Signed in as ${client.email}`).waitFor();
+    // The login then leads to the keys: wait for it, or it overtakes the click on Profile (buyer.test.ts says more).
+    await page.waitForURL(/\/(keys|cart)$/);
     await page.getByRole('link', { name: 'Profile' }).click();
     await page.getByRole('button', { name: 'Turn on two-factor login' }).click();
 
@@ -198,6 +200,8 @@ describe.runIf(existsSync(CHROMIUM))('account security in the browser', () => {
     await page.getByLabel('Password').fill(client.password);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByText(`Signed in as ${client.email}`).waitFor();
+    // The login then leads to the keys: wait for it, or it overtakes the click on Profile (buyer.test.ts says more).
+    await page.waitForURL(/\/(keys|cart)$/);
     await page.getByRole('link', { name: 'Profile' }).click();
     await page.getByLabel('New e-mail address').fill(fresh);
     await page.getByRole('form', { name: 'Change e-mail address' }).getByLabel('Current password').fill(client.password);

@@ -105,6 +105,9 @@ describe.runIf(HAVE_CHROMIUM)('what the buyer sees, in the browser', () => {
     await client.getByLabel('Password').fill(buyer.password);
     await client.getByLabel('Password').press('Enter');
     await client.getByText(`Signed in as ${buyer.email}`).waitFor();
+    // The login reads the cart, then leads to the keys (or the cart): wait for it, or a click on Plans made meanwhile
+    // is overtaken by that navigation (seen on a loaded machine).
+    await client.waitForURL(/\/(keys|cart)$/);
     await client.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Plans', exact: true }).click();
     await client.getByRole('article').filter({ hasText: 'Metered API' }).getByRole('button', { name: 'Add to cart: Metered API' }).click();
     await client.getByRole('heading', { name: 'Cart' }).waitFor();

@@ -2,7 +2,7 @@
 // rules and coupons.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call, type Params } from '../lib/api.ts';
 import { useCountryOptions } from '../lib/countries.ts';
 import { formatDate } from '../lib/format.ts';
 import { announce, Button, Confirm, ErrorMessage, Field, FormError, Loading, Notice, useAction, useLoad } from '../lib/ui.ts';
@@ -42,7 +42,7 @@ function asText(value: unknown): string {
 }
 
 export function SettingsPage() {
-  const settings = useLoad(() => call<Record<string, unknown>>('admin/system/settings_get'), []);
+  const settings = useLoad(() => call('admin/system/settings_get'), []);
   const countries = useCountryOptions();
   const [form, setForm] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string | null>(null);
@@ -122,7 +122,7 @@ export function SettingsPage() {
 }
 
 export function TaxesPage() {
-  const taxes = useLoad(() => call<Page<TaxRecord>>('admin/invoice/tax_get_list', { per_page: 500 }), []);
+  const taxes = useLoad(() => call('admin/invoice/tax_get_list', { per_page: 500 }), []);
   const countries = useCountryOptions();
   const [form, setForm] = useState({ name: '', rate: '', country: '', state: '' });
   const create = useAction();
@@ -131,7 +131,8 @@ export function TaxesPage() {
   const submit = (event: Event): void => {
     event.preventDefault();
     void create.run(async () => {
-      await call('admin/invoice/tax_create', filled(form));
+      // Empty fields are left out: the server names a missing one (422) and the form shows it under its field.
+      await call('admin/invoice/tax_create', filled(form) as Params<'admin/invoice/tax_create'>);
       setForm({ name: '', rate: '', country: '', state: '' });
       announce('Tax rule added');
       taxes.reload();
@@ -139,6 +140,7 @@ export function TaxesPage() {
   };
   const confirmDelete = (): void => {
     void remove.run(async () => {
+      if (deleting === null) return;
       await call('admin/invoice/tax_delete', { id: deleting });
       setDeleting(null);
       taxes.reload();
@@ -183,7 +185,7 @@ function list(text: string): string[] | undefined {
 }
 
 export function CouponsPage() {
-  const promos = useLoad(() => call<Page<PromoRecord>>('admin/product/promo_get_list', { per_page: 500 }), []);
+  const promos = useLoad(() => call('admin/product/promo_get_list', { per_page: 500 }), []);
   const [form, setForm] = useState(EMPTY_COUPON);
   const create = useAction();
   const toggle = useAction();
@@ -192,7 +194,8 @@ export function CouponsPage() {
     event.preventDefault();
     void create.run(async () => {
       await call('admin/product/promo_create', {
-        ...filled({ code: form.code, type: form.type, value: form.value, max_uses: form.max_uses, end_at: form.end_at }),
+        // Empty fields are left out: the server names a missing one (422) and the form shows it under its field.
+        ...(filled({ code: form.code, type: form.type, value: form.value, max_uses: form.max_uses, end_at: form.end_at }) as Pick<Params<'admin/product/promo_create'>, 'code' | 'type' | 'value'>),
         products: list(form.products)?.map(Number),
         periods: list(form.periods),
         recurring: form.recurring === 'true',

@@ -3,11 +3,11 @@ import { useCountryOptions } from '../lib/countries.ts';
 import { html } from 'htm/preact';
 import { invoiceTitle } from '../lib/invoice-view.ts';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { cancelsAtPeriodEnd, formatDate, formatMoney } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
-import type { ClientRecord, Invoice, Order } from '../lib/types.ts';
+import type { ClientRecord, Invoice, StaffOrderListItem } from '../lib/types.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 import { periodLabel, usePeriodLabels } from '../lib/labels.ts';
 
@@ -29,7 +29,7 @@ function NewClientForm({ onCreated }: { onCreated: (id: number) => void }) {
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      const id = await call<number>('admin/client/create', { ...filled(form), email: form.email ?? '', first_name: form.first_name ?? '' });
+      const id = await call('admin/client/create', { ...filled(form), email: form.email ?? '', first_name: form.first_name ?? '' });
       onCreated(id);
     });
   };
@@ -56,7 +56,7 @@ export function ClientsPage() {
   const [page, setPage] = useState(1);
   const [creating, setCreating] = useState(false);
   const clients = useLoad(
-    () => call<Page<ClientRecord>>('admin/client/get_list', { ...filled(applied), page, per_page: 25 }),
+    () => call('admin/client/get_list', { ...filled(applied), page, per_page: 25 }),
     [applied.search, applied.status, page],
   );
   const submit = (event: Event): void => {
@@ -191,7 +191,7 @@ function ClientAccount({ client }: { client: ClientRecord }) {
           onCancel=${() => setConfirm(null)}
           onConfirm=${() =>
             void tokenAction.run(async () => {
-              setToken(await call<string>('admin/profile/api_key_reset', { id: client.id }));
+              setToken(await call('admin/profile/api_key_reset', { id: client.id }));
               setConfirm(null);
               announce('A new API token was issued.');
             })}
@@ -218,9 +218,9 @@ function ClientAccount({ client }: { client: ClientRecord }) {
 /** The client's e-mail and name on list items (admin order and invoice lists carry them; older servers did not). */
 type WithClient = { client_email?: string | null; client_name?: string | null };
 
-export function OrdersTable({ orders, busy, showClient = true }: { orders: Order[]; busy?: boolean; showClient?: boolean }) {
+export function OrdersTable({ orders, busy, showClient = true }: { orders: StaffOrderListItem[]; busy?: boolean; showClient?: boolean }) {
   const labels = usePeriodLabels();
-  const columns: Column<Order & WithClient>[] = [
+  const columns: Column<StaffOrderListItem & WithClient>[] = [
     ['Order', (order) => html`<${Link} href=${`/admin/orders/${order.id}`}>Order #${order.id}<//>`],
     ['Product', (order) => order.title],
     ['Client', (order) => html`<${ClientCell} client=${{ id: order.client_id, email: order.client_email, name: order.client_name }} />`],
@@ -246,7 +246,7 @@ export function InvoicesTable({ invoices, busy, showClient = true }: { invoices:
 
 function ClientOrders({ clientId }: { clientId: number }) {
   const [page, setPage] = useState(1);
-  const orders = useLoad(() => call<Page<Order>>('admin/order/get_list', { client_id: clientId, page, per_page: 10 }), [clientId, page]);
+  const orders = useLoad(() => call('admin/order/get_list', { client_id: clientId, page, per_page: 10 }), [clientId, page]);
   return html`<section class="card" aria-labelledby="client-orders">
     <h2 id="client-orders">Orders</h2>
     <${ErrorMessage} error=${orders.error} />
@@ -257,7 +257,7 @@ function ClientOrders({ clientId }: { clientId: number }) {
 
 function ClientInvoices({ clientId }: { clientId: number }) {
   const [page, setPage] = useState(1);
-  const invoices = useLoad(() => call<Page<Invoice>>('admin/invoice/get_list', { client_id: clientId, page, per_page: 10 }), [clientId, page]);
+  const invoices = useLoad(() => call('admin/invoice/get_list', { client_id: clientId, page, per_page: 10 }), [clientId, page]);
   return html`<section class="card" aria-labelledby="client-invoices">
     <h2 id="client-invoices">Invoices</h2>
     <${ErrorMessage} error=${invoices.error} />
@@ -267,7 +267,7 @@ function ClientInvoices({ clientId }: { clientId: number }) {
 }
 
 export function ClientPage({ id }: { id: number }) {
-  const client = useLoad(() => call<ClientRecord>('admin/client/get', { id }), [id]);
+  const client = useLoad(() => call('admin/client/get', { id }), [id]);
   const data = client.data;
   return html`<h1>${data ? clientName(data) || data.email : `Client #${id}`}</h1>
     <p><${Link} href="/admin/clients">All clients<//></p>

@@ -5,14 +5,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, readCookie } from '../lib/api.ts';
 import { Link } from '../lib/router.ts';
 import { createStore } from '../lib/store.ts';
-import type { ClientRecord, StaffRecord } from '../lib/types.ts';
+import type { StaffRecord } from '../lib/types.ts';
 
 /** The logged-in staff member (null = logged out, undefined = not known yet). */
 export const staff = createStore<StaffRecord | null | undefined>(undefined);
 export const loginReason = createStore<string | null>(null);
 
 export async function refreshStaff(): Promise<StaffRecord> {
-  const record = await call<StaffRecord>('admin/profile/get');
+  const record = await call('admin/profile/get');
   staff.set(record);
   return record;
 }
@@ -54,7 +54,7 @@ const clientCache = new Map<number, Promise<{ email: string; name: string } | nu
 function loadClient(id: number): Promise<{ email: string; name: string } | null> {
   let found = clientCache.get(id);
   if (found === undefined) {
-    found = call<ClientRecord>('admin/client/get', { id }).then(
+    found = call('admin/client/get', { id }).then(
       (client) => ({ email: client.email, name: [client.first_name, client.last_name].filter((part) => part).join(' ') }),
       // A deleted client, or staff without client.view: the row falls back to the id.
       () => null,

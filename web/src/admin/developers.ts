@@ -5,11 +5,11 @@
 // retry).
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
 import { announce, Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../../src/modules/webhook/event-types.ts';
-import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../../../src/modules/webhook/service.ts';
+import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../lib/types.ts';
 import { createStore, useStore } from '../lib/store.ts';
 import { DataTable, filled } from './common.ts';
 import { QuickStartSection } from './quick-start.ts';
@@ -47,7 +47,7 @@ function CreateEndpoint({ onCreated }: { onCreated: () => void }) {
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      const created = await call<{ id: number; secret: string }>('admin/webhook/create', { url, events, ...filled({ description }) });
+      const created = await call('admin/webhook/create', { url, events, ...filled({ description }) });
       setSecret(created.secret);
       setUrl('');
       setDescription('');
@@ -95,20 +95,20 @@ function EditEndpoint({ endpoint, onChanged, onClose }: { endpoint: WebhookRecor
 
 function EndpointsSection() {
   const [page, setPage] = useState(1);
-  const endpoints = useLoad(() => call<Page<WebhookRecord>>('admin/webhook/get_list', { page, per_page: 25 }), [page]);
+  const endpoints = useLoad(() => call('admin/webhook/get_list', { page, per_page: 25 }), [page]);
   const [editing, setEditing] = useState<WebhookRecord | null>(null);
   const [deleting, setDeleting] = useState<number | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const { working, message, setMessage, error, act } = useRowActions();
   const rotate = (endpoint: WebhookRecord): void =>
     act(`rotate-${endpoint.id}`, async () => {
-      const rotated = await call<{ secret: string }>('admin/webhook/rotate_secret', { id: endpoint.id });
+      const rotated = await call('admin/webhook/rotate_secret', { id: endpoint.id });
       setSecret(rotated.secret);
       announce('New secret issued');
     });
   const test = (endpoint: WebhookRecord): void =>
     act(`test-${endpoint.id}`, async () => {
-      const id = await call<number>('admin/webhook/send_test', { id: endpoint.id });
+      const id = await call('admin/webhook/send_test', { id: endpoint.id });
       setMessage(`Test delivery #${id} queued for endpoint #${endpoint.id}; the deliveries below show how it went.`);
       bumpDeliveries();
     });
@@ -186,7 +186,7 @@ const DELIVERY_STATUS = [
 ] as const;
 
 function Attempts({ id }: { id: number }) {
-  const detail = useLoad(() => call<DeliveryRecord & { body: string; attempt_log: AttemptRecord[] }>('admin/webhook/delivery_get', { id }), [id]);
+  const detail = useLoad(() => call('admin/webhook/delivery_get', { id }), [id]);
   if (detail.error) return html`<${ErrorMessage} error=${detail.error} />`;
   if (detail.data === undefined) return html`<${Loading} />`;
   return html`<div class="card">
@@ -214,7 +214,7 @@ function DeliveriesSection() {
   const [open, setOpen] = useState<number | null>(null);
   const deliveries = useLoad(
     () =>
-      call<Page<DeliveryRecord>>('admin/webhook/delivery_get_list', {
+      call('admin/webhook/delivery_get_list', {
         ...filled({ status: applied.status, webhook_id: applied.webhookId === '' ? undefined : Number(applied.webhookId) }),
         page,
         per_page: 25,

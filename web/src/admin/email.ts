@@ -2,11 +2,11 @@
 // sandboxed frame, the templates with an editor and a live preview, and a "send a test message" form.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Checkbox, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
-import type { EmailRecord, TemplateRecord } from '../../../src/modules/email/service.ts';
+import type { EmailRecord, TemplateRecord } from '../lib/types.ts';
 import { ClientCell, DataTable, filled } from './common.ts';
 
 const STATUS_OPTIONS = [
@@ -30,7 +30,7 @@ function SendTest({ onSent }: { onSent: (id: number) => void }) {
     event.preventDefault();
     setDone(null);
     void action.run(async () => {
-      const id = await call<number>('admin/email/send_test', { to });
+      const id = await call('admin/email/send_test', { to });
       setDone(`Test message #${id} queued for ${to}. Its status below shows whether it was delivered.`);
       onSent(id);
     });
@@ -51,7 +51,7 @@ export function EmailsPage() {
   const [applied, setApplied] = useState({ status, clientId });
   const [page, setPage] = useState(1);
   const mails = useLoad(
-    () => call<Page<EmailRecord>>('admin/email/email_get_list', { ...filled({ status: applied.status, client_id: applied.clientId === '' ? undefined : Number(applied.clientId) }), page, per_page: 25 }),
+    () => call('admin/email/email_get_list', { ...filled({ status: applied.status, client_id: applied.clientId === '' ? undefined : Number(applied.clientId) }), page, per_page: 25 }),
     [applied, page],
   );
   const resend = useAction();
@@ -62,7 +62,7 @@ export function EmailsPage() {
     setMessage(null);
     void resend
       .run(async () => {
-        const id = await call<number>('admin/email/email_resend', { id: mail.id });
+        const id = await call('admin/email/email_resend', { id: mail.id });
         setMessage(`Message #${mail.id} queued again as #${id}.`);
         mails.reload();
       })
@@ -112,12 +112,12 @@ export function EmailsPage() {
 }
 
 export function EmailPage({ id }: { id: number }) {
-  const mail = useLoad(() => call<EmailRecord>('admin/email/email_get', { id }), [id]);
+  const mail = useLoad(() => call('admin/email/email_get', { id }), [id]);
   const resend = useAction();
   const data = mail.data;
   const again = (): void => {
     void resend.run(async () => {
-      const copy = await call<number>('admin/email/email_resend', { id });
+      const copy = await call('admin/email/email_resend', { id });
       navigate(`/admin/email/${copy}`);
     });
   };
@@ -152,7 +152,7 @@ export function EmailPage({ id }: { id: number }) {
 }
 
 export function TemplatesPage() {
-  const templates = useLoad(() => call<TemplateRecord[]>('admin/email/template_get_list'), []);
+  const templates = useLoad(() => call('admin/email/template_get_list'), []);
   return html`<h1>Mail templates</h1>
     <p><${Link} href="/admin/email">Back to the messages<//></p>
     <${ErrorMessage} error=${templates.error} />
@@ -171,7 +171,7 @@ export function TemplatesPage() {
 }
 
 export function TemplatePage({ code }: { code: string }) {
-  const template = useLoad(() => call<TemplateRecord>('admin/email/template_get', { code }), [code]);
+  const template = useLoad(() => call('admin/email/template_get', { code }), [code]);
   const [subject, setSubject] = useState('');
   const [content, setContent] = useState('');
   const [enabled, setEnabled] = useState(true);

@@ -2,21 +2,19 @@
 // with its name (reset with an optional grace period, delete, add one), custom parameters, usage (CONTRACT §12).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDateTime, parseValue, REASON_LABELS, valueToText } from '../lib/format.ts';
 import { Link, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, UsageChart, useAction, useLoad } from '../lib/ui.ts';
-import { currentPeriod, truthy, type ApiKey, type Order, type Usage } from '../lib/types.ts';
+import { currentPeriod, truthy, type ApiKey, type StaffOrderListItem } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
-import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
+import { UsageLine } from '../lib/usage-summary.ts';
 
 function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
   const value = config?.monthlyLimit;
   const number = typeof value === 'string' ? Number(value) : value;
   return typeof number === 'number' && Number.isFinite(number) ? number : null;
 }
-
-type OrderKeys = ApiKey & { keys: ApiKey[] };
 
 const DAY_MS = 86_400_000;
 /** How far back the keys list looks for a key's last use (the daily figures; at most 366 days can be asked). */
@@ -26,7 +24,7 @@ const LAST_USE_DAYS = 90;
 function LastUse({ orderId }: { orderId: number }) {
   const from = new Date(Date.now() - LAST_USE_DAYS * DAY_MS).toISOString().slice(0, 10);
   const to = new Date().toISOString().slice(0, 10);
-  const usage = useLoad(() => call<Usage>('admin/serviceapikey/usage', { order_id: orderId, from, to }), [orderId]);
+  const usage = useLoad(() => call('admin/serviceapikey/usage', { order_id: orderId, from, to }), [orderId]);
   if (usage.error) return html`<${ErrorMessage} error=${usage.error} />`;
   if (usage.data === undefined) return html`<span aria-busy="true">…</span>`;
   const last = usage.data.days.filter((day) => day.count > 0).at(-1);
@@ -34,7 +32,7 @@ function LastUse({ orderId }: { orderId: number }) {
 }
 
 function KeySwitch({ orderId }: { orderId: number }) {
-  const key = useLoad(() => call<OrderKeys>('admin/serviceapikey/get', { order_id: orderId }), [orderId]);
+  const key = useLoad(() => call('admin/serviceapikey/get', { order_id: orderId }), [orderId]);
   if (key.error) return html`<${ErrorMessage} error=${key.error} />`;
   if (key.data === undefined) return html`<span aria-busy="true">…</span>`;
   const count = key.data.keys.length;
@@ -59,7 +57,7 @@ function OrderKeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDele
   };
   const doReset = (): void => {
     void action.run(async () => {
-      await call<string>('admin/serviceapikey/reset', { id: apiKey.id, grace_seconds: Number(grace) });
+      await call('admin/serviceapikey/reset', { id: apiKey.id, grace_seconds: Number(grace) });
       setMode('idle');
       onChanged(grace === '0' ? 'A new key was issued; the old one stopped working.' : 'A new key was issued; the old one keeps working for the time chosen.');
     });
@@ -102,7 +100,7 @@ export function KeysPage() {
   const [page, setPage] = useState(1);
   // `search` is the orders list's: the client's e-mail or name (and the plan's title).
   const orders = useLoad(
-    () => call<Page<Order>>('admin/order/get_list', { ...filled({ status: applied.status, search: applied.search.trim() }), type: 'apikey', page, per_page: 20 }),
+    () => call('admin/order/get_list', { ...filled({ status: applied.status, search: applied.search.trim() }), type: 'apikey', page, per_page: 20 }),
     [applied.status, applied.search, page],
   );
   return html`<h1>API keys</h1>
@@ -134,12 +132,12 @@ export function KeysPage() {
           busy=${orders.loading}
           rows=${orders.data.list}
           columns=${[
-            ['Order', (order: Order) => html`<${Link} href=${`/admin/keys/${order.id}`}>Key of order #${order.id}<//>`],
-            ['Plan', (order: Order) => order.title],
-            ['Client', (order: Order) => html`<${Link} href=${`/admin/clients/${order.client_id}`}>${order.client_name || order.client_email || `#${order.client_id}`}<//>`],
-            ['Order status', (order: Order) => html`<${Badge} status=${order.status} />`],
-            ['Switch and keys', (order: Order) => (order.status === 'pending_setup' ? '—' : html`<${KeySwitch} orderId=${order.id} />`)],
-            ['Last use', (order: Order) => (order.status === 'pending_setup' ? '—' : html`<${LastUse} orderId=${order.id} />`)],
+            ['Order', (order: StaffOrderListItem) => html`<${Link} href=${`/admin/keys/${order.id}`}>Key of order #${order.id}<//>`],
+            ['Plan', (order: StaffOrderListItem) => order.title],
+            ['Client', (order: StaffOrderListItem) => html`<${Link} href=${`/admin/clients/${order.client_id}`}>${order.client_name || order.client_email || `#${order.client_id}`}<//>`],
+            ['Order status', (order: StaffOrderListItem) => html`<${Badge} status=${order.status} />`],
+            ['Switch and keys', (order: StaffOrderListItem) => (order.status === 'pending_setup' ? '—' : html`<${KeySwitch} orderId=${order.id} />`)],
+            ['Last use', (order: StaffOrderListItem) => (order.status === 'pending_setup' ? '—' : html`<${LastUse} orderId=${order.id} />`)],
           ]}
         />`
       : orders.loading
@@ -185,11 +183,11 @@ function CustomParams({ apiKey, onSaved }: { apiKey: ApiKey; onSaved: () => void
 }
 
 export function KeyPage({ id }: { id: number }) {
-  const apiKey = useLoad(() => call<OrderKeys>('admin/serviceapikey/get', { order_id: id }), [id]);
-  const order = useLoad(() => call<Order>('admin/order/get', { id }), [id]);
-  const usage = useLoad(() => call<Usage>('admin/serviceapikey/usage', { order_id: id }), [id]);
+  const apiKey = useLoad(() => call('admin/serviceapikey/get', { order_id: id }), [id]);
+  const order = useLoad(() => call('admin/order/get', { id }), [id]);
+  const usage = useLoad(() => call('admin/serviceapikey/usage', { order_id: id }), [id]);
   // This period's use against the plan (used / included, calls beyond them, projected charge) and the key allowance.
-  const service = useLoad(() => call<{ usage?: UsageSummary | null; max_keys?: number; currency?: string }>('admin/order/service', { id }), [id]);
+  const service = useLoad(() => call('admin/order/service', { id }), [id]);
   const [message, setMessage] = useState<string | null>(null);
   const toggle = useAction();
   const add = useAction();

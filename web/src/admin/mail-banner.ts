@@ -6,14 +6,10 @@ import { call } from '../lib/api.ts';
 import { Link, useLocation } from '../lib/router.ts';
 import { useLoad } from '../lib/ui.ts';
 
-interface DeliveryStatus {
-  smtp_configured: boolean;
-  waiting: number;
-}
 
 export function MailBanner() {
   const { path, query } = useLocation();
-  const status = useLoad(() => call<DeliveryStatus>('admin/email/delivery_status'), [path, query.toString()]);
+  const status = useLoad(() => call('admin/email/delivery_status'), [path, query.toString()]);
   const data = status.data;
   if (data === undefined || data.smtp_configured) return null;
   const count = `${data.waiting.toLocaleString('en-US')} ${data.waiting === 1 ? 'message' : 'messages'}`;

@@ -1,17 +1,16 @@
 // Orders (list, detail, every status action, update) and invoices (list, detail, mark paid, cancel, refund).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { allPages, call, invalidField, type Page } from '../lib/api.ts';
+import { allPages, call, invalidField } from '../lib/api.ts';
 import { cancelsAtPeriodEnd, formatDateTime, formatMoney, formatValue, humanize, statusLabel } from '../lib/format.ts';
 import { periodLabel, typeLabel, usePeriodLabels } from '../lib/labels.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { InvoiceDocument, invoiceLabel, invoiceTitle } from '../lib/invoice-view.ts';
-import type { Invoice, Order } from '../lib/types.ts';
-import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
+import type { AdminOrder, Invoice, TransactionRecord } from '../lib/types.ts';
+import { UsageLine } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
-import type { TransactionRecord } from '../../../src/modules/invoice/types.ts';
 
 const ORDER_STATUSES = [
   ['', 'Any status'],
@@ -38,7 +37,7 @@ function FindByKey() {
     event.preventDefault();
     void action.run(async () => {
       if (key.trim() === '') throw invalidField('key', 'is required');
-      const found = await call<{ order_id: number }>('admin/serviceapikey/find', { key: key.trim() });
+      const found = await call('admin/serviceapikey/find', { key: key.trim() });
       navigate(`/admin/orders/${found.order_id}`);
     });
   };
@@ -54,7 +53,7 @@ export function OrdersPage() {
   const [filters, setFilters] = useState({ status: query.get('status') ?? '', type: query.get('type') ?? '', search: query.get('search') ?? '', client_id: query.get('client_id') ?? '' });
   const [applied, setApplied] = useState(filters);
   const [page, setPage] = useState(1);
-  const orders = useLoad(() => call<Page<Order>>('admin/order/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
+  const orders = useLoad(() => call('admin/order/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
   const submit = (event: Event): void => {
     event.preventDefault();
     setPage(1);
@@ -74,8 +73,10 @@ export function OrdersPage() {
     <${FindByKey} />`;
 }
 
+type StatusAction = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
+
 /** Which status actions make sense from each status (the server has the last word: 409 otherwise). */
-const ACTIONS: Record<string, readonly string[]> = {
+const ACTIONS: Record<string, readonly StatusAction[]> = {
   pending_setup: ['activate', 'cancel'],
   failed_setup: ['activate', 'cancel'],
   active: ['renew', 'suspend', 'cancel'],
@@ -83,7 +84,7 @@ const ACTIONS: Record<string, readonly string[]> = {
   canceled: ['uncancel'],
 };
 
-const ACTION_LABELS: Record<string, string> = {
+const ACTION_LABELS: Record<StatusAction, string> = {
   activate: 'Activate',
   renew: 'Renew',
   suspend: 'Suspend',
@@ -92,13 +93,13 @@ const ACTION_LABELS: Record<string, string> = {
   uncancel: 'Uncancel',
 };
 
-function OrderActions({ order, onDone }: { order: Order; onDone: () => void }) {
+function OrderActions({ order, onDone }: { order: AdminOrder; onDone: () => void }) {
   const [reason, setReason] = useState('');
   const [pending, setPending] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const action = useAction();
-  const run = (name: string): void => {
+  const run = (name: StatusAction | 'delete'): void => {
     setPending(name);
     setDone(null);
     void action
@@ -109,7 +110,7 @@ function OrderActions({ order, onDone }: { order: Order; onDone: () => void }) {
           navigate('/admin/orders');
           return;
         }
-        setDone(`${ACTION_LABELS[name] ?? name}: done.`);
+        setDone(`${ACTION_LABELS[name]}: done.`);
         setReason('');
         onDone();
       })
@@ -141,7 +142,7 @@ function OrderActions({ order, onDone }: { order: Order; onDone: () => void }) {
   </section>`;
 }
 
-function OrderUpdateForm({ order, onSaved }: { order: Order; onSaved: () => void }) {
+function OrderUpdateForm({ order, onSaved }: { order: AdminOrder; onSaved: () => void }) {
   const [form, setForm] = useState({ expires_at: '', period: '', price: '', notes: '' });
   const labels = usePeriodLabels();
   const [saved, setSaved] = useState<string | null>(null);
@@ -180,18 +181,11 @@ function periodOptions(labels: Record<string, string> | undefined, current: stri
   return [['', 'One time'], ...codes.map((code): [string, string] => [code, periodLabel(labels, code)])];
 }
 
-interface HistoryEntry {
-  from_status: string | null;
-  to_status: string;
-  note: string | null;
-  created_at: string;
-}
-
 /** Notes the server writes when staff gave no reason: the action's own name, which the arrow already says. */
 const ACTION_NOTES = new Set(['created', 'activate', 'renew', 'suspend', 'unsuspend', 'cancel', 'uncancel']);
 
 function OrderHistory({ id, version }: { id: number; version: string | undefined }) {
-  const history = useLoad(() => call<HistoryEntry[]>('admin/order/history', { id }), [id, version]);
+  const history = useLoad(() => call('admin/order/history', { id }), [id, version]);
   return html`<section class="card" aria-labelledby="order-history">
     <h2 id="order-history">History</h2>
     <${ErrorMessage} error=${history.error} />
@@ -222,12 +216,12 @@ const PAYMENT_COLUMNS: readonly Column<TransactionRecord>[] = [
 ];
 
 /** Payments and refunds of the invoices that bill this order (its first invoice, renewals, plan changes). */
-function OrderPayments({ order }: { order: Order }) {
+function OrderPayments({ order }: { order: AdminOrder }) {
   const payments = useLoad(async () => {
-    const invoices = (await allPages('admin/invoice/get_list', { client_id: order.client_id })).list as Invoice[];
+    const invoices = (await allPages('admin/invoice/get_list', { client_id: order.client_id })).list;
     const mine = new Set(invoices.filter((invoice) => invoice.items.some((item) => item.order_id === order.id)).map((invoice) => invoice.id));
     if (mine.size === 0) return [];
-    const transactions = (await allPages('admin/invoice/transaction_get_list', { client_id: order.client_id })).list as TransactionRecord[];
+    const transactions = (await allPages('admin/invoice/transaction_get_list', { client_id: order.client_id })).list;
     return transactions.filter((transaction) => mine.has(transaction.invoice_id));
   }, [order.id, order.updated_at]);
   return html`<section class="card" aria-labelledby="order-payments">
@@ -250,8 +244,8 @@ function OrderParameters({ service }: { service: Record<string, unknown> | undef
 }
 
 export function OrderPage({ id }: { id: number }) {
-  const order = useLoad(() => call<Order>('admin/order/get', { id }), [id]);
-  const service = useLoad(() => call<Record<string, unknown> | null>('admin/order/service', { id }), [id, order.data?.updated_at]);
+  const order = useLoad(() => call('admin/order/get', { id }), [id]);
+  const service = useLoad(() => call('admin/order/service', { id }), [id, order.data?.updated_at]);
   const labels = usePeriodLabels();
   const data = order.data;
   return html`<h1>Order #${id}${data ? `: ${data.title}` : ''}</h1>
@@ -278,7 +272,7 @@ export function OrderPage({ id }: { id: number }) {
             />
             <${ErrorMessage} error=${service.error} />
             <${OrderParameters} service=${service.data ?? undefined} />
-            ${data.type === 'apikey' && service.data ? html`<h3>Usage this period</h3><${UsageLine} usage=${(service.data.usage ?? null) as UsageSummary | null} currency=${data.currency} />` : null}
+            ${data.type === 'apikey' && service.data ? html`<h3>Usage this period</h3><${UsageLine} usage=${service.data.usage} currency=${data.currency} />` : null}
             ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
             ${data.notes ? html`<h3>Notes</h3><p class="instructions">${data.notes}</p>` : null}
           </section>
@@ -294,7 +288,7 @@ export function InvoicesPage() {
   const [filters, setFilters] = useState({ status: query.get('status') ?? '', search: query.get('search') ?? '', client_id: query.get('client_id') ?? '' });
   const [applied, setApplied] = useState(filters);
   const [page, setPage] = useState(1);
-  const invoices = useLoad(() => call<Page<Invoice>>('admin/invoice/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
+  const invoices = useLoad(() => call('admin/invoice/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
   const submit = (event: Event): void => {
     event.preventDefault();
     setPage(1);
@@ -371,7 +365,7 @@ function InvoiceActions({ invoice, onDone }: { invoice: Invoice; onDone: () => v
 }
 
 export function InvoicePage({ id }: { id: number }) {
-  const invoice = useLoad(() => call<Invoice>('admin/invoice/get', { id }), [id]);
+  const invoice = useLoad(() => call('admin/invoice/get', { id }), [id]);
   const data = invoice.data;
   return html`<h1>${data === undefined ? 'Invoice' : invoiceTitle(data)}</h1>
     <p><${Link} href="/admin/invoices">All invoices<//></p>

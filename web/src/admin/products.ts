@@ -3,7 +3,7 @@
 // every plan's other custom parameters as name/value rows).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call, type Params } from '../lib/api.ts';
 import { formatMoney, parseValue, valueToText } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
@@ -19,7 +19,7 @@ const TYPES = [
 
 let periodLabels: Promise<Record<string, string>> | null = null;
 function periods(): Promise<Record<string, string>> {
-  periodLabels ??= call<Record<string, string>>('guest/system/periods');
+  periodLabels ??= call('guest/system/periods');
   return periodLabels;
 }
 
@@ -40,7 +40,7 @@ export function ProductsPage() {
   const [page, setPage] = useState(1);
   const [filters, setFilters] = useState({ search: '', type: '', status: '' });
   const [applied, setApplied] = useState(filters);
-  const products = useLoad(() => call<Page<Product>>('admin/product/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
+  const products = useLoad(() => call('admin/product/get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
   const [title, setTitle] = useState('');
   const [type, setType] = useState('apikey');
   const [creating, setCreating] = useState(false);
@@ -48,7 +48,7 @@ export function ProductsPage() {
   const submitNew = (event: Event): void => {
     event.preventDefault();
     void create.run(async () => {
-      const id = await call<number>('admin/product/prepare', { title, type });
+      const id = await call('admin/product/prepare', { title, type });
       navigate(`/admin/products/${id}`);
     });
   };
@@ -149,9 +149,21 @@ const FIELD_NAMES = [
 ];
 
 /** The product editor: details, pricing, key options, the usage plan and custom parameters, saved together. */
+type ProductUpdate = Params<'admin/product/update'>;
+
+/** The details part of the product form; status and setup hold only the options their selects offer. */
+interface DetailsForm {
+  title: string;
+  slug: string;
+  description: string;
+  status: NonNullable<ProductUpdate['status']>;
+  hidden: boolean;
+  setup: NonNullable<ProductUpdate['setup']>;
+}
+
 function ProductForm({ product, labels, onSaved }: { product: Product; labels: Record<string, string>; onSaved: () => void }) {
   const isApiKey = product.type === 'apikey';
-  const [form, setForm] = useState({ title: '', slug: '', description: '', status: 'disabled', hidden: false, setup: 'after_payment' });
+  const [form, setForm] = useState<DetailsForm>({ title: '', slug: '', description: '', status: 'disabled', hidden: false, setup: 'after_payment' });
   const [pricing, setPricing] = useState<PricingForm>(toPricingForm(null, []));
   const [options, setOptions] = useState<KeyOptions>({ length: '32', split: true, split_interval: '8', capitalization: 'uppercase' });
   const [plan, setPlan] = useState<PlanForm>(toPlanForm({}));
@@ -223,12 +235,12 @@ function ProductForm({ product, labels, onSaved }: { product: Product; labels: R
     </div>
     <${Field} label="Description" name="description" type="textarea" value=${form.description} onInput=${(value: string) => setForm({ ...form, description: value })} error=${action.error} />
     <div class="row">
-      <${Field} label="Status" name="status" value=${form.status} onInput=${(value: string) => setForm({ ...form, status: value })} options=${[['enabled', 'Enabled (on sale)'], ['disabled', 'Disabled']]} error=${action.error} />
+      <${Field} label="Status" name="status" value=${form.status} onInput=${(value: DetailsForm['status']) => setForm({ ...form, status: value })} options=${[['enabled', 'Enabled (on sale)'], ['disabled', 'Disabled']]} error=${action.error} />
       <${Field}
         label="Activation"
         name="setup"
         value=${form.setup}
-        onInput=${(value: string) => setForm({ ...form, setup: value })}
+        onInput=${(value: DetailsForm['setup']) => setForm({ ...form, setup: value })}
         options=${[['after_payment', 'When the invoice is paid'], ['after_order', 'At once, when ordered'], ['manual', 'Manually, by staff']]}
         error=${action.error}
       />
@@ -308,7 +320,7 @@ function ProductForm({ product, labels, onSaved }: { product: Product; labels: R
 }
 
 export function ProductPage({ id }: { id: number }) {
-  const product = useLoad(() => call<Product>('admin/product/get', { id }), [id]);
+  const product = useLoad(() => call('admin/product/get', { id }), [id]);
   const labels = useLoad(periods, []);
   const [confirming, setConfirming] = useState(false);
   const remove = useAction();

@@ -50,7 +50,7 @@ app.get('/data', (c) => c.json({ tier: c.get('tollgate').config?.tier }));`,
 }
 
 export function QuickStartSection() {
-  const company = useLoad(() => call<{ public_url: string }>('guest/system/company'), []);
+  const company = useLoad(() => call('guest/system/company'), []);
   return html`<section aria-labelledby="quick-start-heading">
     <h2 id="quick-start-heading">SDK quick start</h2>
     <${ErrorMessage} error=${company.error} />

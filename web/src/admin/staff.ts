@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { TwoFactorSection } from '../lib/security.ts';
 import { useEffect, useState } from 'preact/hooks';
-import { allPages, call, type Page } from '../lib/api.ts';
+import { allPages, call, type Result } from '../lib/api.ts';
 import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
 import { formatDate, humanize } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
@@ -13,7 +13,7 @@ import { DataTable, filled, refreshStaff, staff } from './common.ts';
 import { StaffEmailForm } from './own-email.ts';
 
 function loadGroups(): Promise<AdminGroup[]> {
-  return allPages('admin/staff/group_get_list', {}).then((result) => result.list as AdminGroup[]);
+  return allPages('admin/staff/group_get_list', {}).then((result) => result.list);
 }
 
 function groupOptions(groups: AdminGroup[] | undefined): (readonly [string, string])[] {
@@ -27,7 +27,7 @@ function NewStaffForm({ groups }: { groups: AdminGroup[] | undefined }) {
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      const id = await call<number>('admin/staff/create', { ...form, admin_group_id: Number(form.admin_group_id || groups?.[0]?.id || 1) });
+      const id = await call('admin/staff/create', { ...form, admin_group_id: Number(form.admin_group_id || groups?.[0]?.id || 1) });
       navigate(`/admin/staff/${id}`);
     });
   };
@@ -48,7 +48,7 @@ export function StaffPage() {
   const [search, setSearch] = useState('');
   const [applied, setApplied] = useState('');
   const [page, setPage] = useState(1);
-  const members = useLoad(() => call<Page<StaffRecord>>('admin/staff/get_list', { ...filled({ search: applied }), page, per_page: 25 }), [applied, page]);
+  const members = useLoad(() => call('admin/staff/get_list', { ...filled({ search: applied }), page, per_page: 25 }), [applied, page]);
   const groups = useLoad(loadGroups, []);
   const groupName = (id: number): string => groups.data?.find((group) => group.id === id)?.name ?? `#${id}`;
   return html`<h1>Staff</h1>
@@ -89,9 +89,10 @@ export function StaffPage() {
 }
 
 export function StaffMemberPage({ id }: { id: number }) {
-  const member = useLoad(() => call<StaffRecord>('admin/staff/get', { id }), [id]);
+  const member = useLoad(() => call('admin/staff/get', { id }), [id]);
   const groups = useLoad(loadGroups, []);
-  const [form, setForm] = useState({ email: '', name: '', status: 'active', admin_group_id: '' });
+  // status holds what its select offers: 'active' or 'inactive'.
+  const [form, setForm] = useState<{ email: string; name: string; status: StaffRecord['status']; admin_group_id: string }>({ email: '', name: '', status: 'active', admin_group_id: '' });
   const [password, setPassword] = useState({ password: '', password_confirm: '' });
   const [message, setMessage] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
@@ -102,7 +103,7 @@ export function StaffMemberPage({ id }: { id: number }) {
   useEffect(() => {
     if (data) setForm({ email: data.email, name: data.name, status: data.status, admin_group_id: String(data.admin_group_id) });
   }, [data?.updated_at]);
-  const set = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
+  const set = <K extends keyof typeof form>(name: K) => (value: (typeof form)[K]) => setForm({ ...form, [name]: value });
   return html`<h1>Staff member #${id}${data ? `: ${data.name}` : ''}</h1>
     <p><${Link} href="/admin/staff">All staff<//></p>
     <${ErrorMessage} error=${member.error} />
@@ -173,11 +174,7 @@ export function StaffMemberPage({ id }: { id: number }) {
       : null}`;
 }
 
-interface PermissionEntry {
-  permission: string;
-  module: string;
-  actions: string[];
-}
+type PermissionEntry = Result<'admin/staff/permission_get_list'>[number];
 
 const MODULE_NAMES: Record<string, string> = {
   client: 'Clients',
@@ -200,7 +197,7 @@ const GROUP_NAMES: Record<string, string> = {
 
 let catalogue: Promise<PermissionEntry[]> | null = null;
 function loadCatalogue(): Promise<PermissionEntry[]> {
-  catalogue ??= call<PermissionEntry[]>('admin/staff/permission_get_list').catch((error: unknown) => {
+  catalogue ??= call('admin/staff/permission_get_list').catch((error: unknown) => {
     catalogue = null;
     throw error;
   });
@@ -287,7 +284,7 @@ function GroupRow({ group, onChanged }: { group: AdminGroup; onChanged: () => vo
 
 export function GroupsPage() {
   const [page, setPage] = useState(1);
-  const groups = useLoad(() => call<Page<AdminGroup>>('admin/staff/group_get_list', { page, per_page: 20 }), [page]);
+  const groups = useLoad(() => call('admin/staff/group_get_list', { page, per_page: 20 }), [page]);
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<string[]>([]);
   const create = useAction();
@@ -350,7 +347,7 @@ export function AdminProfilePage() {
     <${PasswordForm} path="admin/profile/change_password" />
     <${TwoFactorSection} role="admin" />
     <${ApiTokenSection}
-      read=${() => call<StaffRecord & { api_token: string }>('admin/profile/get').then((record) => record.api_token)}
+      read=${() => call('admin/profile/get').then((record) => record.api_token)}
       resetPath="admin/profile/generate_api_key"
       usage="Scripts call the admin API with HTTP Basic authentication: user name admin, password this token."
     />`;

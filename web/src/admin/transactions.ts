@@ -2,12 +2,12 @@
 // invoice, client, gateway and status.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDateTime, formatMoney } from '../lib/format.ts';
 import { Link, useLocation } from '../lib/router.ts';
 import { Badge, Button, Field, FormError, Loading, Pager, useLoad } from '../lib/ui.ts';
 import { invoiceLabel } from '../../../src/lib/invoice-label.ts';
-import type { TransactionRecord } from '../../../src/modules/invoice/types.ts';
+import type { TransactionRecord } from '../lib/types.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 
 const STATUSES = [
@@ -42,7 +42,7 @@ export function TransactionsPage() {
   const [filters, setFilters] = useState(initial);
   const [applied, setApplied] = useState(initial);
   const [page, setPage] = useState(1);
-  const list = useLoad(() => call<Page<TransactionRecord>>('admin/invoice/transaction_get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
+  const list = useLoad(() => call('admin/invoice/transaction_get_list', { ...filled(applied), page, per_page: 25 }), [applied, page]);
   const submit = (event: Event): void => {
     event.preventDefault();
     setPage(1);

@@ -2,10 +2,10 @@
 // (the token shown once), rotate (a new one shown once, the old one refused at once), revoke.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
 import { announce, Badge, Button, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
-import type { VerifierRecord } from '../../../src/modules/staff/service.ts';
+import type { VerifierRecord } from '../lib/types.ts';
 import { DataTable } from './common.ts';
 import { useRowActions } from './row-actions.ts';
 import { SecretOnce } from './secret-once.ts';
@@ -19,7 +19,7 @@ function CreateVerifier({ onCreated }: { onCreated: (token: string) => void }) {
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      const created = await call<{ id: number; name: string; token: string }>('admin/staff/verifier_create', { name });
+      const created = await call('admin/staff/verifier_create', { name });
       setName('');
       announce(`Verifier token #${created.id} created`);
       onCreated(created.token);
@@ -35,13 +35,13 @@ function CreateVerifier({ onCreated }: { onCreated: (token: string) => void }) {
 
 export function VerifierTokensSection() {
   const [page, setPage] = useState(1);
-  const verifiers = useLoad(() => call<Page<VerifierRecord>>('admin/staff/verifier_get_list', { page, per_page: 25 }), [page]);
+  const verifiers = useLoad(() => call('admin/staff/verifier_get_list', { page, per_page: 25 }), [page]);
   const [token, setToken] = useState<string | null>(null);
   const [revoking, setRevoking] = useState<number | null>(null);
   const { working, message, setMessage, error, act } = useRowActions();
   const rotate = (verifier: VerifierRecord): void =>
     act(`rotate-${verifier.id}`, async () => {
-      const rotated = await call<{ token: string }>('admin/staff/verifier_rotate', { id: verifier.id });
+      const rotated = await call('admin/staff/verifier_rotate', { id: verifier.id });
       setToken(rotated.token);
       setMessage(`Verifier token #${verifier.id} rotated: the old token no longer works.`);
       verifiers.reload();

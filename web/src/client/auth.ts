@@ -1,12 +1,14 @@
 // Log in and sign up. A guest cart moves to the account on either (the server does it).
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
 import { check, email as emailCheck, newPassword, required } from '../lib/checks.ts';
-import { CodeField, ForgotPasswordForm, leaveHashRoute, needsSecondFactor, ResetPasswordForm } from '../lib/security.ts';
+import { ForgotPasswordForm, leaveHashRoute, ResetPasswordForm } from '../lib/security.ts';
+import { LoginForm } from '../lib/login-form.ts';
+import { ConfirmEmailPage } from '../lib/own-email.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
-import { Button, ErrorMessage, Field, FormError, Notice, useAction } from '../lib/ui.ts';
+import { Button, Field, FormError, Notice, useAction } from '../lib/ui.ts';
 import { account, cartSummary, loginReason, refreshAccount, refreshCart } from './state.ts';
 import { useBillingInfo } from '../lib/billing-info.ts';
 import { useCountryOptions } from '../lib/countries.ts';
@@ -18,47 +20,31 @@ function nextPath(): string | null {
 }
 
 async function afterLogin(stay: boolean): Promise<void> {
+  // Signing up logs in too: the reason a login form was shown is gone either way.
   loginReason.set(null);
   await refreshAccount();
   await refreshCart().catch(() => undefined);
   if (!stay) navigate(nextPath() ?? (cartSummary.get().count > 0 ? '/cart' : '/keys'));
 }
 
-export function LoginPage({ intro, stay = false }: { intro?: string; stay?: boolean }) {
-  const reason = useStore(loginReason);
+/**
+ * The login page at /login, and in place of a page that needs a login (`what` it shows: the user stays there after
+ * logging in).
+ */
+export function LoginPage({ what }: { what?: string | undefined }) {
   const user = useStore(account);
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  // Shown once the server answered 207: the password was right and the account wants a two-factor code.
-  const [needCode, setNeedCode] = useState(false);
-  const [code, setCode] = useState('');
-  const action = useAction();
-  const submit = (event: Event): void => {
-    event.preventDefault();
-    void action.run(async () => {
-      check(emailCheck('email', email), required('password', password));
-      try {
-        await call('guest/client/login', { email, password, ...(needCode && { code: code.trim() }) });
-      } catch (error) {
-        if (!needsSecondFactor(error)) throw error;
-        setNeedCode(true);
-        return;
-      }
-      await afterLogin(stay);
-    });
-  };
+  const stay = what !== undefined;
   return html`<h1>Log in</h1>
-    ${intro !== undefined ? html`<p>${intro}</p>` : null}
-    ${reason !== null ? html`<p class="error" role="alert">${reason}</p>` : null}
-    ${user ? html`<${Notice}>You are logged in as ${user.email}.<//>` : null}
-    <form class="card" onSubmit=${submit} aria-labelledby="login-title" novalidate>
-      <h2 id="login-title" class="sr-only">Log in to your account</h2>
-      <${Field} label="E-mail" name="email" type="email" autocomplete="username" required value=${email} onInput=${setEmail} error=${action.error} />
-      <${Field} label="Password" name="password" type="password" autocomplete="current-password" required value=${password} onInput=${setPassword} error=${action.error} />
-      ${needCode ? html`<${CodeField} value=${code} onInput=${setCode} error=${action.error} />` : null}
-      <${FormError} error=${action.error} fields=${['email', 'password', 'code']} />
-      <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>${needCode ? 'Verify and log in' : 'Log in'}<//></div>
-    </form>
+    ${what !== undefined ? html`<p>${`Log in to see ${what}.`}</p>` : null}
+    <${LoginForm}
+      action="guest/client/login"
+      reason=${loginReason}
+      title="Log in to your account"
+      validate=${(email: string, password: string) => check(emailCheck('email', email), required('password', password))}
+      onLoggedIn=${() => afterLogin(stay)}
+    >
+      ${user ? html`<${Notice}>You are logged in as ${user.email}.<//>` : null}
+    <//>
     <p><${Link} href="/forgot">Forgot password?<//></p>
     <p>New here? <${Link} href="/signup">Create an account<//>.</p>`;
 }
@@ -134,20 +120,12 @@ export function ResetPage({ hash }: { hash: string }) {
 }
 
 /** Opened from a confirmation mail (sign-up or change of e-mail): `/#/confirm-email/<token>`; confirms at once. */
-export function ConfirmEmailPage({ hash }: { hash: string }) {
-  const action = useAction();
-  const [done, setDone] = useState(false);
-  useEffect(() => {
-    void action.run(async () => {
-      await call('guest/client/confirm_email', { hash });
-      setDone(true);
-      await refreshAccount().catch(() => undefined);
-    });
-  }, [hash]);
-  return html`<h1>Confirm your e-mail address</h1>
-    <section class="card" aria-busy=${action.busy ? 'true' : 'false'}>
-      ${done ? html`<p class="notice" role="status" data-testid="email-confirmed">Thank you: your e-mail address is confirmed.</p>` : null}
-      <${ErrorMessage} error=${action.error} />
-      <div class="actions"><${Button} onClick=${() => leaveHashRoute(account.get() ? '/profile' : '/login')}>Continue<//></div>
-    </section>`;
+export function ClientConfirmEmailPage({ hash }: { hash: string }) {
+  return html`<${ConfirmEmailPage}
+    action="guest/client/confirm_email"
+    hash=${hash}
+    doneText="Thank you: your e-mail address is confirmed."
+    refreshAccount=${refreshAccount}
+    next=${() => (account.get() ? '/profile' : '/login')}
+  />`;
 }

@@ -1,19 +1,19 @@
 // The client's orders and invoices, and one invoice with the payment instructions.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call, type Params, type Result } from '../lib/api.ts';
 import { formatDate, formatMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { invoiceReference } from '../../../src/lib/invoice-label.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
-import type { Gateway, Invoice, Order, Product } from '../lib/types.ts';
+import type { Invoice, Order } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
 import { isCardGateway, PayByCard, PaymentReturn } from './payments.ts';
 
 export function OrdersPage() {
   const [page, setPage] = useState(1);
-  const orders = useLoad(() => call<Page<Order>>('client/order/get_list', { page, per_page: 20 }), [page]);
+  const orders = useLoad(() => call('client/order/get_list', { page, per_page: 20 }), [page]);
   const labels = useLoad(periods, []);
   const action = useAction();
   const [renewing, setRenewing] = useState<number | null>(null);
@@ -21,7 +21,7 @@ export function OrdersPage() {
     setRenewing(order.id);
     void action
       .run(async () => {
-        const invoiceId = await call<number>('client/invoice/renewal_invoice', { order_id: order.id });
+        const invoiceId = await call('client/invoice/renewal_invoice', { order_id: order.id });
         navigate(`/invoices/${invoiceId}`);
       })
       .finally(() => setRenewing(null));
@@ -68,7 +68,7 @@ export function OrdersPage() {
 
 export function InvoicesPage() {
   const [page, setPage] = useState(1);
-  const invoices = useLoad(() => call<Page<Invoice>>('client/invoice/get_list', { page, per_page: 20 }), [page]);
+  const invoices = useLoad(() => call('client/invoice/get_list', { page, per_page: 20 }), [page]);
   return html`<h1>Invoices</h1>
     <${ErrorMessage} error=${invoices.error} />
     ${invoices.data === undefined && invoices.loading ? html`<${Loading} />` : null}
@@ -97,7 +97,7 @@ export function InvoicesPage() {
 
 /** The manual ways to pay (bank transfer…); the card gateway has its own "Pay by card" section, not instructions. */
 function PaymentInstructions({ invoice }: { invoice: Invoice }) {
-  const gateways = useLoad(() => call<Gateway[]>('guest/invoice/gateways'), []);
+  const gateways = useLoad(() => call('guest/invoice/gateways'), []);
   const manual = gateways.data?.filter((gateway) => !isCardGateway(gateway));
   if (manual !== undefined && manual.length === 0) return null;
   return html`<section class="card" aria-labelledby="pay-title" data-testid="how-to-pay">
@@ -115,7 +115,7 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
 }
 
 export function InvoicePage({ id }: { id: number }) {
-  const invoice = useLoad(() => call<Invoice>('client/invoice/get', { id }), [id]);
+  const invoice = useLoad(() => call('client/invoice/get', { id }), [id]);
   const data = invoice.data;
   return html`<h1>${data === undefined ? 'Invoice' : invoiceTitle(data)}</h1>
     <p><${Link} href="/invoices">All invoices<//></p>
@@ -132,7 +132,7 @@ export function InvoicePage({ id }: { id: number }) {
 
 /** The invoice behind a guest link (`/invoice/<hash>`), e.g. from an e-mail, without logging in. */
 export function GuestInvoicePage({ hash }: { hash: string }) {
-  const invoice = useLoad(() => call<Invoice>('guest/invoice/get', { hash }), [hash]);
+  const invoice = useLoad(() => call('guest/invoice/get', { hash }), [hash]);
   const data = invoice.data;
   return html`<h1>${data === undefined ? 'Invoice' : invoiceTitle(data)}</h1>
     <${ErrorMessage} error=${invoice.error} />
@@ -150,7 +150,7 @@ function OrderSelfService({ order, onDone }: { order: Order; onDone: () => void 
   const action = useAction();
   const running = order.status === 'active' && order.period !== null;
   if (!running) return null;
-  const run = (path: string, message: string): void => {
+  const run = (path: 'client/order/cancel' | 'client/order/uncancel', message: string): void => {
     void action.run(async () => {
       await call(path, { id: order.id });
       announce(message);
@@ -164,18 +164,12 @@ function OrderSelfService({ order, onDone }: { order: Order; onDone: () => void 
     <${ErrorMessage} error=${action.error} />`;
 }
 
-interface PlanChange {
-  change: 'upgrade' | 'downgrade';
-  effective: 'now' | 'on_payment' | 'at_renewal';
-  invoice_id: number | null;
-  credit: string;
-  amount: string;
-}
+type PlanChange = Result<'client/order/change_plan'>;
 
 /** Choose another plan of the same kind: upgrades are invoiced now (prorated), downgrades apply at renewal. */
 export function ChangePlanPage({ id }: { id: number }) {
-  const order = useLoad(() => call<Order>('client/order/get', { id }), [id]);
-  const plans = useLoad(() => call<Product[]>('client/order/upgradables', { id }), [id]);
+  const order = useLoad(() => call('client/order/get', { id }), [id]);
+  const plans = useLoad(() => call('client/order/upgradables', { id }), [id]);
   const labels = useLoad(periods, []);
   const [choice, setChoice] = useState('');
   const [done, setDone] = useState<PlanChange | null>(null);
@@ -190,7 +184,9 @@ export function ChangePlanPage({ id }: { id: number }) {
     event.preventDefault();
     const [productId, period] = choice.split(':');
     void action.run(async () => {
-      const result = await call<PlanChange>('client/order/change_plan', { id, product_id: Number(productId), period });
+      // Nothing chosen: period is left out, and the server's 422 names it under the field.
+      const change = { id, product_id: Number(productId), ...(period !== undefined && { period }) } as Params<'client/order/change_plan'>;
+      const result = await call('client/order/change_plan', change);
       setDone(result);
       if (result.invoice_id !== null) navigate(`/invoices/${result.invoice_id}`);
     });

@@ -20,7 +20,7 @@ const NEUTRAL = 'Client area';
 /** Reads the company once per page load and names the document after it. */
 export async function loadBrand(): Promise<void> {
   try {
-    const company = await call<Brand>('guest/system/company');
+    const company = await call('guest/system/company');
     brand.set({ name: company.name, logo_url: company.logo_url, show_staff_login_link: company.show_staff_login_link });
   } catch {
     brand.set({ name: null, logo_url: null, show_staff_login_link: false });

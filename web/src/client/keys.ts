@@ -4,12 +4,12 @@
 // plan's allowance (CONTRACT §12).
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDate, formatDateTime, formatValue, humanize, REASON_LABELS } from '../lib/format.ts';
 import { Link } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, Loading, Notice, UsageChart, copyText, useAction, useLoad } from '../lib/ui.ts';
-import { currentPeriod, type ApiKey, type KeyInfo, type Order, type Usage } from '../lib/types.ts';
-import { UsageLine, type UsageSummary } from '../lib/usage-summary.ts';
+import { currentPeriod, type ApiKey, type KeyInfo } from '../lib/types.ts';
+import { UsageLine } from '../lib/usage-summary.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
 export function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
@@ -60,7 +60,7 @@ function KeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: b
   const doReset = (): void => {
     void action.run(async () => {
       const seconds = Number(grace);
-      await call<string>('client/serviceapikey/reset', { id: apiKey.id, grace_seconds: seconds });
+      await call('client/serviceapikey/reset', { id: apiKey.id, grace_seconds: seconds });
       setMode('idle');
       setShown(true);
       const kept = GRACE_CHOICES.find(([value]) => value === grace)?.[1];
@@ -138,10 +138,10 @@ function KeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: b
 }
 
 function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey[]; onChanged: () => void }) {
-  const order = useLoad(() => call<Order>('client/order/get', { id: orderId }), [orderId]);
-  const usage = useLoad(() => call<Usage>('client/serviceapikey/usage', { order_id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
+  const order = useLoad(() => call('client/order/get', { id: orderId }), [orderId]);
+  const usage = useLoad(() => call('client/serviceapikey/usage', { order_id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
   // This period's use against the plan (the order's, over all its keys): used / included, projected extra charge.
-  const service = useLoad(() => call<{ usage: UsageSummary | null; max_keys?: number }>('client/order/service', { id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
+  const service = useLoad(() => call('client/order/service', { id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
   const [serverInfo, setServerInfo] = useState<KeyInfo | null>(null);
   const [newName, setNewName] = useState('');
   const [created, setCreated] = useState<string | null>(null);
@@ -161,7 +161,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
 
   const doCheck = (): void => {
     void check.run(async () => {
-      setServerInfo(await call<KeyInfo>('guest/serviceapikey/get_info', { key: first.api_key }));
+      setServerInfo(await call('guest/serviceapikey/get_info', { key: first.api_key }));
       // The check was a use: show the usage with it rather than the figure from before.
       usage.reload();
       service.reload();
@@ -171,7 +171,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
     event.preventDefault();
     setCreated(null);
     void create.run(async () => {
-      const made = await call<{ id: number; name: string | null }>('client/serviceapikey/create', { order_id: orderId, name: newName });
+      const made = await call('client/serviceapikey/create', { order_id: orderId, name: newName });
       setNewName('');
       setCreated(`Added ${made.name ?? `key #${made.id}`}.`);
       onChanged();
@@ -231,7 +231,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
 
 export function KeysPage() {
   // Every key of the caller on one page, grouped by order (an order holds at most a plan's max_keys).
-  const keys = useLoad(() => call<Page<ApiKey>>('client/serviceapikey/get_list', { per_page: 500 }), []);
+  const keys = useLoad(() => call('client/serviceapikey/get_list', { per_page: 500 }), []);
   const byOrder = new Map<number, ApiKey[]>();
   for (const apiKey of keys.data?.list ?? []) {
     const list = byOrder.get(apiKey.order_id) ?? [];

@@ -2,15 +2,14 @@
 // (its HTML in a sandboxed frame; reset and confirmation links are hidden here).
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call, type Page } from '../lib/api.ts';
+import { call } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
 import { Link } from '../lib/router.ts';
 import { Badge, ErrorMessage, Loading, Pager, useLoad } from '../lib/ui.ts';
-import type { ClientEmailRecord } from '../../../src/modules/email/service.ts';
 
 export function MessagesPage() {
   const [page, setPage] = useState(1);
-  const mails = useLoad(() => call<Page<ClientEmailRecord>>('client/email/get_list', { page, per_page: 20 }), [page]);
+  const mails = useLoad(() => call('client/email/get_list', { page, per_page: 20 }), [page]);
   return html`<h1>Messages</h1>
     <${ErrorMessage} error=${mails.error} />
     ${mails.data === undefined && mails.loading ? html`<${Loading} />` : null}
@@ -36,7 +35,7 @@ export function MessagesPage() {
 }
 
 export function MessagePage({ id }: { id: number }) {
-  const mail = useLoad(() => call<ClientEmailRecord>('client/email/get', { id }), [id]);
+  const mail = useLoad(() => call('client/email/get', { id }), [id]);
   if (mail.error) return html`<h1>Message</h1><${ErrorMessage} error=${mail.error} /><p><${Link} href="/messages">All messages<//></p>`;
   if (mail.data === undefined) return html`<h1>Message</h1><${Loading} />`;
   const data = mail.data;

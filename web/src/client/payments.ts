@@ -8,7 +8,6 @@ import { formatMoney } from '../lib/format.ts';
 import { useLocation } from '../lib/router.ts';
 import { Button, Checkbox, Confirm, ErrorMessage, Loading, Notice, useAction, useLoad } from '../lib/ui.ts';
 import type { Gateway, Invoice } from '../lib/types.ts';
-import type { PaymentMethodRecord } from '../../../src/modules/payment/service.ts';
 
 /** The online gateways (those that answer a redirect), loaded once per page. */
 /** The card gateway: paid through "Pay by card", so never listed among the manual payment instructions. */
@@ -17,7 +16,7 @@ export function isCardGateway(gateway: Pick<Gateway, 'code'>): boolean {
 }
 
 function useCardGateway(): Gateway | undefined {
-  const gateways = useLoad(() => call<Gateway[]>('guest/invoice/gateways'), []);
+  const gateways = useLoad(() => call('guest/invoice/gateways'), []);
   return gateways.data?.find(isCardGateway);
 }
 
@@ -30,8 +29,9 @@ export function PayByCard({ invoice }: { invoice: Pick<Invoice, 'hash' | 'status
   if (gateway === undefined || invoice.status !== 'unpaid' || query.get('payment') === 'success') return null;
   const pay = (): void => {
     void action.run(async () => {
-      const { redirect_url: url } = await call<{ redirect_url: string }>('guest/invoice/payment', { hash: invoice.hash, gateway_id: gateway.code });
-      window.location.assign(url);
+      const started = await call('guest/invoice/payment', { hash: invoice.hash, gateway_id: gateway.code });
+      // A card gateway answers where to pay; only a manual one answers instructions.
+      if ('redirect_url' in started) window.location.assign(started.redirect_url);
     });
   };
   return html`<section class="card" aria-labelledby="card-title">
@@ -73,8 +73,8 @@ export function PaymentReturn({ status, reload }: { status: string | undefined; 
 
 /** Saved cards (remove one) and the auto-pay switch, on the profile page. */
 export function CardsSection() {
-  const cards = useLoad(() => call<PaymentMethodRecord[]>('client/payment_method/get_list'), []);
-  const profile = useLoad(() => call<{ auto_pay: boolean }>('client/profile/get'), []);
+  const cards = useLoad(() => call('client/payment_method/get_list'), []);
+  const profile = useLoad(() => call('client/profile/get'), []);
   // The switch shows the choice at once; a refused update puts it back.
   const [autoPay, setAutoPayShown] = useState<boolean | undefined>(undefined);
   const [removing, setRemoving] = useState<number | null>(null);

@@ -9,7 +9,7 @@ import { Button, Field, FormError, Notice, useAction, useLoad } from '../lib/ui.
 import { account, refreshAccount } from './state.ts';
 import { CardsSection } from './payments.ts';
 import { useCountryOptions } from '../lib/countries.ts';
-import { check, email as emailCheck, required as requiredField } from '../lib/checks.ts';
+import { ChangeEmailForm } from '../lib/own-email.ts';
 
 const PROFILE_FIELDS = [
   ['first_name', 'First name', 'given-name'],
@@ -70,36 +70,9 @@ function ProfileForm() {
   </form>`;
 }
 
-/** A new address takes effect only once the link mailed to it is followed (guest/client/confirm_email). */
-function ChangeEmailForm() {
-  const [form, setForm] = useState({ email: '', password: '' });
-  const [sent, setSent] = useState<string | null>(null);
-  const action = useAction();
-  const submit = (event: Event): void => {
-    event.preventDefault();
-    setSent(null);
-    void action.run(async () => {
-      check(emailCheck('email', form.email), requiredField('password', form.password));
-      await call('client/profile/change_email', form);
-      setSent(`We sent a confirmation link to ${form.email}. Your address changes when you follow it.`);
-      setForm({ email: '', password: '' });
-    });
-  };
-  return html`<form class="card" onSubmit=${submit} aria-labelledby="email-title" novalidate>
-    <h2 id="email-title">Change e-mail address</h2>
-    <div class="row">
-      <${Field} label="New e-mail address" name="email" type="email" autocomplete="email" required value=${form.email} onInput=${(value: string) => setForm({ ...form, email: value })} error=${action.error} />
-      <${Field} label="Current password" name="password" type="password" autocomplete="current-password" required value=${form.password} onInput=${(value: string) => setForm({ ...form, password: value })} error=${action.error} />
-    </div>
-    <${FormError} error=${action.error} fields=${['email', 'password']} />
-    <${Notice}>${sent}<//>
-    <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Send the confirmation link<//></div>
-  </form>`;
-}
-
 /** Shown when sign-ups must confirm their address: a way to get the link again. */
 function ConfirmationSection() {
-  const required = useLoad(() => call<boolean>('guest/client/is_email_validation_required'), []);
+  const required = useLoad(() => call('guest/client/is_email_validation_required'), []);
   const [sent, setSent] = useState<string | null>(null);
   const action = useAction();
   if (required.data !== true) return null;
@@ -122,12 +95,16 @@ export function ProfilePage() {
   return html`<h1>Profile</h1>
     <${ProfileForm} />
     <${ConfirmationSection} />
-    <${ChangeEmailForm} />
+    <${ChangeEmailForm}
+      action="client/profile/change_email"
+      titleId="email-title"
+      sentText=${(email: string) => `We sent a confirmation link to ${email}. Your address changes when you follow it.`}
+    />
     <${CardsSection} />
     <${PasswordForm} path="client/profile/change_password" />
     <${TwoFactorSection} role="client" />
     <${ApiTokenSection}
-      read=${() => call<string>('client/profile/api_key_get')}
+      read=${() => call('client/profile/api_key_get')}
       resetPath="client/profile/api_key_reset"
       usage="Scripts call the client API with HTTP Basic authentication: user name client, password this token."
     />`;

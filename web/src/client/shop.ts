@@ -1,12 +1,12 @@
 // The plan catalogue and the cart with checkout.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, call, fieldOf, type Page } from '../lib/api.ts';
+import { ApiError, call, fieldOf } from '../lib/api.ts';
 import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
 import { announce, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
-import type { Cart, CheckoutResult, Product } from '../lib/types.ts';
+import type { Cart, Product } from '../lib/types.ts';
 import { account, cartPath, cartSummary, refreshCart } from './state.ts';
 import { periodLabel, periods } from '../lib/labels.ts';
 import { usageTerms } from '../../../src/lib/usage-terms.ts';
@@ -22,7 +22,7 @@ function customParams(product: Product): [string, unknown][] {
 
 function PlanCard({ product, labels, currency }: { product: Product; labels: Record<string, string> | undefined; currency: string | null }) {
   const pricing = product.pricing ?? { type: 'free' };
-  const recurrent = Object.entries(pricing.recurrent ?? {}).filter(([, entry]) => entry.enabled !== false && entry.enabled !== 0);
+  const recurrent = Object.entries(pricing.recurrent ?? {}).filter(([, entry]) => entry.enabled);
   const [period, setPeriod] = useState(recurrent[0]?.[0] ?? '');
   const action = useAction();
   const titleId = `plan-${product.id}`;
@@ -88,7 +88,7 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
 
 export function PlansPage() {
   const [page, setPage] = useState(1);
-  const products = useLoad(() => call<Page<Product>>('guest/product/get_list', { page, per_page: 12 }), [page]);
+  const products = useLoad(() => call('guest/product/get_list', { page, per_page: 12 }), [page]);
   const labels = useLoad(periods, []);
   // The instance's currency, also before the cart (which carries it too) has loaded.
   const billing = useBillingInfo();
@@ -156,7 +156,7 @@ export function CartPage() {
   };
   const checkout = (): void => {
     void action.run(async () => {
-      const result = await call<CheckoutResult>('client/cart/checkout');
+      const result = await call('client/cart/checkout');
       await refreshCart().catch(() => undefined);
       if (result.invoice_id !== null && result.invoice_id !== undefined) navigate(`/invoices/${result.invoice_id}`);
       else navigate('/keys?new=1');

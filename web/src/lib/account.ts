@@ -1,11 +1,12 @@
 // Account sections shared by the client area and the admin panel: password change and the own API token.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { call } from './api.ts';
+import { call, type Action } from './api.ts';
 import { check, newPassword, required } from './checks.ts';
 import { announce, Button, Confirm, ErrorMessage, Field, FormError, Notice, copyText, useAction } from './ui.ts';
 
-export function PasswordForm({ path }: { path: string }) {
+/** The password change of either area: `client/profile/change_password` or `admin/profile/change_password`. */
+export function PasswordForm({ path }: { path: Extract<Action, `${string}/profile/change_password`> }) {
   const [form, setForm] = useState({ current_password: '', password: '', password_confirm: '' });
   const [saved, setSaved] = useState<string | null>(null);
   const action = useAction();
@@ -34,7 +35,7 @@ export function PasswordForm({ path }: { path: string }) {
 }
 
 /** Shows the account's own API token (read on demand) and rotates it after a confirmation. */
-export function ApiTokenSection({ read: readToken, resetPath, usage }: { read: () => Promise<string>; resetPath: string; usage: string }) {
+export function ApiTokenSection({ read: readToken, resetPath, usage }: { read: () => Promise<string>; resetPath: 'admin/profile/generate_api_key' | 'client/profile/api_key_reset'; usage: string }) {
   const [token, setToken] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
@@ -49,7 +50,7 @@ export function ApiTokenSection({ read: readToken, resetPath, usage }: { read: (
   };
   const rotate = (): void => {
     void reset.run(async () => {
-      setToken(await call<string>(resetPath));
+      setToken(await call(resetPath));
       setConfirming(false);
       setMessage('A new token was issued. The old one no longer works.');
     });

@@ -1,7 +1,11 @@
 // The only way the pages talk to the server: POST JSON to /api/{role}/{module}/{action}, read the envelope, throw
 // ApiError with the server's message on failure. Client and admin calls ride on the session cookie and send the
-// csrf_token cookie's value in X-CSRF-Token (guest calls too, when the cookie exists).
+// csrf_token cookie's value in X-CSRF-Token (guest calls too, when the cookie exists). The action's name, its
+// parameters and its result are typed by the OpenAPI document (actions.ts).
 import { serverErrorText } from '../../../src/lib/server-error-text.ts';
+import type { Action, ListAction, ListItem, Params, ParamsArgument, Result } from './actions.ts';
+
+export type { Action, Params, Result } from './actions.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -55,8 +59,15 @@ export function readCookie(name: string): string {
   return '';
 }
 
-export async function call<T>(path: string, params: Record<string, unknown> = {}): Promise<T> {
-  const role = path.split('/')[0];
+/** Calls `action` (`call('admin/serviceapikey/get', { order_id })`) and answers its result. */
+export async function call<A extends Action>(action: A, ...[params]: ParamsArgument<A>): Promise<Result<A>> {
+  // The test suite checks every answer against the schema these types come from (test/helpers/result-check.ts).
+  return (await send(action, params ?? {})) as Result<A>;
+}
+
+/** POST the JSON body, read the envelope: the result, or ApiError. */
+async function send(action: Action, params: object): Promise<unknown> {
+  const role = action.split('/')[0];
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
   // Guest calls carry the token too when there is one: guest/cart/* on a logged-in client's session needs it (the
   // cart page can ask before the page knows who is logged in).
@@ -64,7 +75,7 @@ export async function call<T>(path: string, params: Record<string, unknown> = {}
   if (token !== '') headers['X-CSRF-Token'] = token;
   let response: Response;
   try {
-    response = await fetch(`/api/${path}`, { method: 'POST', headers, body: JSON.stringify(params), credentials: 'same-origin' });
+    response = await fetch(`/api/${action}`, { method: 'POST', headers, body: JSON.stringify(params), credentials: 'same-origin' });
   } catch {
     throw new ApiError('The server cannot be reached. Check the connection and try again.', 0, 0);
   }
@@ -79,18 +90,19 @@ export async function call<T>(path: string, params: Record<string, unknown> = {}
     if (role !== 'guest' && AUTH_LOST.has(error.code)) for (const listener of authListeners) listener(error);
     throw error;
   }
-  return body.result as T;
+  return body.result;
 }
 
 /** Every item of a paginated list, at most `maxPages` pages of `perPage`; `complete` is false when capped. */
-export async function allPages(
-  path: string,
-  params: Record<string, unknown>,
+export async function allPages<A extends ListAction>(
+  action: A,
+  params: Omit<Params<A>, 'page' | 'per_page'>,
   { perPage = 500, maxPages = 20 } = {},
-): Promise<{ list: unknown[]; complete: boolean }> {
-  const list: unknown[] = [];
+): Promise<{ list: Array<ListItem<A>>; complete: boolean }> {
+  const list: Array<ListItem<A>> = [];
   for (let page = 1; page <= maxPages; page += 1) {
-    const result = await call<Page<unknown>>(path, { ...params, page, per_page: perPage });
+    // Every list action takes page and per_page (PageParams on the server), and ListAction answers a page.
+    const result = (await send(action, { ...params, page, per_page: perPage })) as { list: Array<ListItem<A>>; pages: number };
     list.push(...result.list);
     if (page >= result.pages) return { list, complete: true };
   }

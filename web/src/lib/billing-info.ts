@@ -1,19 +1,16 @@
 // What the buyer's and the product editor's forms need to know about selling on this instance (guest/system/billing,
 // fetched once per page load): the currency prices are in (the price preview and the usage terms word amounts in it,
 // never a hard-coded "$"), and whether tax rules exist (then sign-up asks for the billing country, issue 21 item 8).
-import { call } from './api.ts';
+import { call, type Result } from './api.ts';
 import { useLoad } from './ui.ts';
 
-export interface BillingInfo {
-  currency: string;
-  tax_applies: boolean;
-}
+export type BillingInfo = Result<'guest/system/billing'>;
 
 let loaded: Promise<BillingInfo> | null = null;
 
 /** guest/system/billing, fetched once per page load (retried after a failure). */
 export function billingInfo(): Promise<BillingInfo> {
-  loaded ??= call<BillingInfo>('guest/system/billing').catch((error: unknown) => {
+  loaded ??= call('guest/system/billing').catch((error: unknown) => {
     loaded = null;
     throw error;
   });

@@ -5,7 +5,7 @@ import { useLoad } from './ui.ts';
 let countries: Promise<Record<string, string>> | null = null;
 
 function load(): Promise<Record<string, string>> {
-  countries ??= call<Record<string, string>>('guest/system/countries').catch((error: unknown) => {
+  countries ??= call('guest/system/countries').catch((error: unknown) => {
     countries = null;
     throw error;
   });

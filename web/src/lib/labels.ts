@@ -9,7 +9,7 @@ let periodLabels: Promise<Record<string, string>> | null = null;
 
 /** guest/system/periods, fetched once per page load (retried after a failure). */
 export function periods(): Promise<Record<string, string>> {
-  periodLabels ??= call<Record<string, string>>('guest/system/periods').catch((error: unknown) => {
+  periodLabels ??= call('guest/system/periods').catch((error: unknown) => {
     periodLabels = null;
     throw error;
   });

@@ -3,7 +3,7 @@
 import { html } from 'htm/preact';
 import QRCode from 'qrcode';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, call } from './api.ts';
+import { ApiError, call, type Action } from './api.ts';
 import { check, newPassword } from './checks.ts';
 import { Button, ErrorMessage, Field, FormError, Notice, useAction, useLoad } from './ui.ts';
 
@@ -11,7 +11,7 @@ import { Button, ErrorMessage, Field, FormError, Notice, useAction, useLoad } fr
  * Links in mails carry their token in the fragment (`/#/reset/<token>`): browsers never send a fragment to a server,
  * so the token stays out of access logs and Referer headers. Returns the route and token, or null.
  */
-export function useHashRoute(): { name: string; token: string } | null {
+export function useHashRoute(): { name: 'reset' | 'confirm-email'; token: string } | null {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
     const listener = (): void => setHash(location.hash);
@@ -19,7 +19,7 @@ export function useHashRoute(): { name: string; token: string } | null {
     return () => window.removeEventListener('hashchange', listener);
   }, []);
   const found = /^#\/(reset|confirm-email)\/([A-Za-z0-9_-]+)$/.exec(hash);
-  return found === null ? null : { name: found[1]!, token: found[2]! };
+  return found === null ? null : { name: found[1] as 'reset' | 'confirm-email', token: found[2]! };
 }
 
 /** Leaves a hash route: drops the token from the address bar (and from history) and goes to `path`. */
@@ -49,7 +49,7 @@ export function CodeField({ value, onInput, error }: { value: string; onInput: (
   />`;
 }
 
-export function ForgotPasswordForm({ path }: { path: string }) {
+export function ForgotPasswordForm({ path }: { path: 'guest/client/reset_password' | 'guest/staff/passwordreset' }) {
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
   const action = useAction();
@@ -70,7 +70,7 @@ export function ForgotPasswordForm({ path }: { path: string }) {
   </form>`;
 }
 
-export function ResetPasswordForm({ path, hash, onDone }: { path: string; hash: string; onDone: () => void }) {
+export function ResetPasswordForm({ path, hash, onDone }: { path: Extract<Action, `guest/${string}/update_password`>; hash: string; onDone: () => void }) {
   const [form, setForm] = useState({ password: '', password_confirm: '' });
   const [done, setDone] = useState(false);
   const action = useAction();
@@ -101,11 +101,6 @@ export function ResetPasswordForm({ path, hash, onDone }: { path: string; hash: 
   </form>`;
 }
 
-interface TotpStatus {
-  enabled: boolean;
-  recovery_codes_left: number;
-}
-
 /** The QR code of an otpauth:// URL as an SVG image, drawn in the browser. */
 function QrImage({ url }: { url: string }) {
   const [src, setSrc] = useState<string | null>(null);
@@ -123,7 +118,7 @@ function QrImage({ url }: { url: string }) {
 
 /** Two-factor login in a profile page: turn on (QR code, first code, recovery codes shown once) and off. */
 export function TwoFactorSection({ role }: { role: 'client' | 'admin' }) {
-  const status = useLoad(() => call<TotpStatus>(`${role}/profile/totp_get`), []);
+  const status = useLoad(() => call(`${role}/profile/totp_get`), []);
   const [setup, setSetup] = useState<{ secret: string; otpauth_url: string } | null>(null);
   const [code, setCode] = useState('');
   const [recovery, setRecovery] = useState<string[] | null>(null);
@@ -142,7 +137,7 @@ export function TwoFactorSection({ role }: { role: 'client' | 'admin' }) {
   const enable = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      const result = await call<{ recovery_codes: string[] }>(`${role}/profile/totp_enable`, { code: code.trim() });
+      const result = await call(`${role}/profile/totp_enable`, { code: code.trim() });
       setRecovery(result.recovery_codes);
       setSetup(null);
       status.reload();

@@ -1,55 +1,45 @@
-// Shapes of the API's results (CONTRACT §6–7) as the pages use them. Records the server defines are imported from
-// it (type-only, erased at build time), so the pages and the API cannot drift apart.
-export type { CartItemView as CartItem, CartView as Cart, CheckoutResult } from '../../../src/modules/cart/service.ts';
-export type { ClientRecord } from '../../../src/modules/client/service.ts';
-export type { InvoiceItemRecord as InvoiceItem, InvoiceRecord as Invoice } from '../../../src/modules/invoice/service.ts';
-export type { OrderRecord as Order } from '../../../src/modules/order/service.ts';
-export type { KeyInfo, KeyRecord as ApiKey, UsageReport as Usage } from '../../../src/modules/serviceapikey/service.ts';
-export type { AdminGroupRecord as AdminGroup, StaffRecord } from '../../../src/modules/staff/service.ts';
-export type { TaxRecord } from '../../../src/modules/invoice/taxes.ts';
-export type { PromoRecord } from '../../../src/modules/product/promos.ts';
+// Shapes of the API's results (CONTRACT §6–7) as the pages use them, named once. They are the OpenAPI document's types
+// (api-schema.ts, generated from the server's schemas), so the pages and the API cannot drift apart.
+import type { components } from './api-schema.ts';
+import type { ListItem, Result } from './actions.ts';
 
-export interface LoginResult {
-  id: number;
-  email: string;
-  name: string;
-  role: 'client' | 'admin';
-}
+type Schemas = components['schemas'];
 
-export interface PeriodPrice {
-  price: string;
-  setup: string;
-  enabled: boolean | number;
-}
-
-export interface Pricing {
-  type: 'free' | 'once' | 'recurrent';
-  once?: { price: string; setup: string } | null;
-  recurrent?: Record<string, PeriodPrice> | null;
-}
-
-export interface Product {
-  id: number;
-  title: string;
-  slug: string | null;
-  description: string | null;
-  type: string;
-  status?: string;
-  hidden?: boolean | number;
-  setup?: string;
-  currency?: string | null;
-  pricing: Pricing | null;
-  config: Record<string, unknown> | null;
-  created_at?: string;
-  updated_at?: string;
-}
-
-export interface Gateway {
-  id: number;
-  code: string;
-  title: string;
-  instructions: string | null;
-}
+export type Cart = Schemas['Cart'];
+export type CartItem = Schemas['CartItem'];
+export type CheckoutResult = Schemas['CheckoutResult'];
+export type ClientRecord = Schemas['Client'];
+export type Invoice = Schemas['Invoice'];
+export type InvoiceItem = Schemas['InvoiceItem'];
+/** An order as its client sees it. */
+export type Order = Schemas['Order'];
+/** An order as staff see it: the order page, and a row of the staff's order list. */
+export type AdminOrder = Schemas['AdminOrder'];
+export type StaffOrderListItem = Schemas['StaffOrderListItem'];
+export type StaffInvoiceListItem = Schemas['StaffInvoiceListItem'];
+export type Gateway = Schemas['Gateway'];
+export type TaxRecord = Schemas['TaxRule'];
+export type PromoRecord = Result<'admin/product/promo_get'>;
+export type StaffRecord = Result<'admin/profile/get'>;
+export type AdminGroup = ListItem<'admin/staff/group_get_list'>;
+/** A key of an order, as its client lists it. */
+export type ApiKey = ListItem<'client/serviceapikey/get_list'>;
+export type KeyInfo = Result<'guest/serviceapikey/get_info'>;
+export type Usage = Result<'client/serviceapikey/usage'>;
+export type KeyUsage = NonNullable<KeyInfo['usage']>;
+export type LoginResult = Result<'guest/client/login'>;
+export type TransactionRecord = Schemas['Transaction'];
+export type WebhookRecord = ListItem<'admin/webhook/get_list'>;
+export type DeliveryRecord = ListItem<'admin/webhook/delivery_get_list'>;
+export type AttemptRecord = Result<'admin/webhook/delivery_get'>['attempt_log'][number];
+export type EmailRecord = Schemas['Email'];
+export type TemplateRecord = Schemas['EmailTemplate'];
+export type ClientEmailRecord = Schemas['ClientEmail'];
+export type VerifierRecord = ListItem<'admin/staff/verifier_get_list'>;
+export type PaymentMethodRecord = Result<'client/payment_method/get_list'>[number];
+export type Product = ListItem<'admin/product/get_list'>;
+export type Pricing = Product['pricing'];
+export type PeriodPrice = NonNullable<Pricing['recurrent']>[string];
 
 /** `true`/1 → true. */
 export function truthy(value: unknown): boolean {

@@ -4,7 +4,7 @@
 // included ones and what they will cost, in neutral colour. Only a hard limit reached, or a plan without overage
 // whose quota is reached, is "used up" — which is also when get_info's `remaining` reaches 0.
 import { html } from 'htm/preact';
-import type { UsageSummary } from '../../../src/modules/serviceapikey/service.ts';
+import type { KeyUsage as UsageSummary } from './types.ts';
 import { formatNumber } from './format.ts';
 
 export type { UsageSummary };
