@@ -10,7 +10,7 @@ import { hasPermission } from '../../platform/identity.ts';
 import { enforce } from '../../platform/rate-limit.ts';
 import type { Services } from '../../services.ts';
 import { VERSION } from '../../platform/version.ts';
-import type { KeyEvent } from './events-stream.ts';
+import type { KeyEvent } from './sync/events-stream.ts';
 
 export const EVENTS_PATH = '/api/admin/serviceapikey/events';
 export const VERIFIER_PERMISSION = 'serviceapikey.check';

@@ -24,24 +24,24 @@ import { nowIso } from '../../lib/time.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
 import type { EventBus } from '../../platform/events.ts';
 import './events.ts';
-import { KeyCache, type KeyEntry, type OrderUsage } from './cache.ts';
+import { KeyCache, type KeyEntry, type OrderUsage } from './check/cache.ts';
 import { readKeyLimits } from './key-limits.ts';
-import { KeyRateLimiter, type LocalCounterStore } from './key-rate.ts';
-import { KeyEventHub } from './events-stream.ts';
-import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, type InvalidationChannel } from './invalidation.ts';
-import { reportUsage, type UsageItem } from './usage-report.ts';
-import { createSeveralKeys } from './several-keys.ts';
-import { usageReport, type UsageReport } from './usage-range.ts';
-import { Metering, type UsageClock } from './metering.ts';
+import { KeyRateLimiter, type LocalCounterStore } from './check/key-rate.ts';
+import { KeyEventHub } from './sync/events-stream.ts';
+import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, type InvalidationChannel } from './sync/invalidation.ts';
+import { reportUsage, type UsageItem } from './usage/usage-report.ts';
+import { createSeveralKeys } from './issuing/several-keys.ts';
+import { usageReport, type UsageReport } from './usage/usage-range.ts';
+import { Metering, type UsageClock } from './usage/metering.ts';
 import { flatCustomOf, KEY_OPTION_NAMES, keyOptionsOf, monthlyLimitOf, normalizeCustom, readApiKeyConfig, type CustomParams } from './options.ts';
 import type { Money } from '../../lib/money.ts';
 import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';
-import { periodOfRow, periodUsageWriter } from './period-usage.ts';
-import { createThresholdWatcher } from './thresholds.ts';
-import { bucketOf, periodDays, usagePeriodAt, type UsagePeriod } from './usage-period.ts';
-import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsageOptions, type UsagePlan } from './usage-plan.ts';
+import { periodOfRow, periodUsageWriter } from './usage/period-usage.ts';
+import { createThresholdWatcher } from './usage/thresholds.ts';
+import { bucketOf, periodDays, usagePeriodAt, type UsagePeriod } from './usage/usage-period.ts';
+import { planOf, USAGE_OPTION_NAMES, usageOptionsOf, type UsageOptions, type UsagePlan } from './usage/usage-plan.ts';
 import { parseObject } from '../../lib/json.ts';
-import { KeyHashMemo } from './hash-memo.ts';
+import { KeyHashMemo } from './check/hash-memo.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
@@ -88,7 +88,7 @@ export interface KeyRecord {
   updated_at: string;
 }
 
-export type { UsageReport } from './usage-range.ts';
+export type { UsageReport } from './usage/usage-range.ts';
 
 export interface ApiKeyServiceDeps {
   db: Kysely<Database>;

@@ -3,7 +3,7 @@
 // refused although its hash is remembered).
 import { describe, expect, it, vi } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { KeyHashMemo } from '../../../src/modules/serviceapikey/hash-memo.ts';
+import { KeyHashMemo } from '../../../src/modules/serviceapikey/check/hash-memo.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 
 describe('KeyHashMemo', () => {
