@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type BuildOptions } from '../../src/app.ts';
-import { createDirectAnswers } from '../../src/http/direct.ts';
-import { keyDirectRoutes } from '../../src/modules/serviceapikey/direct-routes.ts';
+import { createDirectAnswers, directRoutesOf } from '../../src/http/direct.ts';
+import { modules } from '../../src/modules/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buyKey, createPlan } from '../helpers/apikey.ts';
 
@@ -226,8 +226,10 @@ describe('direct answers: the gateway answer, without Fastify', () => {
   it('a closing server leaves its requests to Fastify (which answers 503 and closes the connection)', () => {
     const answer = createDirectAnswers({
       services: roads.t.services,
+      limiter: roads.t.services.limiter,
+      bodyLimitBytes: roads.t.services.config.bodyLimitBytes,
       observer: { answered: () => undefined },
-      routes: keyDirectRoutes(roads.t.services),
+      routes: directRoutesOf(modules),
       trust: false,
       httpsPossible: false,
       log: () => roads.t.app.log,

@@ -1,4 +1,4 @@
-// The key cache (src/modules/serviceapikey/cache.ts) on its own: it decides whether a revoked key is refused, so each
+// The key cache (src/modules/serviceapikey/check/cache.ts) on its own: it decides whether a revoked key is refused, so each
 // rule has a test that fails when the rule is broken (issue 8, items 13–15). The cache takes the time as an argument
 // (`now`, epoch ms), so the clock here is a plain number, and interleavings of readers and writers are spelled out
 // step by step: "a read starts" is taking `cache.epoch`, "the read ends" is `fill(…, epoch, now)`.

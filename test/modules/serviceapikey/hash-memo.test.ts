@@ -1,4 +1,4 @@
-// The memo of lookup hashes (src/modules/serviceapikey/hash-memo.ts): a warm check skips the HMAC, but only for keys
+// The memo of lookup hashes (src/modules/serviceapikey/check/hash-memo.ts): a warm check skips the HMAC, but only for keys
 // that exist, in bounded memory, and without ever changing what a check answers (a revoked or replaced key stays
 // refused although its hash is remembered).
 import { describe, expect, it, vi } from 'vitest';
