@@ -38,8 +38,10 @@ export interface ApiKeyServiceDeps {
   postgresUrl: string | null;
   redisUrl: string | null;
   redisPrefix: string;
-  secrets: SecretBox;
-  limiter: RateLimiter;
+  /** Keys are looked up by their keyed hash and stored sealed (DESIGN: secrets). */
+  secrets: Pick<SecretBox, 'hash' | 'encrypt' | 'decrypt'>;
+  /** The failed-lookup budget (API_KEY_CHECK_FAILED) per caller address. */
+  limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
   /** The per-key rate limits' counters (CONTRACT §12): local, shared in the background (src/platform/counters/batched.ts). */
   keyRateStore: LocalCounterStore;
   keyCacheSize: number;
