@@ -11,7 +11,7 @@ export const MUTATE_TARGETS = {
   },
   money: { mutate: 'src/lib/money.ts', tests: ['test/lib/money.test.ts'] },
   cache: {
-    mutate: 'src/modules/serviceapikey/cache.ts',
+    mutate: 'src/modules/serviceapikey/check/cache.ts',
     tests: ['test/modules/serviceapikey/cache.test.ts', 'test/modules/serviceapikey/api.test.ts', 'test/modules/serviceapikey/client-status.test.ts'],
   },
   pricing: { mutate: 'src/lib/usage-pricing.ts', tests: ['test/lib/usage-pricing.test.ts', 'test/lib/mutate-pricing.test.ts'] },

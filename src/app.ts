@@ -16,16 +16,14 @@ import { MODULE_DESCRIPTIONS } from './modules/descriptions.ts';
 import { capConnectionsPerAddress } from './http/connections.ts';
 import { limitConnections, type ConnectionPressure } from './http/connection-pressure.ts';
 import { defaultMaxConnections, readDescriptorLimit } from './http/descriptor-limit.ts';
-import { createDirectAnswers, type DirectAnswers, type ProxyTrust } from './http/direct.ts';
+import { createDirectAnswers, directRoutesOf, type DirectAnswers, type ProxyTrust } from './http/direct.ts';
 import { buildWhitelist } from './platform/rate-limit.ts';
 import { modules as defaultModules } from './modules/index.ts';
 import type { ModuleApi } from './platform/action.ts';
 import type { Services } from './services.ts';
 import { registerWebUi } from './http/static.ts';
 import { registerProviderWebhooks } from './http/provider-webhooks.ts';
-import { registerKeyEventsRoute } from './modules/serviceapikey/events-route.ts';
-import { keyDirectRoutes } from './modules/serviceapikey/direct-routes.ts';
-import { serviceApiKeyApi } from './modules/serviceapikey/api.ts';
+import { registerKeyEventsRoute } from './http/key-events.ts';
 import { registerExportRoutes } from './http/export-route.ts';
 
 export interface BuildOptions {
@@ -191,12 +189,23 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
   observer.register(app, httpsPossible);
   registerGateway(app, services, modules, httpsPossible);
   registerProviderWebhooks(app, services.inboundEvents, httpsPossible);
-  registerKeyEventsRoute(app, services, httpsPossible);
+  registerKeyEventsRoute(
+    app,
+    {
+      auth: services,
+      limiter: services.limiter,
+      keepAliveMs: config.eventsKeepAliveMs,
+      feed: () => services.apikeys.keyEvents(),
+      principal: (token, staffId) => (token !== null ? services.staff.principalByToken(token) : services.staff.principalById(staffId)),
+    },
+    httpsPossible,
+  );
   registerExportRoutes(app, services, httpsPossible);
   if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
 
   let direct: DirectAnswers | null = null;
-  if ((options.directAnswers ?? config.directAnswers) && modules.includes(serviceApiKeyApi)) {
+  const directRoutes = directRoutesOf(modules);
+  if ((options.directAnswers ?? config.directAnswers) && directRoutes.length > 0) {
     let closing = false;
     app.addHook('preClose', (done) => {
       closing = true;
@@ -204,8 +213,10 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     });
     direct = createDirectAnswers({
       services,
+      limiter: services.limiter,
+      bodyLimitBytes: config.bodyLimitBytes,
       observer,
-      routes: keyDirectRoutes(services),
+      routes: directRoutes,
       trust,
       httpsPossible,
       log: () => app.log,

@@ -40,7 +40,7 @@ import { registerApiKeyMetrics } from './modules/serviceapikey/metrics.ts';
 import { registerCounterSyncMetrics } from './platform/counters/batched-metrics.ts';
 import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey/service.ts';
 import { keyIsSwitchedOn } from './modules/serviceapikey/key-state.ts';
-import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/overage.ts';
+import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/usage/overage.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';

@@ -1,8 +1,9 @@
 // Direct answers: a few hot guest actions (the key check) answered from Node's `request` event, before Fastify's
 // router, for the one shape their callers send: a POST of a small JSON body to the exact path, no query string.
 // Everything else (GET, a form, a query string, a chunked or large body, another content type, a server shutting
-// down) goes to Fastify and the gateway unchanged. The answer is the gateway's to the byte: the same parameter
-// validation (the action's own schema), the same rate-limit policy and headers, the same envelope, error catalogue and
+// down) goes to Fastify and the gateway unchanged. Which actions: the guest actions the registry declares `direct`.
+// The answer is the gateway's to the byte: both roads run the action through one GuestRoad (guest-road.ts: the same
+// rate-limit policy and headers, the same validation, the same handler), then the same envelope, error catalogue and
 // common headers, the same account in the access log, metrics and slow-request warnings. test/http/direct-answers.test.ts
 // sends one corpus of requests both ways and compares status, headers and body.
 //
@@ -11,24 +12,30 @@
 // less CPU than a bare Fastify route (docs/benchmarks.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
-import type { Static, TObject } from '@sinclair/typebox';
-import type { RateLimitPolicy } from '../config.ts';
-import type { Services } from '../services.ts';
+import type { TObject } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ActionDef, CallContext, GuestIdentity, ModuleApi } from '../platform/action.ts';
 import { parseJsonObject } from './body.ts';
 import { asApiError, envelopeOf, errors } from '../platform/errors.ts';
+import { listActions } from './gateway.ts';
+import { GuestRoad } from './guest-road.ts';
 import { COMMON_HEADERS, HSTS } from './headers.ts';
 import type { Observer, WarnLog } from './observe.ts';
-import { enforce, type HeaderTarget } from '../platform/rate-limit.ts';
-import { compileValidator, type Validator } from './validate.ts';
+import type { HeaderTarget, RateLimiter } from '../platform/rate-limit.ts';
+import type { SessionControl } from './session-control.ts';
 
-export interface DirectRoute<P extends TObject = TObject> {
+export interface DirectRoute {
   /** The gateway path it answers, `/api/guest/{module}/{action}`. */
   url: string;
-  /** The action's parameter schema and address policy, taken from its declaration. */
-  params: P;
-  rateLimit: RateLimitPolicy;
-  // Method syntax on purpose: it keeps DirectRoute<SpecificSchema> assignable to DirectRoute<TObject>.
-  run(params: Static<P>, ip: string, headers: HeaderTarget): unknown;
+  /** The action as the registry declares it: its schema, address policy and handler. */
+  def: ActionDef<TObject, GuestIdentity>;
+}
+
+/** The guest actions declared `direct` in the registry, at their gateway paths. */
+export function directRoutesOf(modules: readonly ModuleApi[]): DirectRoute[] {
+  return listActions(modules)
+    .filter(({ role, def }) => role === 'guest' && def.direct === true)
+    .map(({ module, action, def }) => ({ url: `/api/guest/${module}/${action}`, def: def as ActionDef<TObject, GuestIdentity> }));
 }
 
 /** Trusted proxies as Fastify is given them: `false`, or a function of (address, hop) (src/app.ts). */
@@ -101,13 +108,48 @@ class Caller {
   }
 }
 
+/**
+ * What a direct action receives: the services, the guest identity and the address. A class for the reason the
+ * gateway's `Call` is one (no accessor defined per request); no Fastify request, reply or session exists here, and
+ * an action declared `direct` promises not to ask for them.
+ */
+class DirectCall implements CallContext<GuestIdentity> {
+  readonly identity: GuestIdentity = GUEST;
+
+  constructor(
+    readonly services: CallContext['services'],
+    readonly ip: string,
+  ) {}
+
+  get request(): FastifyRequest {
+    throw notDirect('request');
+  }
+
+  get reply(): FastifyReply {
+    throw notDirect('reply');
+  }
+
+  get session(): SessionControl {
+    throw notDirect('session');
+  }
+}
+
+const GUEST: GuestIdentity = { role: 'guest' };
+
+function notDirect(what: string): Error {
+  return new Error(`An action answered directly has no ${what}: declare it without direct (src/platform/action.ts)`);
+}
+
 interface Compiled {
-  route: DirectRoute;
-  validate: Validator;
+  url: string;
+  road: GuestRoad;
 }
 
 export interface DirectOptions {
-  services: Pick<Services, 'limiter' | 'config'>;
+  /** What the actions receive (their call's `services`). */
+  services: CallContext['services'];
+  limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
+  bodyLimitBytes: number;
   observer: Pick<Observer, 'answered'>;
   routes: readonly DirectRoute[];
   trust: ProxyTrust;
@@ -121,9 +163,8 @@ export interface DirectOptions {
 
 export function createDirectAnswers(options: DirectOptions): DirectAnswers {
   const { services, observer, trust, httpsPossible, log, closing } = options;
-  const { limiter } = services;
-  const maxBody = Math.min(MAX_BODY_BYTES, services.config.bodyLimitBytes);
-  const byUrl = new Map<string, Compiled>(options.routes.map((route) => [route.url, { route, validate: compileValidator(route.params) }]));
+  const maxBody = Math.min(MAX_BODY_BYTES, options.bodyLimitBytes);
+  const byUrl = new Map<string, Compiled>(options.routes.map(({ url, def }) => [url, { url, road: new GuestRoad(def, options.limiter) }]));
   let answeredCount = 0;
 
   /** POST, a JSON content type Fastify reads the same way, a declared length within bounds, not chunked. */
@@ -156,26 +197,10 @@ export function createDirectAnswers(options: DirectOptions): DirectAnswers {
     return 200;
   }
 
-  /** The gateway's order: the address policy (its headers go on every answer, 422 included), validation, the action. */
-  function run(compiled: Compiled, raw: Record<string, unknown>, caller: Caller, headers: AnswerHeaders): unknown {
-    const ip = caller.ip;
-    if (!limiter.isExempt(ip)) {
-      const decision = limiter.hit(compiled.route.rateLimit, ip);
-      if (decision instanceof Promise) {
-        return decision.then((resolved) => {
-          enforce(headers, resolved);
-          return compiled.route.run(compiled.validate(raw), ip, headers);
-        });
-      }
-      enforce(headers, decision);
-    }
-    return compiled.route.run(compiled.validate(raw), ip, headers);
-  }
-
   function respond(compiled: Compiled, body: string, caller: Caller, response: ServerResponse, started: number): void {
     const headers = new AnswerHeaders();
     if (httpsPossible && caller.https) headers.header('strict-transport-security', HSTS);
-    const done = (status: number): void => observer.answered('POST', compiled.route.url, status, performance.now() - started, caller, log());
+    const done = (status: number): void => observer.answered('POST', compiled.url, status, performance.now() - started, caller, log());
     let raw: Record<string, unknown>;
     try {
       raw = parseJsonObject(body);
@@ -187,7 +212,7 @@ export function createDirectAnswers(options: DirectOptions): DirectAnswers {
     }
     let result: unknown;
     try {
-      result = run(compiled, raw, caller, headers);
+      result = compiled.road.run(raw, new DirectCall(services, caller.ip), headers);
     } catch (error) {
       done(fail(response, headers, error, caller));
       return;

@@ -4,18 +4,19 @@
 import type { TObject } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
-import { FileResult, ROLES, type ActionDef, type ModuleApi, type Role } from '../platform/action.ts';
+import { FileResult, ROLES, type ActionDef, type GuestIdentity, type ModuleApi, type Role } from '../platform/action.ts';
 import { authenticate } from './auth.ts';
 import { isRefusedQuery, queryTooDeep } from './body.ts';
 import { errors } from '../platform/errors.ts';
 import { hasPermission, type Identity } from '../platform/identity.ts';
 import { setApiHeaders } from './headers.ts';
 import { enforce } from '../platform/rate-limit.ts';
+import { GuestRoad } from './guest-road.ts';
 import { createSessionControl, type SessionControl } from './session-control.ts';
 import type { Session } from '../modules/session/service.ts';
 import { compileValidator } from './validate.ts';
 
-const GUEST: Identity = { role: 'guest' };
+const GUEST: GuestIdentity = { role: 'guest' };
 
 function gatherParams(request: FastifyRequest): Record<string, unknown> {
   const query = (request.query ?? {}) as Record<string, unknown>;
@@ -30,12 +31,12 @@ function gatherParams(request: FastifyRequest): Record<string, unknown> {
  * a literal with a getter makes V8 define the accessor afresh on every request, which cost the key check about a
  * third of its throughput.
  */
-class Call {
+class Call<I extends Identity = Identity> {
   private control: SessionControl | undefined;
 
   constructor(
     readonly services: Services,
-    readonly identity: Identity,
+    readonly identity: I,
     readonly ip: string,
     readonly request: FastifyRequest,
     readonly reply: FastifyReply,
@@ -52,7 +53,8 @@ class Call {
 function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Services, httpsPossible: boolean) {
   const validate = compileValidator(def.params);
   const { limiter } = services;
-  const guestPolicy = def.rateLimit ?? 'API_GUEST';
+  // A guest action takes the road its direct answer takes too (guest-road.ts): policy, validation, handler.
+  const guest = role === 'guest' ? new GuestRoad(def, limiter) : null;
   const allowVerifier = def.verifier === true;
   // The handler's identity type is narrowed per role by the registry; here every role shares one code path.
   const run = (params: unknown, call: unknown): unknown => (def.handler as (params: unknown, call: unknown) => unknown).call(def, params, call);
@@ -62,8 +64,7 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     const params = validate(raw);
     const call = new Call(services, identity, ip, request, reply, preloaded);
     const result = run(params, call);
-    const wrap = (value: unknown): unknown => (value instanceof FileResult ? sendFile(reply, value) : envelope(value));
-    return result instanceof Promise ? result.then(wrap) : wrap(result);
+    return result instanceof Promise ? result.then((value: unknown) => wrap(reply, value)) : wrap(reply, result);
   }
 
   async function authenticated(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>): Promise<unknown> {
@@ -89,19 +90,15 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Servi
     if (postOnly && request.method !== 'POST') throw errors.methodNotAllowed(request.method, 'POST');
     const ip = request.ip;
     const raw = gatherParams(request);
-    if (role !== 'guest') return authenticated(request, reply, ip, raw);
-    if (!limiter.isExempt(ip)) {
-      const decision = limiter.hit(guestPolicy, ip);
-      if (decision instanceof Promise) {
-        return decision.then((resolved) => {
-          enforce(reply, resolved);
-          return respond(request, reply, ip, raw, GUEST, undefined);
-        });
-      }
-      enforce(reply, decision);
-    }
-    return respond(request, reply, ip, raw, GUEST, undefined);
+    if (guest === null) return authenticated(request, reply, ip, raw);
+    const result = guest.run(raw, new Call(services, GUEST, ip, request, reply, undefined), reply);
+    return result instanceof Promise ? result.then((value: unknown) => wrap(reply, value)) : wrap(reply, result);
   };
+}
+
+/** The answer's body: a file's bytes, or the result in the envelope. */
+function wrap(reply: FastifyReply, value: unknown): unknown {
+  return value instanceof FileResult ? sendFile(reply, value) : envelope(value);
 }
 
 /** Returns the file's bytes for Fastify to send, with its type and a download name. */

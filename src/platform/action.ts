@@ -50,6 +50,12 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
    * that exists to verify keys can never edit its own staff row, mint tokens or reach a login (issue 20, M3).
    */
   verifier?: boolean;
+  /**
+   * A hot guest action answered before Fastify's router for the plain JSON POST its callers send (src/http/direct.ts),
+   * through the same handler as the gateway's route. Its handler may use only `services`, `identity` and `ip` of the
+   * call: a direct answer has no Fastify request, reply or session.
+   */
+  direct?: boolean;
   // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry.
   handler(params: Static<P>, call: CallContext<I>): unknown;
 }

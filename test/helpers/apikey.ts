@@ -47,7 +47,7 @@ export function rateLimitRun(accepted: readonly number[], started: number, runMs
 /**
  * The most a per-key rate limit may accept per window across processes, as docs/api-keys.md ("How far the per-key rate
  * limit can be overshot") documents it: the limit, plus for each process the tenth of the limit it may hold unconfirmed by
- * the shared store (src/modules/serviceapikey/key-rate.ts), however slow the round trip. While every process runs
+ * the shared store (src/modules/serviceapikey/check/key-rate.ts), however slow the round trip. While every process runs
  * smoothly one of those tenths is always inside the limit (measured: limit + (P − 1) tenths); a process frozen for a
  * moment mid-window (descheduled on a busy machine, a paused VM, SIGSTOP) can add its own.
  */

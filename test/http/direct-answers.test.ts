@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type BuildOptions } from '../../src/app.ts';
-import { createDirectAnswers } from '../../src/http/direct.ts';
-import { keyDirectRoutes } from '../../src/modules/serviceapikey/direct-routes.ts';
+import { createDirectAnswers, directRoutesOf } from '../../src/http/direct.ts';
+import { modules } from '../../src/modules/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buyKey, createPlan } from '../helpers/apikey.ts';
 
@@ -223,11 +223,21 @@ describe('direct answers: the gateway answer, without Fastify', () => {
     expect(JSON.parse(after.body)).toEqual({ result: true, error: null });
   });
 
+  it('answers directly the guest actions the registry declares direct, through their own declarations', () => {
+    const routes = directRoutesOf(modules);
+    expect(routes.map((route) => route.url)).toEqual(['/api/guest/serviceapikey/check', '/api/guest/serviceapikey/get_info']);
+    // The same declaration the gateway's route is built from: one handler, one schema, one policy.
+    const guest = modules.find((module) => module.name === 'serviceapikey')?.guest;
+    expect(routes.map((route) => route.def)).toEqual([guest?.check, guest?.get_info]);
+  });
+
   it('a closing server leaves its requests to Fastify (which answers 503 and closes the connection)', () => {
     const answer = createDirectAnswers({
       services: roads.t.services,
+      limiter: roads.t.services.limiter,
+      bodyLimitBytes: roads.t.services.config.bodyLimitBytes,
       observer: { answered: () => undefined },
-      routes: keyDirectRoutes(roads.t.services),
+      routes: directRoutesOf(modules),
       trust: false,
       httpsPossible: false,
       log: () => roads.t.app.log,
@@ -288,6 +298,37 @@ describe('direct answers behind a trusted proxy', () => {
     expect(Number(plain.answer.headers['ratelimit-remaining'])).toBe(Number(https.answer.headers['ratelimit-remaining']));
     const chain = await sameBothWays(roads, { path: '/api/guest/serviceapikey/check', headers: { ...json, 'x-forwarded-for': '192.0.2.1, 203.0.113.7', 'x-forwarded-proto': 'http, https' }, body });
     expect(chain.answer.headers['strict-transport-security']).toBe('max-age=31536000');
+  });
+});
+
+describe('direct answers: the failed-lookup budget refusing', () => {
+  let roads: Roads;
+
+  beforeAll(async () => {
+    roads = await twoRoads({ TRUST_PROXY: '127.0.0.1', RATE_LIMIT_API_KEY_CHECK: '100/60', RATE_LIMIT_API_KEY_CHECK_FAILED: '2/60' });
+  });
+  afterAll(async () => {
+    await roads?.close();
+  });
+
+  // The check is handed no reply: its own refusal is an error that carries the budget's RateLimit-* headers, and
+  // each road writes an error's headers. One end user per road, so each spends a budget of its own.
+  it("refuses the third unknown key with the budget's RateLimit-* and Retry-After, the same on both roads", async () => {
+    const spend = async (base: string, address: string): Promise<Answer> => {
+      const sent: Sent = { path: '/api/guest/serviceapikey/check', headers: { ...json, 'x-forwarded-for': address }, body: JSON.stringify({ key: '0123456789abcdef0123456789abcdef' }) };
+      for (let i = 0; i < 2; i++) expect(JSON.parse((await send(base, sent)).body)).toEqual({ result: false, error: null });
+      return send(base, sent);
+    };
+    const direct = await spend(roads.directBase, '203.0.113.20');
+    const gateway = await spend(roads.gatewayBase, '203.0.113.21');
+    for (const refused of [direct, gateway]) {
+      expect(refused.status).toBe(429);
+      expect(refused.headers['ratelimit-limit']).toBe('2');
+      expect(refused.headers['ratelimit-remaining']).toBe('0');
+      expect(refused.headers['retry-after']).toBe(refused.headers['ratelimit-reset']);
+    }
+    expect(roads.seenByFastify).toEqual([]);
+    expect({ status: direct.status, body: comparableBody(direct), headers: comparable(direct) }).toEqual({ status: gateway.status, body: comparableBody(gateway), headers: comparable(gateway) });
   });
 });
 

@@ -3,7 +3,7 @@
 // strings for huge counts), and the two must agree to the minor unit, rounded half-up once per line. Pure: no app.
 import { describe, expect, it } from 'vitest';
 import { overageMinor, overageUnits, priceMicros, roundMicrosToMinor, type OverageRule } from '../../src/lib/usage-pricing.ts';
-import { normalizeUsageOptions } from '../../src/modules/serviceapikey/usage-plan.ts';
+import { normalizeUsageOptions } from '../../src/modules/serviceapikey/usage/usage-plan.ts';
 
 /** A small deterministic PRNG (mulberry32), so a failure names its seed and replays. */
 function rng(seed: number): () => number {

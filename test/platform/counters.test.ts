@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryCounterStore, RedisCounterStore, type Hit } from '../../src/platform/counters/store.ts';
 import { BatchedCounterStore, CONFIRM_WAIT_MS, RedisCounterBackend, type CounterBackend, type CounterBatchItem } from '../../src/platform/counters/batched.ts';
 import { COUNTER_COMMAND_TIMEOUT_MS } from '../../src/platform/counters/redis.ts';
-import { KeyRateLimiter } from '../../src/modules/serviceapikey/key-rate.ts';
+import { KeyRateLimiter } from '../../src/modules/serviceapikey/check/key-rate.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 
 /** A shared store in memory that can be made unreachable, slow, or stalled (never answering). */

@@ -1,6 +1,6 @@
 // The per-key rate limit across processes (CONTRACT §12, issue 12): two real Tollgate processes sharing one
 // PostgreSQL and one Redis, 10 keep-alive connections each, all checking one key whose plan allows 100 calls per
-// second. The counters are local and meet in Redis in the background (src/modules/serviceapikey/key-rate.ts), so the
+// second. The counters are local and meet in Redis in the background (src/modules/serviceapikey/check/key-rate.ts), so the
 // processes may together accept a little more than the limit: docs/api-keys.md ("How far the per-key rate limit
 // can be overshot") says how much (110 per window here while both processes run; 120 when one is frozen for a moment
 // mid-window, which the second suite does with SIGSTOP). Refused calls are never counted as uses.

@@ -3,15 +3,15 @@ import { Type } from '@sinclair/typebox';
 import { adminAction, clientAction, guestAction, type ModuleApi } from '../../platform/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { FoundKey } from './results.ts';
-import { VERIFIER_PERMISSION } from './events-route.ts';
+import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
 import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKeys, UsageResult, VerifierInfoResult } from './key-results.ts';
-import { MAX_GRACE_SECONDS } from './service.ts';
+import { MAX_GRACE_SECONDS } from './issuing/keys.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 /** Longer than any key can be (128 characters + 127 dashes), short enough to refuse junk before hashing it. */
 const Key = Type.String({ minLength: 1, maxLength: 256 });
-/** The guest check's and get_info's parameters; also what their direct answers validate (direct-routes.ts). */
-export const GuestKeyParams = Type.Object({ key: Key });
+/** The guest check's and get_info's parameters. */
+const GuestKeyParams = Type.Object({ key: Key });
 const Day = Type.String({ format: 'date', maxLength: 10 });
 /** The end user's address as the operator's app saw it (IPv4 or IPv6 text). */
 const Ip = Type.String({ minLength: 2, maxLength: 45, pattern: '^[0-9A-Fa-f.:]+$' });
@@ -33,16 +33,18 @@ export const serviceApiKeyApi: ModuleApi = {
     check: guestAction({
       params: GuestKeyParams,
       rateLimit: 'API_KEY_CHECK',
+      direct: true,
       summary: 'Whether a key is valid now (true/false); unknown and rate-limited keys are false',
       result: Type.Boolean(),
-      handler: ({ key }, { services, ip, reply }) => services.apikeys.check(key, ip, reply),
+      handler: ({ key }, { services, ip }) => services.apikeys.check(key, ip),
     }),
     get_info: guestAction({
       params: GuestKeyParams,
       rateLimit: 'API_KEY_CHECK',
+      direct: true,
       summary: "A key's validity, custom parameters, reason (RATE_LIMITED with retry_after), usage this period with its projected overage, and rotation",
       result: KeyInfoResult,
-      handler: ({ key }, { services, ip, reply }) => services.apikeys.getInfo(key, ip, reply),
+      handler: ({ key }, { services, ip }) => services.apikeys.getInfo(key, ip),
     }),
   },
   admin: {
@@ -55,7 +57,7 @@ export const serviceApiKeyApi: ModuleApi = {
       verifier: true,
       summary: "For app servers: whether a key is valid now; failed lookups count against the end user's ip",
       result: Type.Boolean(),
-      handler: ({ key, ip }, { services, reply }) => services.apikeys.verifierCheck(key, ip ?? null, reply),
+      handler: ({ key, ip }, { services }) => services.apikeys.check(key, ip ?? null),
     }),
     get_info: adminAction({
       params: Type.Object({ key: Key, ip: Type.Optional(Ip) }),
@@ -64,7 +66,7 @@ export const serviceApiKeyApi: ModuleApi = {
       verifier: true,
       summary: "For app servers: a key's validity, parameters, reason, usage, order_id and key_id",
       result: VerifierInfoResult,
-      handler: ({ key, ip }, { services, reply }) => services.apikeys.verifierInfo(key, ip ?? null, reply),
+      handler: ({ key, ip }, { services }) => services.apikeys.verifierInfo(key, ip ?? null),
     }),
     report_usage: adminAction({
       params: Type.Object({

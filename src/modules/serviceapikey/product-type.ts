@@ -1,9 +1,9 @@
 // The `apikey` product type: plugs the API key service into selling. Each hook runs inside the order's transaction.
 import type { ProductType } from '../product/product-type.ts';
 import { normalizeApiKeyConfig, readApiKeyConfig } from './options.ts';
-import { normalizeUsageOptions, usageOptionsOf, type UsageOptions } from './usage-plan.ts';
+import { normalizeUsageOptions, usageOptionsOf, type UsageOptions } from './usage/usage-plan.ts';
 import type { ApiKeyService } from './service.ts';
-import { moveOpenPeriod } from './period-move.ts';
+import { moveOpenPeriod } from './usage/period-move.ts';
 
 type Hooks = Pick<ApiKeyService, 'issue' | 'orderChanged' | 'orderDeleted' | 'serviceFields'>;
 

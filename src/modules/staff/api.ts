@@ -10,7 +10,7 @@ import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
 import { modules } from '../index.ts';
 import { permissionCatalogue, PermissionList } from './permissions.ts';
 import { Done, PageOf, Timestamp } from '../../platform/schemas.ts';
-import { VERIFIER_PERMISSION } from '../serviceapikey/events-route.ts';
+import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
 import { AdminGroupSchema, StaffRecordSchema, StaffStatusSchema } from './results.ts';
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

@@ -13,7 +13,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwor
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import { VERIFIER_PERMISSION } from '../serviceapikey/events-route.ts';
+import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
 import type { EventBus } from '../../platform/events.ts';
 import './events.ts';
 import { staffEmailChanges } from './own-email.ts';

@@ -1,10 +1,10 @@
-// The key cache (src/modules/serviceapikey/cache.ts) on its own: it decides whether a revoked key is refused, so each
+// The key cache (src/modules/serviceapikey/check/cache.ts) on its own: it decides whether a revoked key is refused, so each
 // rule has a test that fails when the rule is broken (issue 8, items 13–15). The cache takes the time as an argument
 // (`now`, epoch ms), so the clock here is a plain number, and interleavings of readers and writers are spelled out
 // step by step: "a read starts" is taking `cache.epoch`, "the read ends" is `fill(…, epoch, now)`.
 import { describe, expect, it } from 'vitest';
-import { FLUX_MAX_MS, KeyCache, UNTRUSTED_MAX_AGE_MS, type KeyEntry } from '../../../src/modules/serviceapikey/cache.ts';
-import { bucketOf, calendarMonth } from '../../../src/modules/serviceapikey/usage-period.ts';
+import { FLUX_MAX_MS, KeyCache, UNTRUSTED_MAX_AGE_MS, type KeyEntry } from '../../../src/modules/serviceapikey/check/cache.ts';
+import { bucketOf, calendarMonth } from '../../../src/modules/serviceapikey/usage/usage-period.ts';
 import { createTestApp } from '../../helpers/app.ts';
 
 const T0 = 1_000_000;

@@ -1,9 +1,9 @@
-// The memo of lookup hashes (src/modules/serviceapikey/hash-memo.ts): a warm check skips the HMAC, but only for keys
+// The memo of lookup hashes (src/modules/serviceapikey/check/hash-memo.ts): a warm check skips the HMAC, but only for keys
 // that exist, in bounded memory, and without ever changing what a check answers (a revoked or replaced key stays
 // refused although its hash is remembered).
 import { describe, expect, it, vi } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { KeyHashMemo } from '../../../src/modules/serviceapikey/hash-memo.ts';
+import { KeyHashMemo } from '../../../src/modules/serviceapikey/check/hash-memo.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 
 describe('KeyHashMemo', () => {

@@ -4,7 +4,7 @@
 // close, plan changes, nothing for 0 overage). The clock is faked (Date only), so periods can end inside a test.
 // Runs on SQLite, and on PostgreSQL + Redis when TEST_* are set.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createUsageCloser } from '../../../src/modules/serviceapikey/overage.ts';
+import { createUsageCloser } from '../../../src/modules/serviceapikey/usage/overage.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { asClient, asStaff, MONTHLY, staffWith } from '../../helpers/selling-fixtures.ts';

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { openDatabase } from '../../../src/db/database.ts';
 import { migrations } from '../../../src/db/migrations/index.ts';
 import { inTransaction } from '../../../src/platform/transaction.ts';
-import { openEnd } from '../../../src/modules/serviceapikey/period-move.ts';
+import { openEnd } from '../../../src/modules/serviceapikey/usage/period-move.ts';
 import { createTestApp, freshPostgresDatabase, type TestApp } from '../../helpers/app.ts';
 import { expectError } from '../../helpers/assertions.ts';
 import { asClient, asStaff, makeProduct, MONTHLY, staffWith } from '../../helpers/selling-fixtures.ts';

@@ -8,9 +8,9 @@
 // - an epoch bumped by every invalidation: a fill whose read started before an invalidation is not stored.
 // Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
 // against the current time.
-import type { KeyRateLimit } from './key-limits.ts';
-import type { UsagePeriod } from './usage-period.ts';
-import type { UsagePlan } from './usage-plan.ts';
+import type { KeyRateLimit } from '../key-limits.ts';
+import type { UsagePeriod } from '../usage/usage-period.ts';
+import type { UsagePlan } from '../usage/usage-plan.ts';
 
 /** An order's uses in the current usage period, shared by the cached records of all its keys (they share its quota). */
 export interface OrderUsage {

@@ -4,7 +4,7 @@
 // (count = count + n), and the current month's usage is the database total plus this process's unflushed counts.
 // A crash loses at most one second of this process's counts.
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
+import type { Database } from '../../../db/schema.ts';
 
 const CHUNK_ROWS = 500;
 

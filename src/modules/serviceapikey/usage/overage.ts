@@ -9,15 +9,15 @@
 // A plan change in the middle of a period: the whole period's overage is billed at the plan in force when the
 // period closes (the key's usage options are replaced by the new plan's in the change's transaction).
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
-import { isoSeconds } from '../../lib/time.ts';
-import { overageMinor, overageUnits } from '../../lib/usage-pricing.ts';
-import type { InvoiceService } from '../invoice/service.ts';
+import type { Database } from '../../../db/schema.ts';
+import { inTransaction } from '../../../platform/transaction.ts';
+import type { Money } from '../../../lib/money.ts';
+import { isoSeconds } from '../../../lib/time.ts';
+import { overageMinor, overageUnits } from '../../../lib/usage-pricing.ts';
+import type { InvoiceService } from '../../invoice/service.ts';
 import { orderPeriodUses } from './period-usage.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
-import { parseObject } from '../../lib/json.ts';
+import { parseObject } from '../../../lib/json.ts';
 
 /** How long after its end a period is closed: longer than a flush interval (1 s) and a slow flush. */
 export const CLOSE_GRACE_MS = 10_000;

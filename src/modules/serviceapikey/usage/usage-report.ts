@@ -3,16 +3,16 @@
 // the batch id is the table's primary key, so a retried (or concurrent duplicate) batch adds nothing.
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../platform/transaction.ts';
-import { errors } from '../../platform/errors.ts';
-import { nowIso } from '../../lib/time.ts';
-import { monthlyLimitOf } from './options.ts';
+import type { Database } from '../../../db/schema.ts';
+import { inTransaction } from '../../../platform/transaction.ts';
+import { errors } from '../../../platform/errors.ts';
+import { nowIso } from '../../../lib/time.ts';
+import { monthlyLimitOf } from '../options.ts';
 import { addPeriodUses } from './period-usage.ts';
 import { usagePeriodAt } from './usage-period.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
-import type { OverageRule } from '../../lib/usage-pricing.ts';
-import { parseObject } from '../../lib/json.ts';
+import type { OverageRule } from '../../../lib/usage-pricing.ts';
+import { parseObject } from '../../../lib/json.ts';
 
 export interface UsageItem {
   key_id: number;

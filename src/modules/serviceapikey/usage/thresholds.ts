@@ -5,14 +5,14 @@
 // orders' uses, and only for orders with a quota not yet fully announced this period. The row in `usage_thresholds`
 // (primary key order, period, threshold) is what makes it once: written with the event in one transaction.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../platform/transaction.ts';
-import type { EventBus } from '../../platform/events.ts';
-import { nowIso } from '../../lib/time.ts';
+import type { Database } from '../../../db/schema.ts';
+import { inTransaction } from '../../../platform/transaction.ts';
+import type { EventBus } from '../../../platform/events.ts';
+import { nowIso } from '../../../lib/time.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
 
-import './events.ts';
-import { parseObject } from '../../lib/json.ts';
+import '../events.ts';
+import { parseObject } from '../../../lib/json.ts';
 
 export const THRESHOLDS = [80, 100] as const;
 const CHUNK = 500;

@@ -18,10 +18,10 @@
 // Uses a process counted under the old period in the second before the change is seen (cached records are dropped
 // on commit, and counts are flushed at least once a second) still land on O's row, whose end the flush keeps.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import { parseObject } from '../../lib/json.ts';
-import type { OrderSnapshot } from '../product/product-type.ts';
-import { addPeriod, isPeriod } from '../../lib/periods.ts';
+import type { Database } from '../../../db/schema.ts';
+import { parseObject } from '../../../lib/json.ts';
+import type { OrderSnapshot } from '../../product/product-type.ts';
+import { addPeriod, isPeriod } from '../../../lib/periods.ts';
 import { backPeriod, iso, usagePeriodAt } from './usage-period.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
 

@@ -8,10 +8,10 @@
 import { sql, type Kysely } from 'kysely';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import { loadPg } from '../../db/pg.ts';
-import type { Database } from '../../db/schema.ts';
-import { isClusterMessage, type InvalidateMessage } from '../../platform/cluster-messages.ts';
-import type { KeyCache } from './cache.ts';
+import { loadPg } from '../../../db/pg.ts';
+import type { Database } from '../../../db/schema.ts';
+import { isClusterMessage, type InvalidateMessage } from '../../../platform/cluster-messages.ts';
+import type { KeyCache } from '../check/cache.ts';
 
 export const CHANNEL = 'tollgate_apikey_invalidate';
 /** Hashes per message: 64 hex characters plus a comma each, well under PostgreSQL's 8000-byte payload limit. */

@@ -2,15 +2,15 @@
 // last), naming one. The keys of an order share its validity, parameters, quota and rate limit, so a new key copies
 // them from the order's first key. Deleted keys are kept with `deleted_at` (their uses stay counted for the order).
 import type { Kysely } from 'kysely';
-import type { DialectName } from '../../db/database.ts';
-import type { Database } from '../../db/schema.ts';
-import { inTransaction } from '../../platform/transaction.ts';
-import type { EventBus } from '../../platform/events.ts';
-import { errors } from '../../platform/errors.ts';
-import { nowIso } from '../../lib/time.ts';
-import { readKeyLimits } from './key-limits.ts';
-import { readApiKeyConfig, type ApiKeyConfig } from './options.ts';
-import { parseObject } from '../../lib/json.ts';
+import type { DialectName } from '../../../db/database.ts';
+import type { Database } from '../../../db/schema.ts';
+import { inTransaction } from '../../../platform/transaction.ts';
+import type { EventBus } from '../../../platform/events.ts';
+import { errors } from '../../../platform/errors.ts';
+import { nowIso } from '../../../lib/time.ts';
+import { readKeyLimits } from '../key-limits.ts';
+import { readApiKeyConfig, type ApiKeyConfig } from '../options.ts';
+import { parseObject } from '../../../lib/json.ts';
 
 interface KeyRef {
   id: number;

@@ -1,8 +1,8 @@
 // client and admin serviceapikey/usage (CONTRACT §7.1, §12): uses per day over a range of an order's keys (deleted
 // ones included: their uses stay the order's), or of one of them, with this process's unflushed counts.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import { errors } from '../../platform/errors.ts';
+import type { Database } from '../../../db/schema.ts';
+import { errors } from '../../../platform/errors.ts';
 import { monthBounds, type Metering } from './metering.ts';
 
 export interface UsageReport {

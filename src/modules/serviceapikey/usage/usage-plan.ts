@@ -2,12 +2,10 @@
 // the hard limit. Validated when the product is saved (422 naming the field), copied into each key's options when it
 // is issued (and when its order changes plan), and read back from there by counting, get_info, the close job and the
 // thresholds.
-import { errors } from '../../platform/errors.ts';
-import type { GraduatedTier, OverageRule } from '../../lib/usage-pricing.ts';
-import { monthlyLimitOf, type CustomParams } from './options.ts';
-import type { UsageAnchor } from './usage-period.ts';
-
-export type UsagePeriodKind = 'calendar_month' | 'billing_period';
+import { errors } from '../../../platform/errors.ts';
+import type { GraduatedTier, OverageRule } from '../../../lib/usage-pricing.ts';
+import { monthlyLimitOf, type CustomParams } from '../options.ts';
+import type { UsageAnchor, UsagePeriodKind } from './usage-period.ts';
 
 /** The usage options as stored in a product's config and a key's options; absent ones take their defaults. */
 export interface UsageOptions {

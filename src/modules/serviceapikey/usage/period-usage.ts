@@ -3,7 +3,7 @@
 // exactly, and a use in the last second before a period's end lands in that period. The flush that writes them then
 // hands the rows it wrote to the threshold watcher — the only extra work usage thresholds cost.
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
+import type { Database } from '../../../db/schema.ts';
 import type { UsageRow, UsageWriter } from './metering.ts';
 
 /** A meter row's key and period (its bucket is `start/end`). */

@@ -3,8 +3,10 @@
 // renewal to `expires_at`; found by stepping back from `expires_at` one billing period at a time until the period
 // holds `now` (a renewal paid early moves `expires_at` a period ahead, and the current period stays the one before).
 // An order without a billing period (one-time) or without an expiry counts by calendar month.
-import { isPeriod } from '../../lib/periods.ts';
-import type { UsagePeriodKind } from './usage-plan.ts';
+import { isPeriod } from '../../../lib/periods.ts';
+
+/** How a plan cuts time into usage periods (a plan's `usage_period` option, usage-plan.ts). */
+export type UsagePeriodKind = 'calendar_month' | 'billing_period';
 
 export interface UsagePeriod {
   /** Start (inclusive) and end (exclusive) as ISO 8601 instants. */

@@ -14,8 +14,8 @@
 // Refused calls are not counted: a process's window ends a moment after the shared one (its end is learnt from the
 // shared store's answer), and refused calls sent in that moment would open the next shared window already over the
 // limit, refusing that whole window. Counting only accepted calls also matches "a refused call is not a use".
-import type { Hit } from '../../platform/counters/store.ts';
-import type { KeyRateLimit } from './key-limits.ts';
+import type { Hit } from '../../../platform/counters/store.ts';
+import type { KeyRateLimit } from '../key-limits.ts';
 
 /** A counter store that answers from memory (the memory store, or the batched store that shares its counts). */
 export interface LocalCounterStore {

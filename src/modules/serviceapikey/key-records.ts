@@ -1,0 +1,166 @@
+// Keys as staff and clients read them (admin find and get, client get_list, usage, the order page's fields): the
+// stored rows judged with the same rules as the check, decrypted for their owner, never from the check's cache.
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { SecretBox } from '../../lib/crypto.ts';
+import { parseObject } from '../../lib/json.ts';
+import type { Money } from '../../lib/money.ts';
+import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
+import { errors } from '../../platform/errors.ts';
+import type { OrderSnapshot } from '../product/product-type.ts';
+import { readKeyLimits } from './key-limits.ts';
+import { monthlyLimitOf } from './options.ts';
+import type { KeyRecord, Reason, UsageReport } from './types.ts';
+import type { Metering } from './usage/metering.ts';
+import { summaryOf, withLimit } from './usage/summary.ts';
+import type { UsageTotals } from './usage/totals.ts';
+import { periodDays } from './usage/usage-period.ts';
+import { planOf, usageOptionsOf } from './usage/usage-plan.ts';
+import { usageReport } from './usage/usage-range.ts';
+
+type KeyRow = Selectable<Database['api_keys']>;
+
+export interface KeyRecordsDeps {
+  db: Kysely<Database>;
+  secrets: Pick<SecretBox, 'hash' | 'decrypt'>;
+  money: Pick<Money, 'format' | 'precision'>;
+  totals: Pick<UsageTotals, 'currentUsage'>;
+  /** The uses per day, for the usage reports (flushed and not yet). */
+  metering: Metering;
+}
+
+/** The live (not deleted) keys with their order's and client's facts. */
+export function keysWithOrders(trx: Kysely<Database>) {
+  return trx
+    .selectFrom('api_keys')
+    .innerJoin('orders', 'orders.id', 'api_keys.order_id')
+    .innerJoin('clients', 'clients.id', 'api_keys.client_id')
+    .selectAll('api_keys')
+    .select(['orders.status', 'orders.expires_at', 'orders.period as order_period', 'clients.status as client_status'])
+    .where('api_keys.deleted_at', 'is', null);
+}
+
+/** Every key of an order, deleted ones included (the cache and the other processes must forget them all). */
+export function orderKeys(trx: Kysely<Database>, orderId: number) {
+  return trx.selectFrom('api_keys').select(['id', 'key_hash', 'grace_hash', 'options', 'deleted_at']).where('order_id', '=', orderId).orderBy('id').execute();
+}
+
+/** The check's judgement of a stored key (check/key-check.ts judges the cached record by the same rules). */
+function reasonOf(row: { valid: number; options: string; config: string }, order: { status: string; expires_at: string | null; client_status: string }, used: number): Reason {
+  if (row.valid !== 1) return 'DISABLED';
+  if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
+  if (order.status !== 'active') return 'NOT_ACTIVE';
+  if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
+  const options = parseObject(row.options);
+  const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseObject(row.config));
+  if (hardLimit !== null && used >= hardLimit) return 'LIMIT_EXCEEDED';
+  if (options.enforce_limit === true && overage === null && included !== null && used >= included) return 'LIMIT_EXCEEDED';
+  return 'VALID';
+}
+
+function rotatingUntil(row: { grace_until: string | null }): string | null {
+  return row.grace_until !== null && Date.parse(row.grace_until) > Date.now() ? row.grace_until : null;
+}
+
+export function createKeyRecords(deps: KeyRecordsDeps) {
+  const { db, secrets, totals } = deps;
+
+  async function recordOf(trx: Kysely<Database>, row: KeyRow & { status: string; expires_at: string | null; client_status: string; order_period: string | null }, used?: number): Promise<KeyRecord> {
+    return {
+      id: row.id,
+      name: row.name,
+      order_id: row.order_id,
+      client_id: row.client_id,
+      api_key: secrets.decrypt(row.key_enc),
+      valid: row.valid === 1 ? 1 : 0,
+      config: parseObject(row.config),
+      reason: reasonOf(row, row, used ?? (await totals.currentUsage(trx, row)).used),
+      rotating_until: rotatingUntil(row),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    };
+  }
+
+  /**
+   * One key, the caller's own when `clientId` is given (404 otherwise): by its `id`, by the key itself, or by
+   * `order_id` when the order holds one key (an order with several needs `id` or `key`: 422).
+   */
+  async function requireKey(trx: Kysely<Database>, by: { id?: number | undefined; order_id?: number | undefined; key?: string | undefined }, clientId?: number) {
+    let query = keysWithOrders(trx);
+    if (by.id !== undefined) query = query.where('api_keys.id', '=', by.id);
+    else if (by.order_id !== undefined) query = query.where('api_keys.order_id', '=', by.order_id);
+    else if (by.key !== undefined) query = query.where('api_keys.key_hash', '=', secrets.hash(by.key));
+    else throw errors.invalid('order_id', 'is required (or id, or key)');
+    if (clientId !== undefined) query = query.where('api_keys.client_id', '=', clientId);
+    const rows = await query.orderBy('api_keys.id').limit(2).execute();
+    if (rows.length === 0) throw errors.apiKeyNotFound();
+    if (rows.length > 1) throw errors.invalid('id', 'is required: this order holds several keys; name one with id or key');
+    return rows[0]!;
+  }
+
+  return {
+    requireKey,
+
+    /** `{api_key, config, valid, reason}` of the order's first key for order/service; nulls before it is issued. */
+    serviceFields: async (trx: Kysely<Database>, order: OrderSnapshot): Promise<Record<string, unknown>> => {
+      const row = await keysWithOrders(trx).where('api_keys.order_id', '=', order.id).orderBy('api_keys.id').executeTakeFirst();
+      if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE', usage: null };
+      // This period's use and its projected overage, as get_info shows it (the client area and the admin order page).
+      const { plan, period, used } = await totals.currentUsage(trx, row);
+      const record = await recordOf(trx, row, used);
+      const limit = monthlyLimitOf(record.config);
+      const usage = withLimit(summaryOf(deps.money, plan, period, used), limit);
+      return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage, max_keys: readKeyLimits(parseObject(row.options)).max_keys };
+    },
+
+    /**
+     * admin/serviceapikey/find: the order behind a key staff pasted (a leaked one, say), looked up by its keyed hash
+     * like check; the answer names the order and client, never the key. Surrounding whitespace from a paste is ignored.
+     */
+    find: async (key: string): Promise<{ order_id: number; client_id: number; valid: 0 | 1; reason: Reason }> => {
+      const row = await requireKey(db, { key: key.trim() });
+      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, (await totals.currentUsage(db, row)).used) };
+    },
+
+    /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
+    get: async (orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> => {
+      const rows = await keysWithOrders(db).where('api_keys.order_id', '=', orderId).orderBy('api_keys.id').execute();
+      if (rows.length === 0) throw errors.apiKeyNotFound();
+      const { used } = await totals.currentUsage(db, rows[0]!);
+      const keys: KeyRecord[] = [];
+      for (const row of rows) keys.push(await recordOf(db, row, used));
+      return { ...keys[0]!, keys };
+    },
+
+    /** client/serviceapikey/get_list: the caller's keys (each with its id and name), newest first. */
+    list: async (clientId: number, params: { page?: number | undefined; per_page?: number | undefined; order_id?: number | undefined }): Promise<Page<Omit<KeyRecord, 'client_id'>>> => {
+      const request = pageRequest(params);
+      let count = db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('client_id', '=', clientId).where('deleted_at', 'is', null);
+      let rowsQuery = keysWithOrders(db).where('api_keys.client_id', '=', clientId);
+      if (params.order_id !== undefined) {
+        count = count.where('order_id', '=', params.order_id);
+        rowsQuery = rowsQuery.where('api_keys.order_id', '=', params.order_id);
+      }
+      const total = await count.executeTakeFirstOrThrow();
+      const rows = await rowsQuery.orderBy('api_keys.id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      const list: Array<Omit<KeyRecord, 'client_id'>> = [];
+      const usedByOrder = new Map<number, number>();
+      for (const row of rows) {
+        let used = usedByOrder.get(row.order_id);
+        if (used === undefined) usedByOrder.set(row.order_id, (used = (await totals.currentUsage(db, row)).used));
+        const { client_id: _client, ...record } = await recordOf(db, row, used);
+        list.push(record);
+      }
+      return toPage(request, total.n, list);
+    },
+
+    /** client and admin usage: per day over a range (default: the current usage period), of the order's keys or of one (usage-range.ts). */
+    usage: async (params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> => {
+      const key = await keysWithOrders(db).where('api_keys.order_id', '=', params.order_id).orderBy('api_keys.id').executeTakeFirst();
+      const current = key === undefined ? undefined : periodDays((await totals.currentUsage(db, key)).period);
+      return usageReport(db, deps.metering, params, clientId, current);
+    },
+  };
+}
+
+export type KeyRecords = ReturnType<typeof createKeyRecords>;

@@ -1,0 +1,50 @@
+// The records the API key module hands to others: a check's reason, get_info's answer and its usage summary, a key
+// as staff and clients see it.
+import type { CustomParams } from './options.ts';
+
+export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
+
+export interface UsageSummary {
+  /** Calendar month: its first and last day (`YYYY-MM-DD`); billing period: its start and end instants. */
+  period_start: string;
+  period_end: string;
+  used: number;
+  limit: number | null;
+  remaining: number | null;
+  /** CONTRACT §12: uses included per period (null: unlimited), uses beyond them billed, their projected price. */
+  included: number | null;
+  overage_units: number;
+  /** Null when the plan bills no overage. */
+  overage_amount: string | null;
+  hard_limit: number | null;
+}
+
+export interface KeyInfo {
+  valid: 0 | 1;
+  config: CustomParams | null;
+  reason: Reason;
+  usage: UsageSummary | null;
+  /** Seconds until the per-key rate limit lets calls through again (RATE_LIMITED only). */
+  retry_after: number | null;
+  /** The end of this key's grace period when it is a replaced key still validating (a reset with grace_seconds). */
+  rotating_until: string | null;
+}
+
+export interface KeyRecord {
+  /** The key's own id (an order may hold several keys, CONTRACT §12). */
+  id: number;
+  name: string | null;
+  order_id: number;
+  client_id: number;
+  api_key: string;
+  valid: 0 | 1;
+  config: CustomParams;
+  /** Whether check would accept the key right now, and why not. */
+  reason: Reason;
+  /** When the key this one replaced stops validating (a reset with grace_seconds), while in the future; else null. */
+  rotating_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type { UsageReport } from './usage/usage-range.ts';
