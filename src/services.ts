@@ -49,6 +49,7 @@ import { createAccountService, type AccountService } from './modules/account/ser
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
 
+/** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
   config: Config;
   db: Kysely<Database>;

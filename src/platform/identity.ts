@@ -28,3 +28,18 @@ export type Identity =
 export function hasPermission(staff: StaffPrincipal, permission: string): boolean {
   return staff.permissions === 'all' || staff.permissions.has(permission);
 }
+
+/** Finds the account behind a credential: the staff and client services implement it for their accounts. */
+export interface PrincipalLookup<P> {
+  /** The account whose API token this is, or null. */
+  principalByToken(token: string): Promise<P | null>;
+  /** The account a session names, or null when it is gone or not active. */
+  principalById(id: number): Promise<P | null>;
+}
+
+/**
+ * The one permission a verifier credential's group grants (CONTRACT §11): calling the key check. Here, beside the
+ * principal's `verifier` flag, so the staff module (which makes verifier groups) and the key module (whose check and
+ * events stream let verifiers in) share it without importing each other.
+ */
+export const VERIFIER_PERMISSION = 'serviceapikey.check';

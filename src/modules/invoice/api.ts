@@ -2,8 +2,7 @@
 // read one invoice by its unguessable hash and the payment gateways.
 import { invoiceFileName } from '../../lib/invoice-label.ts';
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../platform/action.ts';
-import type { Services } from '../../services.ts';
+import { actionsFor, FileResult, type ModuleApi } from '../../platform/action.ts';
 import type { InvoiceRecord } from './service.ts';
 import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
@@ -11,6 +10,24 @@ import { enforce } from '../../platform/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
 import { Done, FileDownload, PageOf } from '../../platform/schemas.ts';
 import { Gateway, Invoice, PaymentStart, StaffInvoicePage, TaxRule, Transaction } from './results.ts';
+import type { Config } from '../../config.ts';
+import type { RateLimiter } from '../../platform/rate-limit.ts';
+import type { PaymentService } from '../payment/service.ts';
+import type { InvoicePayments } from './gateway-payments.ts';
+import type { InvoiceService } from './service.ts';
+import type { TaxService } from './taxes.ts';
+
+/** The services this module's actions use. */
+export interface InvoiceNeeds {
+  config: Pick<Config, 'currency'>;
+  limiter: RateLimiter;
+  invoices: InvoiceService;
+  invoicePayments: InvoicePayments;
+  payments: PaymentService;
+  taxes: TaxService;
+}
+
+const { adminAction, clientAction, guestAction } = actionsFor<InvoiceNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
@@ -34,11 +51,11 @@ const TaxFields = {
 };
 
 /** The invoice as a PDF download named after its number (or "proforma-<id>"). */
-async function pdfOf(services: Services, invoice: InvoiceRecord): Promise<FileResult> {
+async function pdfOf(services: Pick<InvoiceNeeds, 'invoices'>, invoice: InvoiceRecord): Promise<FileResult> {
   return new FileResult('application/pdf', await services.invoices.pdf(invoice.id), invoiceFileName(invoice));
 }
 
-export const invoiceApi: ModuleApi = {
+export const invoiceApi: ModuleApi<InvoiceNeeds> = {
   name: 'invoice',
   admin: {
     get_list: adminAction({

@@ -1,12 +1,23 @@
 // order: staff run the status machine; clients read their own orders.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { hasPermission } from '../../platform/identity.ts';
 import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { Done, PageOf } from '../../platform/schemas.ts';
 import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, StaffOrderPage, UpgradableProduct } from './results.ts';
-import type { Transition } from './service.ts';
+import type { CartService } from '../cart/service.ts';
+import type { SelfService } from './self-service.ts';
+import type { OrderService as Orders, Transition } from './service.ts';
+
+/** The services the order module's actions use. */
+export interface OrderNeeds {
+  orders: Pick<Orders, 'change' | 'delete' | 'update' | 'get' | 'list' | 'service' | 'history'>;
+  carts: Pick<CartService, 'adminCreate'>;
+  selfService: Pick<SelfService, 'cancel' | 'uncancel' | 'upgradables' | 'changePlan'>;
+}
+
+const { adminAction, clientAction } = actionsFor<OrderNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Money = Type.Union([Type.String({ maxLength: 32 }), Type.Number()]);
@@ -29,7 +40,7 @@ function transitionAction(action: Transition, summary: string, withReason = fals
   });
 }
 
-export const orderApi: ModuleApi = {
+export const orderApi: ModuleApi<OrderNeeds> = {
   name: 'order',
   admin: {
     create: adminAction({
