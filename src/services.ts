@@ -26,6 +26,7 @@ import { createPaymentService, type PaymentService } from './modules/payment/ser
 import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { createSelfService, type SelfService } from './modules/order/self-service.ts';
+import { createOrderPlacing, type OrderPlacing } from './modules/order/placing.ts';
 import { followPlanChanges } from './modules/serviceapikey/plan-change.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
@@ -80,6 +81,8 @@ export interface Services {
   /** Coupons (admin/product/promo_*). */
   promos: PromoService;
   orders: OrderService;
+  /** New orders with their invoice: the cart's checkout, admin/order/create. */
+  orderPlacing: OrderPlacing;
   /** Client self-service on orders: cancel at period end, upgradables, change plan (CONTRACT §8). */
   selfService: SelfService;
   invoices: InvoiceService;
@@ -182,7 +185,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const invoices = createInvoiceService({ db, events, orders, gateways, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
-  const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes });
+  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money });
+  const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, money, promos, taxes });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -286,6 +290,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     products,
     promos,
     orders,
+    orderPlacing,
     selfService,
     invoices,
     taxes,

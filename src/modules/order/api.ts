@@ -1,4 +1,4 @@
-// order: staff run the status machine; clients read their own orders.
+// order: staff create orders and run the status machine; clients read their own orders and serve themselves.
 import { Type } from '@sinclair/typebox';
 import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { hasPermission } from '../../platform/identity.ts';
@@ -6,14 +6,15 @@ import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { Done, PageOf } from '../../platform/schemas.ts';
 import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, StaffOrderPage, UpgradableProduct } from './results.ts';
-import type { CartService } from '../cart/service.ts';
+import type { OrderPlacing } from './placing.ts';
 import type { SelfService } from './self-service.ts';
-import type { OrderService as Orders, Transition } from './service.ts';
+import type { OrderService as Orders } from './service.ts';
+import type { Transition } from './types.ts';
 
 /** The services the order module's actions use. */
 export interface OrderNeeds {
   orders: Pick<Orders, 'change' | 'delete' | 'update' | 'get' | 'list' | 'service' | 'history'>;
-  carts: Pick<CartService, 'adminCreate'>;
+  orderPlacing: Pick<OrderPlacing, 'adminCreate'>;
   selfService: Pick<SelfService, 'cancel' | 'uncancel' | 'upgradables' | 'changePlan'>;
 }
 
@@ -56,7 +57,7 @@ export const orderApi: ModuleApi<OrderNeeds> = {
       permission: 'order.manage',
       summary: 'Creates an order for a client, optionally activated and/or invoiced',
       result: Type.Integer({ description: 'The new order id' }),
-      handler: (params, { services }) => services.carts.adminCreate(params),
+      handler: (params, { services }) => services.orderPlacing.adminCreate(params),
     }),
     activate: transitionAction('activate', 'pending_setup or failed_setup → active; sets expires_at for recurrent orders'),
     renew: transitionAction('renew', 'Extends expires_at by one period from the current expiry (or from now if passed)'),
