@@ -13,7 +13,7 @@ import type { TwoFactorService } from '../account/two-factor.ts';
 
 /** The services the client module's actions use. */
 export interface ClientNeeds extends LimiterHolder, ClientRecoveryNeeds {
-  clients: ClientService;
+  clients: Pick<ClientService, 'create' | 'login' | 'loggedIn' | 'list' | 'get' | 'update' | 'delete' | 'changePassword'>;
   twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'>;
 }
 

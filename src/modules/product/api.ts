@@ -9,7 +9,7 @@ import type { ProductService } from './service.ts';
 
 /** The services the product module's actions use (the coupons': promo-api.ts). */
 export interface ProductNeeds extends PromoNeeds {
-  products: ProductService;
+  products: Pick<ProductService, 'prepare' | 'list' | 'get' | 'update' | 'updateConfig' | 'delete' | 'publicList' | 'publicGet'>;
 }
 
 const { adminAction, guestAction } = actionsFor<ProductNeeds>();

@@ -8,7 +8,7 @@ import type { PromoService } from './promos.ts';
 
 /** The services the coupon actions use. */
 export interface PromoNeeds {
-  promos: PromoService;
+  promos: Pick<PromoService, 'create' | 'list' | 'get' | 'update' | 'delete'>;
 }
 
 const { adminAction } = actionsFor<PromoNeeds>();

@@ -16,7 +16,11 @@ import type { StaffService } from './service.ts';
 
 /** The services the staff module's actions use. */
 export interface StaffNeeds extends LimiterHolder, StaffRecoveryNeeds {
-  staff: StaffService;
+  staff: Pick<
+    StaffService,
+    | 'login' | 'create' | 'list' | 'get' | 'update' | 'delete' | 'changePassword' | 'groupPermissions'
+    | 'groups' | 'createGroup' | 'updateGroup' | 'deleteGroup' | 'createVerifier' | 'verifiers' | 'rotateVerifier' | 'revokeVerifier'
+  >;
   twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'>;
 }
 
