@@ -30,6 +30,7 @@ import { createPaymentService, type PaymentService } from './modules/payment/ser
 import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { createSelfService, type SelfService } from './modules/order/self-service.ts';
+import { createOrderPlacing, type OrderPlacing } from './modules/order/placing.ts';
 import { followPlanChanges } from './modules/serviceapikey/plan-change.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
@@ -56,6 +57,7 @@ import { createAccountService, type AccountService } from './modules/account/ser
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
 
+/** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
   config: Config;
   db: Kysely<Database>;
@@ -86,6 +88,8 @@ export interface Services {
   /** Coupons (admin/product/promo_*). */
   promos: PromoService;
   orders: OrderService;
+  /** New orders with their invoice: the cart's checkout, admin/order/create. */
+  orderPlacing: OrderPlacing;
   /** Client self-service on orders: cancel at period end, upgradables, change plan (CONTRACT §8). */
   selfService: SelfService;
   invoices: InvoiceService;
@@ -190,7 +194,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
-  const carts = createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes });
+  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money });
+  const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, money, promos, taxes });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -299,6 +304,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     products,
     promos,
     orders,
+    orderPlacing,
     selfService,
     invoices,
     taxes,

@@ -22,7 +22,7 @@ import { GuestRoad } from './guest-road.ts';
 import { COMMON_HEADERS, HSTS } from './headers.ts';
 import type { Observer, WarnLog } from './observe.ts';
 import type { HeaderTarget, RateLimiter } from '../platform/rate-limit.ts';
-import type { SessionControl } from './session-control.ts';
+import type { SessionControl } from '../platform/session.ts';
 
 export interface DirectRoute {
   /** The gateway path it answers, `/api/guest/{module}/{action}`. */

@@ -3,18 +3,26 @@
 // the result in the envelope. Modules are known only through the registry; adding an action never touches http/.
 import type { TObject } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.ts';
 import { FileResult, ROLES, type ActionDef, type GuestIdentity, type ModuleApi, type Role } from '../platform/action.ts';
-import { authenticate } from './auth.ts';
+import { authenticate, type AuthServices } from './auth.ts';
 import { isRefusedQuery, queryTooDeep } from './body.ts';
 import { errors } from '../platform/errors.ts';
 import { hasPermission, type Identity } from '../platform/identity.ts';
 import { setApiHeaders } from './headers.ts';
 import { enforce } from '../platform/rate-limit.ts';
 import { GuestRoad } from './guest-road.ts';
-import { createSessionControl, type SessionControl } from './session-control.ts';
-import type { Session } from '../modules/session/service.ts';
+import type { Session, SessionControl, SessionStore } from '../platform/session.ts';
+import { createSessionControl } from './session-control.ts';
 import { compileValidator } from './validate.ts';
+import type { ModuleServices } from '../modules/index.ts';
+
+/**
+ * What the gateway hands its routes: the services it uses itself (authentication, rate limits, sessions) and those
+ * the served modules' actions name, which it passes on untouched as `call.services`.
+ */
+export interface GatewayServices extends AuthServices {
+  sessions: SessionStore;
+}
 
 const GUEST: GuestIdentity = { role: 'guest' };
 
@@ -35,7 +43,7 @@ class Call<I extends Identity = Identity> {
   private control: SessionControl | undefined;
 
   constructor(
-    readonly services: Services,
+    readonly services: GatewayServices,
     readonly identity: I,
     readonly ip: string,
     readonly request: FastifyRequest,
@@ -50,7 +58,7 @@ class Call<I extends Identity = Identity> {
   }
 }
 
-function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Services, httpsPossible: boolean) {
+function makeHandler(role: Role, def: ActionDef<TObject, never>, services: GatewayServices, httpsPossible: boolean) {
   const validate = compileValidator(def.params);
   const { limiter } = services;
   // A guest action takes the road its direct answer takes too (guest-road.ts): policy, validation, handler.
@@ -119,7 +127,7 @@ export interface RegisteredAction {
   def: ActionDef<TObject, never>;
 }
 
-export function listActions(modules: readonly ModuleApi[]): RegisteredAction[] {
+export function listActions(modules: readonly ModuleApi<never>[]): RegisteredAction[] {
   const out: RegisteredAction[] = [];
   for (const module of modules) {
     for (const role of ROLES) {
@@ -131,7 +139,16 @@ export function listActions(modules: readonly ModuleApi[]): RegisteredAction[] {
   return out;
 }
 
-export function registerGateway(app: FastifyInstance, services: Services, modules: readonly ModuleApi[], httpsPossible: boolean): void {
+/**
+ * Routes every action of `modules`. `services` must give the served modules what they name: for the registry's own
+ * list that is `ModuleServices` (the default of `S`).
+ */
+export function registerGateway<S = ModuleServices>(
+  app: FastifyInstance,
+  services: GatewayServices & S,
+  modules: readonly ModuleApi<S>[],
+  httpsPossible: boolean,
+): void {
   for (const { role, module, action, def } of listActions(modules)) {
     app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, def, services, httpsPossible) });
   }

@@ -8,7 +8,8 @@
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { safeEqual } from '../lib/crypto.ts';
 import { AccessLog, type AccessSink } from './access-log.ts';
-import type { Services } from '../services.ts';
+import type { Config } from '../config.ts';
+import type { Metrics } from '../platform/metrics.ts';
 import { errors } from '../platform/errors.ts';
 import { setApiHeaders } from './headers.ts';
 
@@ -62,11 +63,17 @@ export interface Observer {
   answered(method: string, route: string, status: number, ms: number, from: AnsweredRequest, log: WarnLog): void;
 }
 
+/** What the observer reads: its settings and the metrics registry. */
+export interface ObservedServices {
+  config: Pick<Config, 'slowRequestMs' | 'accessLog' | 'metricsToken'>;
+  metrics: Metrics;
+}
+
 /**
  * `hasLogger`: Fastify sets up its end-of-request call only when it has a logger (or an onResponse hook); without a
  * logger (tests, tools) the same work runs from an onResponse hook instead.
  */
-export function createObserver(services: Pick<Services, 'config' | 'metrics'>, hasLogger: boolean, options: ObserveOptions = {}): Observer {
+export function createObserver(services: ObservedServices, hasLogger: boolean, options: ObserveOptions = {}): Observer {
   const { config, metrics } = services;
   const slowMs = config.slowRequestMs;
   const access = config.accessLog ? new AccessLog(options.accessLogStream ?? 1) : null;

@@ -1,32 +1,15 @@
-// The browser session of one request: read lazily from the `tollgate_session` cookie (guest calls that never touch
-// a session pay nothing), started with fresh cookies at login, ended at logout.
-import { parse as parseCookies, serialize } from 'cookie';
+// The browser session of one request (SessionControl, src/platform/session.ts): read lazily from the
+// `tollgate_session` cookie (guest calls that never touch a session pay nothing), started with fresh cookies at login,
+// ended at logout.
+import { serialize } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { NewSession, Session, SessionService, SessionSubject } from '../modules/session/service.ts';
-
-export const SESSION_COOKIE = 'tollgate_session';
-export const CSRF_COOKIE = 'csrf_token';
-
-export interface SessionControl {
-  /** The live session named by the cookie, or null. */
-  current(): Promise<Session | null>;
-  /** Ends the current session (if any) and starts a new one for `subject`, setting both cookies. */
-  start(subject: SessionSubject): Promise<NewSession>;
-  /** Ends the current session and clears both cookies. */
-  end(): Promise<void>;
-  /** The session's cookie value as sent, or null. */
-  cookieValue(): string | null;
-}
-
-export function readCookies(request: FastifyRequest): Record<string, string | undefined> {
-  const header = request.headers.cookie;
-  return header === undefined ? {} : parseCookies(header);
-}
+import type { Session, SessionControl, SessionStore } from '../platform/session.ts';
+import { CSRF_COOKIE, readCookies, requireSessionCsrf, SESSION_COOKIE } from './csrf.ts';
 
 export function createSessionControl(
   request: FastifyRequest,
   reply: FastifyReply,
-  sessions: SessionService,
+  sessions: SessionStore,
   preloaded?: Session | null,
 ): SessionControl {
   let loaded: Promise<Session | null> | undefined = preloaded === undefined ? undefined : Promise.resolve(preloaded);
@@ -64,6 +47,9 @@ export function createSessionControl(
       setCookies('', '', 0);
     },
     cookieValue,
+    requireCsrf(session) {
+      requireSessionCsrf(sessions, request, session);
+    },
   };
   return control;
 }

@@ -1,25 +1,55 @@
-// The module registry: every API module the gateway serves. Add a module here and nowhere in http/.
+// The module registry: every URL module the gateway serves (`/api/{role}/<name>/{action}`), one entry each. Add a
+// module here and nowhere in http/.
+//
+// Each module names the services its actions use (its `…Needs`); `ModuleServices` is all of them at once, and
+// `CheckedServices` below proves that the composition root (src/services.ts) builds them: a module that names a
+// service nobody builds, or a method a service lacks, fails to compile here.
 import type { ModuleApi } from '../platform/action.ts';
-import { accountProfileApi } from './account/api.ts';
-import { recoveryClientApi, recoveryProfileApi, recoveryStaffApi } from './account/recovery-api.ts';
-import { cartApi } from './cart/api.ts';
-import { clientApi } from './client/api.ts';
-import { cronApi } from './cron/api.ts';
-import { emailApi } from './email/api.ts';
-import { invoiceApi } from './invoice/api.ts';
-import { orderApi } from './order/api.ts';
-import { paymentMethodApi } from './payment/api.ts';
-import { productApi } from './product/api.ts';
-import { profileApi } from './profile/api.ts';
-import { serviceApiKeyApi } from './serviceapikey/api.ts';
+import type { Services } from '../services.ts';
+import { cartApi, type CartNeeds } from './cart/api.ts';
+import { clientApi, type ClientNeeds } from './client/api.ts';
+import { cronApi, type CronNeeds } from './cron/api.ts';
+import { emailApi, type EmailNeeds } from './email/api.ts';
+import { invoiceApi, type InvoiceNeeds } from './invoice/api.ts';
+import { orderApi, type OrderNeeds } from './order/api.ts';
+import { paymentMethodApi, type PaymentMethodNeeds } from './payment/api.ts';
+import { productApi, type ProductNeeds } from './product/api.ts';
+import { profileApi, type ProfileNeeds } from './profile/api.ts';
+import { serviceApiKeyApi, type ApiKeyNeeds } from './serviceapikey/api.ts';
 import { sessionApi } from './session/api.ts';
-import { staffApi } from './staff/api.ts';
-import { systemApi } from './system/api.ts';
-import { webhookApi } from './webhook/api.ts';
+import { permissionCatalogue, type PermissionEntry } from './staff/permissions.ts';
+import { staffApi, type StaffNeeds } from './staff/api.ts';
+import { systemApi, type SystemNeeds } from './system/api.ts';
+import { webhookApi, type WebhookNeeds } from './webhook/api.ts';
 
-export const modules: readonly ModuleApi[] = [
+/** Every service some module's actions use, as those modules name them. */
+export type ModuleServices = SystemNeeds &
+  StaffNeeds &
+  ClientNeeds &
+  ProfileNeeds &
+  ProductNeeds &
+  CartNeeds &
+  OrderNeeds &
+  InvoiceNeeds &
+  CronNeeds &
+  ApiKeyNeeds &
+  PaymentMethodNeeds &
+  EmailNeeds &
+  WebhookNeeds;
+
+/** Compiles only when `T` is a `U`. */
+type Satisfying<T extends U, U> = T;
+
+/** The proof that the real services give every module what it names (a type: nothing of it exists at run time). */
+export type CheckedServices = Satisfying<Services, ModuleServices>;
+
+// The staff module lists every permission the admin actions ask for, its own included: computed here from the list
+// below, the first time the action asks (by then the list exists).
+let permissions: readonly PermissionEntry[] | undefined;
+
+export const modules: readonly ModuleApi<ModuleServices>[] = [
   systemApi,
-  staffApi,
+  staffApi(() => (permissions ??= permissionCatalogue(modules))),
   clientApi,
   profileApi,
   productApi,
@@ -30,10 +60,6 @@ export const modules: readonly ModuleApi[] = [
   serviceApiKeyApi,
   paymentMethodApi,
   emailApi,
-  accountProfileApi,
-  recoveryClientApi,
-  recoveryStaffApi,
-  recoveryProfileApi,
   webhookApi,
   sessionApi,
 ];

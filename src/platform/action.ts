@@ -1,17 +1,21 @@
 // What a module declares: its actions per role, each with an input schema, an optional staff permission and rate
-// limit policy, and a handler that calls the module's service. The gateway turns these into routes.
+// limit policy, and a handler that calls the module's services. The gateway turns these into routes.
+//
+// A module names the services its actions use (`actionsFor<Needs>()`, `ModuleApi<Needs>`), so a handler sees those
+// and nothing else; the registry (src/modules/index.ts) gathers every module's needs and the composition root
+// (src/services.ts) must provide them all, which the compiler checks.
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitPolicy } from './rate-limit.ts';
-import type { Services } from '../services.ts';
 import type { Identity } from './identity.ts';
-import type { SessionControl } from '../http/session-control.ts';
+import type { SessionControl } from './session.ts';
 
 export type Role = 'admin' | 'client' | 'guest';
 export const ROLES: readonly Role[] = ['admin', 'client', 'guest'];
 
-export interface CallContext<I extends Identity = Identity> {
-  services: Services;
+/** What a handler receives. `S`: the services its module named (`unknown` where an action uses none). */
+export interface CallContext<I extends Identity = Identity, S = unknown> {
+  services: S;
   identity: I;
   /** The caller's address, honouring X-Forwarded-For only when TRUST_PROXY is set. */
   ip: string;
@@ -21,7 +25,7 @@ export interface CallContext<I extends Identity = Identity> {
   reply: FastifyReply;
 }
 
-export interface ActionDef<P extends TObject = TObject, I extends Identity = Identity> {
+export interface ActionDef<P extends TObject = TObject, I extends Identity = Identity, S = unknown> {
   params: P;
   /** Staff permission `module.group` the admin action needs; group 1 has every permission. */
   permission?: string;
@@ -56,24 +60,43 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
    * call: a direct answer has no Fastify request, reply or session.
    */
   direct?: boolean;
-  // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry.
-  handler(params: Static<P>, call: CallContext<I>): unknown;
+  // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry,
+  // and an action needing fewer services assignable to one handed more.
+  handler(params: Static<P>, call: CallContext<I, S>): unknown;
 }
 
 export type AdminIdentity = Extract<Identity, { role: 'admin' }>;
 export type ClientIdentity = Extract<Identity, { role: 'client' }>;
 export type GuestIdentity = Extract<Identity, { role: 'guest' }>;
 
-export interface ModuleApi {
+/** One URL module (`/api/{role}/<name>/{action}`): its actions per role, whose handlers use the services `S`. */
+export interface ModuleApi<S = unknown> {
   name: string;
-  admin?: Record<string, ActionDef<TObject, AdminIdentity>>;
-  client?: Record<string, ActionDef<TObject, ClientIdentity>>;
-  guest?: Record<string, ActionDef<TObject, GuestIdentity>>;
+  admin?: Record<string, ActionDef<TObject, AdminIdentity, S>>;
+  client?: Record<string, ActionDef<TObject, ClientIdentity, S>>;
+  guest?: Record<string, ActionDef<TObject, GuestIdentity, S>>;
 }
 
-export const adminAction = <P extends TObject>(def: ActionDef<P, AdminIdentity>): ActionDef<P, AdminIdentity> => def;
-export const clientAction = <P extends TObject>(def: ActionDef<P, ClientIdentity>): ActionDef<P, ClientIdentity> => def;
-export const guestAction = <P extends TObject>(def: ActionDef<P, GuestIdentity>): ActionDef<P, GuestIdentity> => def;
+/** The action helpers of a module whose actions use the services `S`: each one types its handler's `call`. */
+export interface ActionHelpers<S> {
+  adminAction: <P extends TObject>(def: ActionDef<P, AdminIdentity, S>) => ActionDef<P, AdminIdentity, S>;
+  clientAction: <P extends TObject>(def: ActionDef<P, ClientIdentity, S>) => ActionDef<P, ClientIdentity, S>;
+  guestAction: <P extends TObject>(def: ActionDef<P, GuestIdentity, S>) => ActionDef<P, GuestIdentity, S>;
+}
+
+/** Returns the declaration as given: the helpers exist for the types they check. */
+const asDeclared = <D>(def: D): D => def;
+
+/**
+ * `const { adminAction, clientAction } = actionsFor<OrderNeeds>()`: the helpers for a module whose handlers use the
+ * services `S`. They only type the declarations; at run time each returns what it is given.
+ */
+export function actionsFor<S>(): ActionHelpers<S> {
+  return { adminAction: asDeclared, clientAction: asDeclared, guestAction: asDeclared };
+}
+
+/** Helpers for actions that use no service (the session module, tests' own actions). */
+export const { adminAction, clientAction, guestAction } = actionsFor<unknown>();
 
 /**
  * A result sent as a file instead of the JSON envelope (an invoice PDF). Failures before it is returned still answer

@@ -28,3 +28,12 @@ export type Identity =
 export function hasPermission(staff: StaffPrincipal, permission: string): boolean {
   return staff.permissions === 'all' || staff.permissions.has(permission);
 }
+
+/** Finds the account behind a credential: the staff and client services implement it for their accounts. */
+export interface PrincipalLookup<P> {
+  /** The account whose API token this is, or null. */
+  principalByToken(token: string): Promise<P | null>;
+  /** The account a session names, or null when it is gone or not active. */
+  principalById(id: number): Promise<P | null>;
+}
+

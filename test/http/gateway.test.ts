@@ -105,6 +105,11 @@ describe('gateway', () => {
       }
     });
 
+    it('the registry lists each URL module once: one folder serves all of /api/*/<module>/* (issue 22)', () => {
+      const names = modules.map((module) => module.name);
+      expect(names.toSorted()).toEqual([...new Set(names)].toSorted());
+    });
+
     it('a path outside /api answers the envelope too', async () => {
       const reply = await t.call('/nothing-here', {}, { method: 'GET' });
       expect(reply.status).toBe(404);

@@ -131,7 +131,7 @@ describe('OpenAPI document', () => {
     await writeFile(
       join(dir, 'client.ts'),
       `import createClient from 'openapi-fetch';
-import type { paths } from '../api.d.ts';
+import type { paths } from './api.d.ts';
 
 const api = createClient<paths>({ baseUrl: 'https://billing.tollgate.test', headers: { authorization: 'Basic x' } });
 

@@ -1,10 +1,9 @@
 // The second step of login, shared by guest/client/login and guest/staff/login (CONTRACT §10).
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
-import { failLogin } from '../../http/auth.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Services } from '../../services.ts';
-import type { TwoFactorSubject } from './two-factor.ts';
+import { failLogin, type LimiterHolder } from '../../platform/login-limits.ts';
+import type { HeaderTarget } from '../../platform/rate-limit.ts';
+import type { TwoFactorService, TwoFactorSubject } from './two-factor.ts';
 
 /** Six digits from the authenticator app, or a recovery code (`xxxxx-xxxxx`); blank counts as no code. */
 export const SecondFactorCode = Type.String({ maxLength: 32 });
@@ -15,8 +14,8 @@ export const SecondFactorCode = Type.String({ maxLength: 32 });
  * second-factor ceiling; while that ceiling locks the step → 429 with Retry-After, no code checked (issue 20, M5).
  */
 export async function requireSecondFactor(
-  services: Services,
-  reply: FastifyReply,
+  services: LimiterHolder & { twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'> },
+  reply: HeaderTarget,
   ip: string,
   subject: TwoFactorSubject,
   code: string | undefined,

@@ -41,7 +41,7 @@ export interface AccountServiceDeps {
   clock?: () => Date;
 }
 
-type AccountKind = 'client' | 'staff';
+export type AccountKind = 'client' | 'staff';
 
 function checkNewPassword(password: string, confirm: string): void {
   if (password !== confirm) throw errors.invalid('password_confirm', 'does not match password');

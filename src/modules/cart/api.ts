@@ -1,12 +1,21 @@
 // cart: the same actions for guests (cart of the guest session, started on the first add) and clients (their own
 // cart; a guest cart carried in the cookie moves to the client), plus the client's checkout.
 import { Type, type TObject } from '@sinclair/typebox';
-import { clientAction, type ActionDef, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../platform/action.ts';
-import { requireSessionCsrf } from '../../http/auth.ts';
-import { readCookies, SESSION_COOKIE } from '../../http/session-control.ts';
+import { actionsFor, type ActionDef, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../platform/action.ts';
 import { Done } from '../../platform/schemas.ts';
+import type { AccountService } from '../account/service.ts';
 import { Cart, CheckoutResult } from './results.ts';
-import type { CartOwner } from './service.ts';
+import type { CartOwner, CartService } from './service.ts';
+
+/** The services the cart module's actions use. */
+export interface CartNeeds {
+  carts: Pick<CartService, 'addItem' | 'get' | 'removeItem' | 'applyPromo' | 'removePromo' | 'reset' | 'checkout' | 'moveGuestCart'>;
+  accounts: Pick<AccountService, 'requireConfirmedEmail'>;
+}
+
+type CartCall<I extends GuestIdentity | ClientIdentity> = CallContext<I, CartNeeds>;
+
+const { clientAction } = actionsFor<CartNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const NO_PARAMS = Type.Object({});
@@ -24,7 +33,7 @@ const APPLY_SUMMARY = 'Applies a coupon to the cart; unknown, expired, used up, 
  * A guest call's cart: the logged-in client's if the session is a client's, else the guest session's. Without a
  * session one is started: CONTRACT §6 sets the session cookie on the first cart call, whichever it is.
  */
-async function guestOwner(call: CallContext<GuestIdentity>): Promise<CartOwner> {
+async function guestOwner(call: CartCall<GuestIdentity>): Promise<CartOwner> {
   return guestCart(call, true);
 }
 
@@ -32,16 +41,16 @@ async function guestOwner(call: CallContext<GuestIdentity>): Promise<CartOwner> 
  * guest/cart/get: a read, so no CSRF token even on a client's session (seed §5.3.2 and FOSSBilling: CSRF does not
  * apply to guest calls). Another site can make the browser send the request but cannot read the answer.
  */
-async function guestReader(call: CallContext<GuestIdentity>): Promise<CartOwner> {
+async function guestReader(call: CartCall<GuestIdentity>): Promise<CartOwner> {
   return guestCart(call, false);
 }
 
-async function guestCart(call: CallContext<GuestIdentity>, changes: boolean): Promise<CartOwner> {
+async function guestCart(call: CartCall<GuestIdentity>, changes: boolean): Promise<CartOwner> {
   const session = await call.session.current();
   if (session !== null && session.subject.type === 'client') {
     // Changing a logged-in client's cart through the cookie alone would let another site do it (a link, even a
     // GET): the session's CSRF token is required, as on client/cart/*.
-    if (changes) requireSessionCsrf(call.services, call.request, session);
+    if (changes) call.session.requireCsrf(session);
     return { clientId: session.subject.id };
   }
   if (session !== null) return { sessionHash: session.idHash };
@@ -50,14 +59,12 @@ async function guestCart(call: CallContext<GuestIdentity>, changes: boolean): Pr
 }
 
 /** A client call's cart; a guest session cookie sent along (API token calls) hands its cart over first. */
-async function clientOwner(call: CallContext<ClientIdentity>): Promise<{ clientId: number }> {
+async function clientOwner(call: CartCall<ClientIdentity>): Promise<{ clientId: number }> {
   const clientId = call.identity.client.id;
   if (call.identity.via === 'token') {
-    const cookie = readCookies(call.request)[SESSION_COOKIE];
-    if (cookie !== undefined && cookie !== '') {
-      const session = await call.services.sessions.load(cookie);
-      if (session !== null && session.subject.type === 'guest') await call.services.carts.moveGuestCart(session.idHash, clientId);
-    }
+    // A token call brings no session of its own: `current()` reads the cookie sent along, if any.
+    const session = await call.session.current();
+    if (session !== null && session.subject.type === 'guest') await call.services.carts.moveGuestCart(session.idHash, clientId);
   }
   return { clientId };
 }
@@ -68,12 +75,12 @@ async function clientOwner(call: CallContext<ClientIdentity>): Promise<{ clientI
  * reads (the guest's needs no CSRF token).
  */
 function cartActions<I extends GuestIdentity | ClientIdentity>(
-  owner: (call: CallContext<I>) => Promise<CartOwner>,
+  owner: (call: CartCall<I>) => Promise<CartOwner>,
   whose: string,
   getSummary: string,
-  reader: (call: CallContext<I>) => Promise<CartOwner> = owner,
+  reader: (call: CartCall<I>) => Promise<CartOwner> = owner,
 ) {
-  const action = <P extends TObject>(def: ActionDef<P, I>): ActionDef<P, I> => def;
+  const action = <P extends TObject>(def: ActionDef<P, I, CartNeeds>): ActionDef<P, I, CartNeeds> => def;
   return {
     add_item: action({
       params: AddItem,
@@ -129,7 +136,7 @@ function cartActions<I extends GuestIdentity | ClientIdentity>(
   };
 }
 
-export const cartApi: ModuleApi = {
+export const cartApi: ModuleApi<CartNeeds> = {
   name: 'cart',
   guest: cartActions(
     guestOwner,

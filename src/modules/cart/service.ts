@@ -1,20 +1,19 @@
 // Carts and checkout. A cart belongs to a client, or to a guest session until the guest logs in or signs up; the
-// only writer of `cart_items`. Checkout turns the cart into orders and one invoice in a single transaction.
+// only writer of `cart_items`. Checkout turns the cart into orders and one invoice in a single transaction (the order
+// module places them: order/placing.ts).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
-import { periodLabel } from '../../lib/periods.ts';
-import { usageTermsText } from '../../lib/usage-terms.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
 import type { GatewayRegistry } from '../payment/gateways.ts';
 import type { TaxService } from '../invoice/taxes.ts';
-import type { OrderRow, OrderService } from '../order/service.ts';
+import type { OrderPlacing } from '../order/placing.ts';
 import { quote, type Quote } from '../product/pricing.ts';
-import { covers, discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
+import { discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
 import type { ProductRow, ProductService } from '../product/service.ts';
+import { usageTermsOf } from '../product/usage-terms.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 
 /** Whose cart: a client's, or a guest session's (by the session's id hash). */
@@ -53,38 +52,22 @@ export interface CheckoutResult {
   invoice_hash: string | null;
 }
 
-export interface AdminOrderInput {
-  client_id: number;
-  product_id: number;
-  period?: string | undefined;
-  quantity?: number | undefined;
-  price?: string | number | undefined;
-  activate?: boolean | undefined;
-  invoice_option?: 'no-invoice' | 'issue-invoice' | undefined;
-}
-
 export const MAX_CART_ITEMS = 50;
 
 export interface CartServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
-  products: ProductService;
-  orders: OrderService;
-  invoices: InvoiceService;
-  gateways: GatewayRegistry;
+  products: Pick<ProductService, 'pricingOf' | 'typeOf' | 'configOf'>;
+  /** Checkout's orders and invoice. */
+  placing: Pick<OrderPlacing, 'place'>;
+  gateways: Pick<GatewayRegistry, 'require'>;
   money: Money;
-  promos: Pick<PromoService, 'applicable' | 'redeem'>;
+  promos: Pick<PromoService, 'applicable'>;
   /** Whether tax rules exist: then checkout needs the client's billing country. */
   taxes: Pick<TaxService, 'anyRule'>;
 }
 
-/** The invoice line of a new order: "Pro (Every month) — 1,000 calls included per billing period; then …" (item 3). */
-function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, terms: string | null): string {
-  const title = period === null ? product.title : `${product.title} (${periodLabel(period)})`;
-  return terms === null ? title : `${title} — ${terms}`;
-}
-
-export function createCartService({ db, events, products, orders, invoices, gateways, money, promos, taxes }: CartServiceDeps) {
+export function createCartService({ db, events, products, placing, gateways, money, promos, taxes }: CartServiceDeps) {
   /**
    * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who signed
    * itself up and is not tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
@@ -99,7 +82,7 @@ export function createCartService({ db, events, products, orders, invoices, gate
   }
 
   /** A product's usage terms in words (src/lib/usage-terms.ts), from what the catalogue shows of its config. */
-  const termsOf = (product: ProductRow): string | null => usageTermsText(products.typeOf(product).publicConfig(products.configOf(product)), money.currency);
+  const termsOf = usageTermsOf(products, money.currency);
 
   function promoRowOf(trx: Kysely<Database>, owner: CartOwner) {
     const query = trx.selectFrom('cart_promos');
@@ -175,54 +158,6 @@ export function createCartService({ db, events, products, orders, invoices, gate
     await deleteAll(trx, { clientId }).execute();
     await dropPromo(trx, { clientId }).execute();
   });
-
-  /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
-  async function place(
-    trx: Kysely<Database>,
-    clientId: number,
-    lines: Array<{ product: ProductRow; quote: Quote; quantity: number; price?: number }>,
-    options: { invoice: boolean; activate: 'auto' | 'now' | 'no'; now: Date; promo?: PromoRow | undefined },
-  ): Promise<{ orders: OrderRow[]; invoice: { id: number; hash: string } | null }> {
-    const { promo } = options;
-    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number }> = [];
-    for (const line of lines) {
-      const unit = line.price ?? line.quote.price;
-      const covered = promo !== undefined && promo.recurring === 1 && covers(promo, line.product.id, line.quote.period);
-      const order = await orders.create(
-        trx,
-        { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit, promoId: covered ? promo.id : null },
-        options.now,
-      );
-      placed.push({ order, product: line.product, total: unit * line.quantity + line.quote.setup, unit });
-    }
-    const subtotal = placed.reduce((sum, line) => sum + line.total, 0);
-    if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the total too large');
-    const discount =
-      promo === undefined ? 0 : discountOf(promo, placed.map(({ order, total: lineSum }) => ({ productId: order.product_id, period: order.period, total: lineSum })));
-    const total = subtotal - discount;
-    let invoice: { id: number; hash: string } | null = null;
-    if (options.invoice && total > 0) {
-      const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
-        orderId: order.id,
-        task: 'activate',
-        title: lineTitle(product, order.period, termsOf(product)),
-        period: order.period,
-        quantity: order.quantity,
-        price: unit,
-        total: lineSum,
-      }));
-      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now, discount: promo === undefined ? null : { amount: discount, code: promo.code } });
-      invoice = { id: row.id, hash: row.hash };
-    }
-    if (promo !== undefined) await promos.redeem(trx, promo, clientId, invoice?.id ?? null, options.now);
-    for (const { order, product } of placed) {
-      const activate =
-        options.activate === 'now' ||
-        (options.activate === 'auto' && product.setup !== 'manual' && (invoice === null || product.setup === 'after_order'));
-      if (activate) await orders.transition(trx, order.id, 'activate', { now: options.now });
-    }
-    return { orders: placed.map(({ order }) => order), invoice };
-  }
 
   return {
     moveGuestCart: (sessionHash: string, clientId: number): Promise<boolean> =>
@@ -399,28 +334,12 @@ export function createCartService({ db, events, products, orders, invoices, gate
               );
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
         if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
-        const placed = await place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo });
+        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo });
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
       });
     },
 
-    /** admin/order/create: an order for a client, optionally activated and/or invoiced at once. */
-    async adminCreate(input: AdminOrderInput, now = new Date()): Promise<number> {
-      return inTransaction(db, async (trx) => {
-        const client = await trx.selectFrom('clients').select('id').where('id', '=', input.client_id).executeTakeFirst();
-        if (client === undefined) throw errors.notFound('Client');
-        const product = await products.requireRow(input.product_id, trx);
-        const q = quote(products.pricingOf(product), input.period, { allowDisabled: true });
-        const price = input.price === undefined ? undefined : money.parse(input.price, 'price');
-        const placed = await place(trx, input.client_id, [{ product, quote: q, quantity: input.quantity ?? 1, ...(price !== undefined && { price }) }], {
-          invoice: input.invoice_option === 'issue-invoice',
-          activate: input.activate === true ? 'now' : 'no',
-          now,
-        });
-        return placed.orders[0]!.id;
-      });
-    },
   };
 }
 

@@ -1,38 +1,32 @@
 // client: sign-up and login for customers, and staff management of client accounts.
 import { Type } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
-import { failLogin, guardLogin } from '../../http/auth.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
+import { failLogin, guardLogin, type LimiterHolder } from '../../platform/login-limits.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { Done, PageOf } from '../../platform/schemas.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
+import { Id, profileParams } from './params.ts';
+import { clientRecoveryActions, type ClientRecoveryNeeds } from './recovery-actions.ts';
 import { Client, LoginResult } from './results.ts';
+import type { ClientService } from './service.ts';
+import type { TwoFactorService } from '../account/two-factor.ts';
 
-export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+/** The services the client module's actions use. */
+export interface ClientNeeds extends LimiterHolder, ClientRecoveryNeeds {
+  clients: Pick<ClientService, 'create' | 'login' | 'loggedIn' | 'list' | 'get' | 'update' | 'delete' | 'changePassword'>;
+  twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'>;
+}
+
+const { adminAction, guestAction } = actionsFor<ClientNeeds>();
+
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Password = Type.String({ minLength: 1, maxLength: 256 });
 const Text = Type.String({ maxLength: 255 });
 const Status = Type.Union([Type.Literal('active'), Type.Literal('suspended'), Type.Literal('canceled')]);
 
-/** Optional profile fields shared by sign-up, staff create/update and the client's own profile update. */
-export const profileParams = {
-  last_name: Type.Optional(Text),
-  company: Type.Optional(Text),
-  phone: Type.Optional(Type.String({ maxLength: 64 })),
-  /** FOSSBilling's country calling code beside a national `phone` ("49" or "+49"); stored as one international number. */
-  phone_cc: Type.Optional(Type.Union([Type.String({ maxLength: 8 }), Type.Integer({ minimum: 1, maximum: 9999 })])),
-  address_1: Type.Optional(Text),
-  address_2: Type.Optional(Text),
-  city: Type.Optional(Text),
-  state: Type.Optional(Text),
-  postcode: Type.Optional(Type.String({ maxLength: 64 })),
-  country: Type.Optional(Type.String({ maxLength: 64 })),
-  currency: Type.Optional(Type.String({ maxLength: 3 })),
-  vat_number: Type.Optional(Type.String({ maxLength: 64 })),
-};
-
 const FirstName = Type.String({ minLength: 1, maxLength: 255 });
 
-export const clientApi: ModuleApi = {
+export const clientApi: ModuleApi<ClientNeeds> = {
   name: 'client',
   guest: {
     create: guestAction({
@@ -67,6 +61,7 @@ export const clientApi: ModuleApi = {
         return { id: client.id, email: client.email, name: client.name, role: 'client' };
       },
     }),
+    ...clientRecoveryActions,
   },
   admin: {
     create: adminAction({

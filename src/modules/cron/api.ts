@@ -1,8 +1,16 @@
 // cron: staff run the scheduled jobs now (the server also runs them every minute unless SCHEDULER=off), and see when
 // they last ran.
 import { Type } from '@sinclair/typebox';
-import { adminAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { Nullable, Timestamp } from '../../platform/schemas.ts';
+import type { CronService } from './service.ts';
+
+/** The services this module's actions use. */
+export interface CronNeeds {
+  cron: CronService;
+}
+
+const { adminAction } = actionsFor<CronNeeds>();
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 
@@ -22,7 +30,7 @@ const CronReport = Type.Object(
   { $id: 'CronReport' },
 );
 
-export const cronApi: ModuleApi = {
+export const cronApi: ModuleApi<CronNeeds> = {
   name: 'cron',
   admin: {
     run: adminAction({

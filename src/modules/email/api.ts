@@ -1,9 +1,17 @@
 // email: the mail log and the templates for staff (CONTRACT §10), and each client's own messages.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { Done, PageOf } from '../../platform/schemas.ts';
 import { ClientEmail, Email, EmailTemplate, RenderedEmail } from './results.ts';
+import type { MailService } from './service.ts';
+
+/** The services this module's actions use. */
+export interface EmailNeeds {
+  mail: MailService;
+}
+
+const { adminAction, clientAction } = actionsFor<EmailNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
@@ -12,7 +20,7 @@ const Code = Type.String({ minLength: 1, maxLength: 64 });
 const Subject = Type.String({ minLength: 1, maxLength: 998 });
 const Content = Type.String({ minLength: 1, maxLength: 20_000 });
 
-export const emailApi: ModuleApi = {
+export const emailApi: ModuleApi<EmailNeeds> = {
   name: 'email',
   admin: {
     email_get_list: adminAction({

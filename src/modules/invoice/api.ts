@@ -2,14 +2,38 @@
 // read one invoice by its unguessable hash and the payment gateways.
 import { invoiceFileName } from '../../lib/invoice-label.ts';
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, FileResult, guestAction, type ModuleApi } from '../../platform/action.ts';
-import type { InvoiceRecord, InvoiceService } from './service.ts';
+import { actionsFor, FileResult, type ModuleApi } from '../../platform/action.ts';
+import type { InvoiceRecord } from './service.ts';
 import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { enforce } from '../../platform/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
 import { Done, FileDownload, PageOf } from '../../platform/schemas.ts';
 import { Gateway, Invoice, PaymentStart, StaffInvoicePage, TaxRule, Transaction } from './results.ts';
+import type { Config } from '../../config.ts';
+import type { RateLimiter } from '../../platform/rate-limit.ts';
+import type { PaymentService } from '../payment/service.ts';
+import type { InvoicePayments } from './payments.ts';
+import type { GatewayRegistry } from '../payment/gateways.ts';
+import type { GatewayPayments } from '../payment/gateway-payments.ts';
+import type { InvoiceService } from './service.ts';
+import type { TaxService } from './taxes.ts';
+
+/** The services this module's actions use. */
+export interface InvoiceNeeds {
+  config: Pick<Config, 'currency'>;
+  limiter: RateLimiter;
+  invoices: InvoiceService;
+  invoicePayments: InvoicePayments;
+  payments: PaymentService;
+  /** mark_as_paid names a gateway by id or code: the payment module's registry knows them. */
+  gateways: Pick<GatewayRegistry, 'require'>;
+  /** A refund of a card payment goes through its provider. */
+  gatewayPayments: Pick<GatewayPayments, 'refund'>;
+  taxes: TaxService;
+}
+
+const { adminAction, clientAction, guestAction } = actionsFor<InvoiceNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
@@ -37,7 +61,7 @@ async function pdfOf(invoices: Pick<InvoiceService, 'pdf'>, invoice: InvoiceReco
   return new FileResult('application/pdf', await invoices.pdf(invoice.id), invoiceFileName(invoice));
 }
 
-export const invoiceApi: ModuleApi = {
+export const invoiceApi: ModuleApi<InvoiceNeeds> = {
   name: 'invoice',
   admin: {
     get_list: adminAction({

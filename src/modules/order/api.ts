@@ -1,12 +1,24 @@
-// order: staff run the status machine; clients read their own orders.
+// order: staff create orders and run the status machine; clients read their own orders and serve themselves.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { hasPermission } from '../../platform/identity.ts';
 import { searchParams } from '../../platform/list-filters.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { Done, PageOf } from '../../platform/schemas.ts';
 import { AdminOrder, AdminOrderService, Order, OrderHistoryEntry, OrderService, PlanChange, StaffOrderPage, UpgradableProduct } from './results.ts';
-import type { Transition } from './service.ts';
+import type { OrderPlacing } from './placing.ts';
+import type { SelfService } from './self-service.ts';
+import type { OrderService as Orders } from './service.ts';
+import type { Transition } from './types.ts';
+
+/** The services the order module's actions use. */
+export interface OrderNeeds {
+  orders: Pick<Orders, 'change' | 'delete' | 'update' | 'get' | 'list' | 'service' | 'history'>;
+  orderPlacing: Pick<OrderPlacing, 'adminCreate'>;
+  selfService: Pick<SelfService, 'cancel' | 'uncancel' | 'upgradables' | 'changePlan'>;
+}
+
+const { adminAction, clientAction } = actionsFor<OrderNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Money = Type.Union([Type.String({ maxLength: 32 }), Type.Number()]);
@@ -29,7 +41,7 @@ function transitionAction(action: Transition, summary: string, withReason = fals
   });
 }
 
-export const orderApi: ModuleApi = {
+export const orderApi: ModuleApi<OrderNeeds> = {
   name: 'order',
   admin: {
     create: adminAction({
@@ -45,7 +57,7 @@ export const orderApi: ModuleApi = {
       permission: 'order.manage',
       summary: 'Creates an order for a client, optionally activated and/or invoiced',
       result: Type.Integer({ description: 'The new order id' }),
-      handler: (params, { services }) => services.carts.adminCreate(params),
+      handler: (params, { services }) => services.orderPlacing.adminCreate(params),
     }),
     activate: transitionAction('activate', 'pending_setup or failed_setup → active; sets expires_at for recurrent orders'),
     renew: transitionAction('renew', 'Extends expires_at by one period from the current expiry (or from now if passed)'),

@@ -1,7 +1,7 @@
 // Orders: one purchased product of one client, and its status machine (CONTRACT §6 orders). The only writer of
 // `orders` and `order_history`. Every change runs in a transaction, checks the current status with compare-and-set,
 // records history, calls the product type's hook and emits its event there, so a failure anywhere undoes it all.
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
@@ -9,125 +9,31 @@ import type { Money } from '../../lib/money.ts';
 import { addContacts, createdRange, searchText } from '../../platform/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
-import { isoSeconds, isStorable, timeOf } from '../../lib/time.ts';
+import { isoSeconds, timeOf } from '../../lib/time.ts';
 import { usageTermsText } from '../../lib/usage-terms.ts';
-import type { OrderSnapshot, OrderStatus, ProductType } from '../product/product-type.ts';
+import type { OrderSnapshot, ProductType } from '../product/product-type.ts';
 import { quote } from '../product/pricing.ts';
-import { readConfig, type ProductRow, type ProductService } from '../product/service.ts';
+import { readConfig, type ProductService } from '../product/service.ts';
 import type { ProductTypeRegistry } from '../product/types-registry.ts';
 import type { ClientService } from '../client/service.ts';
 import type { OrderEvent } from './events.ts';
 import { newestPage } from '../../db/newest-page.ts';
 import { inTransaction } from '../../platform/transaction.ts';
+import { parseExpiry, storableExpiry } from './expiry.ts';
+import { ALLOWED_FROM, type NewOrder, type OrderFilters, type OrderRecord, type OrderRow, type OrderUpdate, type Transition } from './types.ts';
 
-export type OrderRow = Selectable<Database['orders']>;
-export type Transition = 'activate' | 'renew' | 'suspend' | 'unsuspend' | 'cancel' | 'uncancel';
-
-/** The statuses each transition may start from; anything else answers 409. */
-export const ALLOWED_FROM: Readonly<Record<Transition, readonly OrderStatus[]>> = {
-  activate: ['pending_setup', 'failed_setup'],
-  renew: ['active', 'suspended'],
-  suspend: ['active'],
-  unsuspend: ['suspended'],
-  cancel: ['pending_setup', 'failed_setup', 'active', 'suspended'],
-  uncancel: ['canceled'],
-};
-
-export interface OrderRecord {
-  id: number;
-  client_id: number;
-  product_id: number;
-  title: string;
-  type: string;
-  period: string | null;
-  quantity: number;
-  price: string;
-  currency: string;
-  status: OrderStatus;
-  reason: string | null;
-  expires_at: string | null;
-  activated_at: string | null;
-  suspended_at: string | null;
-  canceled_at: string | null;
-  unpaid_invoice_id: number | null;
-  /** CONTRACT §8 self-service: canceled by the client, the order ends at expires_at. */
-  cancel_at_period_end: boolean;
-  /** A downgrade waiting for the next renewal: the plan and period the order will renew on, or null. */
-  next_product_id: number | null; next_period: string | null;
-  /** The plan's usage terms in words (src/lib/usage-terms.ts), from the order's config snapshot; null: none. */
-  usage_terms: string | null;
-  created_at: string;
-  updated_at: string;
-  /** Staff only. */
-  notes?: string | null;
-  /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
-  client_email?: string | null;
-  client_name?: string | null;
-}
-
-export interface OrderFilters {
-  status?: OrderStatus | undefined;
-  client_id?: number | undefined;
-  product_id?: number | undefined;
-  type?: string | undefined;
-  /** Staff only: the client's e-mail or name, the order's title, or (digits) the order's id. */
-  search?: string | undefined;
-  /** Staff only: creation day range, inclusive. */
-  date_from?: string | undefined;
-  date_to?: string | undefined;
-  page?: number | undefined;
-  per_page?: number | undefined;
-}
-
-export interface NewOrder {
-  clientId: number;
-  product: ProductRow;
-  period: string | null;
-  quantity: number;
-  /** Unit price per period (or once), minor units. */
-  price: number;
-  /** A recurring coupon that also discounts the order's renewals. */
-  promoId?: number | null;
-}
-
-export interface OrderUpdate {
-  expires_at?: string | undefined;
-  period?: string | undefined;
-  price?: string | number | undefined;
-  notes?: string | undefined;
-}
+// Where other modules have always found them.
+export { ALLOWED_FROM, parseExpiry };
+export type { NewOrder, OrderFilters, OrderRecord, OrderRow, OrderUpdate, Transition };
 
 export interface OrderServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
-  productTypes: ProductTypeRegistry;
-  products: ProductService;
+  productTypes: Pick<ProductTypeRegistry, 'get'>;
+  products: Pick<ProductService, 'typeOf' | 'pricingOf'>;
   money: Money;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each order. */
   clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
-}
-
-const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
-
-/**
- * `expires_at` as staff send it: a date (`2026-11-22`, midnight UTC) or an ISO 8601 date and time; without a zone
- * it is UTC, never the server's local time. A day that does not exist (30 February) is refused, not rolled over.
- */
-export function parseExpiry(text: string, param = 'expires_at'): string {
-  const match = ISO_DATE_TIME.exec(text.trim());
-  const day = match?.[1];
-  const time = day === undefined ? Number.NaN : Date.parse(`${day}T${match?.[2] ?? '00:00'}${match?.[3] ?? 'Z'}`);
-  if (day === undefined || Number.isNaN(time) || new Date(Date.parse(`${day}T00:00:00Z`)).toISOString().slice(0, 10) !== day) {
-    throw errors.invalid(param, 'must be an ISO 8601 date and time such as "2026-11-22T10:00:00Z"');
-  }
-  // "9999-12-31T23:00:00-05:00" is in year 10000 in UTC, which cannot be stored in the fixed-width form.
-  return storableExpiry(new Date(time));
-}
-
-/** A computed or given expiry as stored text; past 9999-12-31 (UTC) → 422, never "+010000-…". */
-function storableExpiry(date: Date): string {
-  if (!isStorable(date)) throw errors.invalid('expires_at', 'must not be later than 9999-12-31T23:59:59Z');
-  return isoSeconds(date);
 }
 
 export function snapshotOf(row: OrderRow): OrderSnapshot {

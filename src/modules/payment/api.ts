@@ -1,7 +1,15 @@
 // payment_method: the client's saved cards (CONTRACT §9): list them, remove one (detached at the provider too).
 import { Type } from '@sinclair/typebox';
-import { clientAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { Done } from '../../platform/schemas.ts';
+import type { PaymentService } from './service.ts';
+
+/** The services this module's actions use. */
+export interface PaymentMethodNeeds {
+  payments: PaymentService;
+}
+
+const { clientAction } = actionsFor<PaymentMethodNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 
@@ -15,7 +23,7 @@ const PaymentMethod = Type.Object({
   default: Type.Boolean(),
 });
 
-export const paymentMethodApi: ModuleApi = {
+export const paymentMethodApi: ModuleApi<PaymentMethodNeeds> = {
   name: 'payment_method',
   client: {
     get_list: clientAction({

@@ -1,10 +1,18 @@
 // product: the catalogue. Staff prepare, price, configure and enable products; guests read enabled ones.
 import { Type } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { Done, Money, PageOf, Timestamp, Nullable } from '../../platform/schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { PricingParam } from './pricing-params.ts';
-import { promoActions } from './promo-api.ts';
+import { promoActions, type PromoNeeds } from './promo-api.ts';
+import type { ProductService } from './service.ts';
+
+/** The services the product module's actions use (the coupons': promo-api.ts). */
+export interface ProductNeeds extends PromoNeeds {
+  products: Pick<ProductService, 'prepare' | 'list' | 'get' | 'update' | 'updateConfig' | 'delete' | 'publicList' | 'publicGet'>;
+}
+
+const { adminAction, guestAction } = actionsFor<ProductNeeds>();
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Title = Type.String({ minLength: 1, maxLength: 255 });
@@ -44,7 +52,7 @@ export const PublicProductSchema = Type.Object({
   config: Type.Record(Type.String(), Type.Unknown()),
 });
 
-export const productApi: ModuleApi = {
+export const productApi: ModuleApi<ProductNeeds> = {
   name: 'product',
   admin: {
     ...promoActions,

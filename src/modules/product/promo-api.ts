@@ -1,8 +1,17 @@
 // admin/product/promo_*: staff manage coupons (CONTRACT §8). Spread into the product module's admin actions.
 import { Type } from '@sinclair/typebox';
-import { adminAction } from '../../platform/action.ts';
+import { actionsFor } from '../../platform/action.ts';
 import { Done, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+
+import type { PromoService } from './promos.ts';
+
+/** The services the coupon actions use. */
+export interface PromoNeeds {
+  promos: Pick<PromoService, 'create' | 'list' | 'get' | 'update' | 'delete'>;
+}
+
+const { adminAction } = actionsFor<PromoNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const PromoType = Type.Union([Type.Literal('percentage'), Type.Literal('absolute')]);

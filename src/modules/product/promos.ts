@@ -13,7 +13,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { parsePeriod } from '../../lib/periods.ts';
 import { formatRate, parseRate, percentOf } from '../../lib/rates.ts';
 import { isoSeconds, nowIso } from '../../lib/time.ts';
-import { parseExpiry } from '../order/service.ts';
+import { parseExpiry } from '../order/expiry.ts';
 
 export type PromoRow = Selectable<PromoTable>;
 

@@ -1,11 +1,26 @@
 // profile: the caller's own account, for staff (admin/profile/*) and clients (client/profile/*): read, update,
-// password, API token, logout. Staff may also rotate a client's token (admin/profile/api_key_reset).
+// password, API token, logout; two-factor login (two-factor-actions.ts) and the change of e-mail
+// (email-actions.ts). Staff may also rotate a client's token (admin/profile/api_key_reset).
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { errors } from '../../platform/errors.ts';
 import { Done, Nullable, Timestamp } from '../../platform/schemas.ts';
-import { Id, profileParams } from '../client/api.ts';
+import { Id, profileParams } from '../client/params.ts';
+import type { ClientService } from '../client/service.ts';
+import type { PaymentService } from '../payment/service.ts';
 import { StaffRecordSchema } from '../staff/results.ts';
+import type { StaffService } from '../staff/service.ts';
+import { clientEmailActions, staffEmailActions, type EmailChangeNeeds } from './email-actions.ts';
+import { clientTwoFactorActions, staffTwoFactorActions, type TwoFactorNeeds } from './two-factor-actions.ts';
+
+/** The services the profile module's actions use. */
+export interface ProfileNeeds extends TwoFactorNeeds, EmailChangeNeeds {
+  staff: Pick<StaffService, 'profile' | 'update' | 'verifyOwnPassword' | 'changePassword' | 'rotateApiToken'>;
+  clients: Pick<ClientService, 'get' | 'update' | 'changeOwnPassword' | 'apiToken' | 'rotateApiToken' | 'verifyOwnPassword'>;
+  payments: Pick<PaymentService, 'autoPay' | 'setAutoPay'>;
+}
+
+const { adminAction, clientAction } = actionsFor<ProfileNeeds>();
 
 const NO_PARAMS = Type.Object({});
 const Password = Type.String({ minLength: 1, maxLength: 256 });
@@ -34,7 +49,7 @@ const OwnClientRecord = Type.Object({
   auto_pay: Type.Boolean(),
 });
 
-export const profileApi: ModuleApi = {
+export const profileApi: ModuleApi<ProfileNeeds> = {
   name: 'profile',
   admin: {
     get: adminAction({
@@ -95,6 +110,8 @@ export const profileApi: ModuleApi = {
         return true;
       },
     }),
+    ...staffTwoFactorActions,
+    ...staffEmailActions,
   },
   client: {
     get: clientAction({
@@ -152,5 +169,7 @@ export const profileApi: ModuleApi = {
         return true;
       },
     }),
+    ...clientTwoFactorActions,
+    ...clientEmailActions,
   },
 };

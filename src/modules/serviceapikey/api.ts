@@ -1,11 +1,19 @@
 // serviceapikey: validating keys (guest), managing them (staff) and the customer's own keys (client). CONTRACT §7.
 import { Type } from '@sinclair/typebox';
-import { adminAction, clientAction, guestAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { FoundKey } from './results.ts';
 import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
 import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKeys, UsageResult, VerifierInfoResult } from './key-results.ts';
 import { MAX_GRACE_SECONDS } from './issuing/keys.ts';
+import type { ApiKeyService } from './service.ts';
+
+/** The services this module's actions use. */
+export interface ApiKeyNeeds {
+  apikeys: ApiKeyService;
+}
+
+const { adminAction, clientAction, guestAction } = actionsFor<ApiKeyNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 /** Longer than any key can be (128 characters + 127 dashes), short enough to refuse junk before hashing it. */
@@ -27,7 +35,7 @@ const Name = Type.String({ maxLength: 100 });
 const CreateParams = Type.Object({ order_id: Id, name: Type.Optional(Name) });
 const RenameParams = Type.Object({ id: Id, name: Type.Union([Name, Type.Null()]) });
 
-export const serviceApiKeyApi: ModuleApi = {
+export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
   name: 'serviceapikey',
   guest: {
     check: guestAction({

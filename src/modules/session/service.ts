@@ -5,22 +5,10 @@ import type { Database } from '../../db/schema.ts';
 import type { SessionTable } from './tables.ts';
 import { newOpaqueToken, safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { addSeconds, isoSeconds } from '../../lib/time.ts';
+import type { NewSession, Session, SessionSubject } from '../../platform/session.ts';
 
-export type SessionSubject = { type: 'guest'; id: null } | { type: 'client' | 'admin'; id: number };
-
-export interface Session {
-  /** The hash of the cookie value: the session's identity inside Tollgate. */
-  idHash: string;
-  subject: SessionSubject;
-  csrfHash: string;
-}
-
-export interface NewSession {
-  /** Cookie value; shown once, never stored. */
-  id: string;
-  csrfToken: string;
-  session: Session;
-}
+// The session types are the platform's (src/platform/session.ts): http/ and the modules share them.
+export type { NewSession, Session, SessionSubject };
 
 // Refreshing last_seen_at on every request would turn each read into a write; once a minute is enough for a
 // two-hour inactivity timeout. A short timeout refreshes at half its length, so an active session never lapses.

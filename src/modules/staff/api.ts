@@ -1,17 +1,30 @@
-// staff: staff login, staff members and admin groups.
+// staff: staff login and password reset, staff members, admin groups and verifier tokens.
 import { Type } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
-import { failLogin, guardLogin } from '../../http/auth.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { errors } from '../../platform/errors.ts';
+import { failLogin, guardLogin, type LimiterHolder } from '../../platform/login-limits.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { requireGroupsWithin, requireHeld, requireStaffWithin } from './authority.ts';
 import { requireSecondFactor, SecondFactorCode } from '../account/login.ts';
-// The registry imports this file too; `modules` is read only when the action runs, after every module has loaded.
-import { modules } from '../index.ts';
-import { permissionCatalogue, PermissionList } from './permissions.ts';
+import type { TwoFactorService } from '../account/two-factor.ts';
+import { PermissionList, type PermissionEntry } from './permissions.ts';
 import { Done, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
+import { staffRecoveryActions, type StaffRecoveryNeeds } from './recovery-actions.ts';
 import { AdminGroupSchema, StaffRecordSchema, StaffStatusSchema } from './results.ts';
+import type { StaffService } from './service.ts';
+
+/** The services the staff module's actions use. */
+export interface StaffNeeds extends LimiterHolder, StaffRecoveryNeeds {
+  staff: Pick<
+    StaffService,
+    | 'login' | 'create' | 'list' | 'get' | 'update' | 'delete' | 'changePassword' | 'groupPermissions'
+    | 'groups' | 'createGroup' | 'updateGroup' | 'deleteGroup' | 'createVerifier' | 'verifiers' | 'rotateVerifier' | 'revokeVerifier'
+  >;
+  twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'>;
+}
+
+const { adminAction, guestAction } = actionsFor<StaffNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
@@ -22,10 +35,16 @@ const Token = Type.String({ minLength: 1 });
 const Verifier = Type.Object({ id: Type.Integer(), name: Type.String(), status: StaffStatusSchema, created_at: Timestamp, updated_at: Timestamp });
 const Permissions = Type.Array(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100 }), { maxItems: 200 });
 
-// `staff.manage` lets a group manage staff and groups only within the permissions it holds itself (authority.ts):
-// whatever reaches a stronger group — creating, moving, editing, deleting or re-passwording one of its members, or
-// writing a group — is refused with 403.
-export const staffApi: ModuleApi = {
+/**
+ * The staff module's actions. `catalogue` lists every permission the served modules' admin actions ask for: the
+ * registry (src/modules/index.ts) computes it from all of them, this module among them, and hands it in, so no
+ * module reads the registry.
+ *
+ * `staff.manage` lets a group manage staff and groups only within the permissions it holds itself (authority.ts):
+ * whatever reaches a stronger group — creating, moving, editing, deleting or re-passwording one of its members, or
+ * writing a group — is refused with 403.
+ */
+export const staffApi = (catalogue: () => readonly PermissionEntry[]): ModuleApi<StaffNeeds> => ({
   name: 'staff',
   guest: {
     login: guestAction({
@@ -44,6 +63,7 @@ export const staffApi: ModuleApi = {
         return { id: staff.id, email: staff.email, name: staff.name, role: 'admin' };
       },
     }),
+    ...staffRecoveryActions,
   },
   admin: {
     create: adminAction({
@@ -121,7 +141,7 @@ export const staffApi: ModuleApi = {
       permission: 'staff.manage',
       summary: 'Every staff permission the admin actions ask for (module.group), with the actions each one opens',
       result: PermissionList,
-      handler: () => permissionCatalogue(modules),
+      handler: () => catalogue(),
     }),
     group_get_list: adminAction({
       params: Type.Object({ ...paginationParams }),
@@ -205,4 +225,4 @@ export const staffApi: ModuleApi = {
       },
     }),
   },
-};
+});

@@ -1,6 +1,7 @@
-// The catalogue of staff permissions, read from the module registry: every `module.group` some admin action asks
-// for, with the actions it opens. Derived rather than written down, so a new action's permission appears in the
-// staff panel's checkboxes without anyone remembering to list it.
+// The catalogue of staff permissions: every `module.group` some admin action asks for, with the actions it opens.
+// Derived rather than written down, so a new action's permission appears in the staff panel's checkboxes without
+// anyone remembering to list it. The registry (src/modules/index.ts) derives it from every module it serves and
+// hands it to the staff module's actions.
 import { Type } from '@sinclair/typebox';
 import type { ModuleApi } from '../../platform/action.ts';
 

@@ -1,12 +1,26 @@
 // system: the periods catalogue and the API version; the settings staff edit, the company details, and the country
 // and phone-code lists the forms use (CONTRACT §8).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { adminAction, guestAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { Done, Nullable } from '../../platform/schemas.ts';
 import { PERIOD_LABELS } from '../../lib/periods.ts';
 import { VERSION } from '../../platform/version.ts';
 import { countryNames, phoneCodes } from './countries.ts';
 import { PUBLIC_NAMES, SECRET_NAMES, SETTING_NAMES, SETTINGS } from './settings-catalogue.ts';
+import type { Config } from '../../config.ts';
+import type { MailService } from '../email/service.ts';
+import type { TaxService } from '../invoice/taxes.ts';
+import type { SystemService } from './service.ts';
+
+/** The services this module's actions use. */
+export interface SystemNeeds {
+  config: Pick<Config, 'publicUrl' | 'currency'>;
+  settings: SystemService;
+  mail: MailService;
+  taxes: Pick<TaxService, 'anyRule'>;
+}
+
+const { adminAction, guestAction } = actionsFor<SystemNeeds>();
 
 const NO_PARAMS = Type.Object({});
 
@@ -64,7 +78,7 @@ const Company = Type.Object({
 });
 const CodeToText = Type.Record(Type.String(), Type.String());
 
-export const systemApi: ModuleApi = {
+export const systemApi: ModuleApi<SystemNeeds> = {
   name: 'system',
   admin: {
     settings_get: adminAction({

@@ -1,8 +1,16 @@
 // webhook: the operator's endpoints and their delivery log (CONTRACT §11), permission `webhook.manage`.
 import { Type } from '@sinclair/typebox';
-import { adminAction, type ModuleApi } from '../../platform/action.ts';
+import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { Done, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { paginationParams } from '../../lib/paginator.ts';
+import type { WebhookService } from './service.ts';
+
+/** The services this module's actions use. */
+export interface WebhookNeeds {
+  webhooks: WebhookService;
+}
+
+const { adminAction } = actionsFor<WebhookNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const ById = Type.Object({ id: Id });
@@ -45,7 +53,7 @@ const Attempt = Type.Object({
 });
 const Secret = Type.String({ pattern: '^whsec_' });
 
-export const webhookApi: ModuleApi = {
+export const webhookApi: ModuleApi<WebhookNeeds> = {
   name: 'webhook',
   admin: {
     create: adminAction({

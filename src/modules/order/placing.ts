@@ -1,0 +1,132 @@
+// Placing orders: new orders for a client's lines, one invoice when something is owed, the coupon redeemed, and
+// activation by each product's setup mode, all inside the caller's transaction. The cart's checkout places its lines
+// here; staff place one order directly (admin/order/create).
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { errors } from '../../platform/errors.ts';
+import { inTransaction } from '../../platform/transaction.ts';
+import type { Money } from '../../lib/money.ts';
+import { periodLabel } from '../../lib/periods.ts';
+import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
+import { quote, type Quote } from '../product/pricing.ts';
+import { covers, discountOf, type PromoRow, type PromoService } from '../product/promos.ts';
+import type { ProductRow, ProductService } from '../product/service.ts';
+import { usageTermsOf } from '../product/usage-terms.ts';
+import type { OrderRow, OrderService } from './service.ts';
+
+/** One line to order: the product, its price for the period, how many, and a unit price staff set (else the quote's). */
+export interface PlacedLine {
+  product: ProductRow;
+  quote: Quote;
+  quantity: number;
+  price?: number;
+}
+
+export interface PlaceOptions {
+  /** Issue one invoice for what the new orders owe (none when the total is 0). */
+  invoice: boolean;
+  /** `auto`: by the product's setup mode; `now`: every order; `no`: none. */
+  activate: 'auto' | 'now' | 'no';
+  now: Date;
+  promo?: PromoRow | undefined;
+}
+
+export interface Placed {
+  orders: OrderRow[];
+  invoice: { id: number; hash: string } | null;
+}
+
+export interface AdminOrderInput {
+  client_id: number;
+  product_id: number;
+  period?: string | undefined;
+  quantity?: number | undefined;
+  price?: string | number | undefined;
+  activate?: boolean | undefined;
+  invoice_option?: 'no-invoice' | 'issue-invoice' | undefined;
+}
+
+export interface OrderPlacingDeps {
+  db: Kysely<Database>;
+  orders: Pick<OrderService, 'create' | 'transition'>;
+  products: Pick<ProductService, 'requireRow' | 'pricingOf' | 'typeOf' | 'configOf'>;
+  invoices: Pick<InvoiceService, 'create'>;
+  promos: Pick<PromoService, 'redeem'>;
+  money: Money;
+}
+
+/** The invoice line of a new order: "Pro (Every month) — 1,000 calls included per billing period; then …" (item 3). */
+function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, terms: string | null): string {
+  const title = period === null ? product.title : `${product.title} (${periodLabel(period)})`;
+  return terms === null ? title : `${title} — ${terms}`;
+}
+
+export function createOrderPlacing({ db, orders, products, invoices, promos, money }: OrderPlacingDeps) {
+  const termsOf = usageTermsOf(products, money.currency);
+
+  /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
+  async function place(trx: Kysely<Database>, clientId: number, lines: PlacedLine[], options: PlaceOptions): Promise<Placed> {
+    const { promo } = options;
+    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number }> = [];
+    for (const line of lines) {
+      const unit = line.price ?? line.quote.price;
+      const covered = promo !== undefined && promo.recurring === 1 && covers(promo, line.product.id, line.quote.period);
+      const order = await orders.create(
+        trx,
+        { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit, promoId: covered ? promo.id : null },
+        options.now,
+      );
+      placed.push({ order, product: line.product, total: unit * line.quantity + line.quote.setup, unit });
+    }
+    const subtotal = placed.reduce((sum, line) => sum + line.total, 0);
+    if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the total too large');
+    const discount =
+      promo === undefined ? 0 : discountOf(promo, placed.map(({ order, total: lineSum }) => ({ productId: order.product_id, period: order.period, total: lineSum })));
+    const total = subtotal - discount;
+    let invoice: { id: number; hash: string } | null = null;
+    if (options.invoice && total > 0) {
+      const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
+        orderId: order.id,
+        task: 'activate',
+        title: lineTitle(product, order.period, termsOf(product)),
+        period: order.period,
+        quantity: order.quantity,
+        price: unit,
+        total: lineSum,
+      }));
+      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now, discount: promo === undefined ? null : { amount: discount, code: promo.code } });
+      invoice = { id: row.id, hash: row.hash };
+    }
+    if (promo !== undefined) await promos.redeem(trx, promo, clientId, invoice?.id ?? null, options.now);
+    for (const { order, product } of placed) {
+      const activate =
+        options.activate === 'now' ||
+        (options.activate === 'auto' && product.setup !== 'manual' && (invoice === null || product.setup === 'after_order'));
+      if (activate) await orders.transition(trx, order.id, 'activate', { now: options.now });
+    }
+    return { orders: placed.map(({ order }) => order), invoice };
+  }
+
+  return {
+    place,
+
+    /** admin/order/create: an order for a client, optionally activated and/or invoiced at once. */
+    async adminCreate(input: AdminOrderInput, now = new Date()): Promise<number> {
+      return inTransaction(db, async (trx) => {
+        const client = await trx.selectFrom('clients').select('id').where('id', '=', input.client_id).executeTakeFirst();
+        if (client === undefined) throw errors.notFound('Client');
+        const product = await products.requireRow(input.product_id, trx);
+        const q = quote(products.pricingOf(product), input.period, { allowDisabled: true });
+        const price = input.price === undefined ? undefined : money.parse(input.price, 'price');
+        const placed = await place(trx, input.client_id, [{ product, quote: q, quantity: input.quantity ?? 1, ...(price !== undefined && { price }) }], {
+          invoice: input.invoice_option === 'issue-invoice',
+          activate: input.activate === true ? 'now' : 'no',
+          now,
+        });
+        return placed.orders[0]!.id;
+      });
+    },
+  };
+}
+
+export type OrderPlacing = ReturnType<typeof createOrderPlacing>;
