@@ -227,6 +227,11 @@ export class AccessLog {
   }
 
   /** Writes everything still held, synchronously, once the write in flight has ended; then records nothing more. */
+  /** No write under way and nothing sealed waiting for one: what a test waits on instead of a guess at the disk's pace. */
+  get idle(): boolean {
+    return !this.writing && this.queue.length === 0;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);

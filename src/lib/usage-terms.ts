@@ -5,7 +5,7 @@
 // of ours beyond other pure helpers.
 //
 // It reads a product's public config (or an order's config snapshot) leniently: the options were validated when the
-// product was saved (serviceapikey/usage-plan.ts, key-limits.ts); anything unreadable is left out of the words
+// product was saved (serviceapikey/usage/usage-plan.ts, key-limits.ts); anything unreadable is left out of the words
 // rather than guessed.
 import { precisionOf } from './currency.ts';
 import { priceMicros, PRICE_DECIMALS, type GraduatedTier, type OverageRule } from './usage-pricing.ts';

@@ -47,7 +47,7 @@ export interface CronServiceDeps {
   cancelSuspendedAfterDays: number;
   /** Queues the day's payment reminders (the e-mail notices). */
   reminders?: { queueInvoiceReminders(now: Date): Promise<number> };
-  /** Closes the usage periods that ended and bills their overage (serviceapikey/overage.ts). */
+  /** Closes the usage periods that ended and bills their overage (serviceapikey/usage/overage.ts). */
   usage?: { closePeriods(now: Date): Promise<{ invoices: number; failed: number }> };
   log?: (message: string, error: unknown) => void;
 }

@@ -181,7 +181,7 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
     },
   });
 
-  // Usage plans (CONTRACT §12): 80% and 100% of the included uses, each once per period (serviceapikey/thresholds.ts).
+  // Usage plans (CONTRACT §12): 80% and 100% of the included uses, each once per period (serviceapikey/usage/thresholds.ts).
   events.on('usage.threshold_reached', async ({ orderId, clientId, threshold, used, included }, trx) => {
     const order = await orderOf(trx, orderId);
     await toClient(trx, clientId, 'usage_threshold', {

@@ -104,6 +104,18 @@ export interface paths {
     /** Staff login: starts an admin session and sets the session and csrf_token cookies; `code` when two-factor login is on */
     post: operations["guest_staff_login"];
   };
+  "/api/guest/staff/passwordreset": {
+    /** Mails a staff password reset link when the address has an active account; always true, in 300–450 ms or more */
+    post: operations["guest_staff_passwordreset"];
+  };
+  "/api/guest/staff/update_password": {
+    /** Sets a new staff password with the hash of a reset link; ends every session of the member */
+    post: operations["guest_staff_update_password"];
+  };
+  "/api/guest/staff/confirm_email": {
+    /** Confirms a staff member's change of e-mail (the link mailed to the new address); the old address is told */
+    post: operations["guest_staff_confirm_email"];
+  };
   "/api/admin/client/create": {
     /** Creates a client account (active unless `status` says otherwise); without a password the client cannot log in until it sets one */
     post: operations["admin_client_create"];
@@ -136,6 +148,22 @@ export interface paths {
     /** Client login: starts a client session and sets the session and csrf_token cookies; `code` when two-factor login is on */
     post: operations["guest_client_login"];
   };
+  "/api/guest/client/reset_password": {
+    /** Mails a password reset link when the address has an active account; always true, in 300–450 ms or more */
+    post: operations["guest_client_reset_password"];
+  };
+  "/api/guest/client/update_password": {
+    /** Sets a new password with the hash of a reset link; ends every session of the client */
+    post: operations["guest_client_update_password"];
+  };
+  "/api/guest/client/confirm_email": {
+    /** Confirms the address a confirmation link was sent to (sign-up, or a change of e-mail, which then applies) */
+    post: operations["guest_client_confirm_email"];
+  };
+  "/api/guest/client/is_email_validation_required": {
+    /** Whether sign-ups must confirm their e-mail address before checkout */
+    post: operations["guest_client_is_email_validation_required"];
+  };
   "/api/admin/profile/get": {
     /** The staff member's own record, with its API token */
     post: operations["admin_profile_get"];
@@ -160,6 +188,26 @@ export interface paths {
     /** Ends the caller's admin session */
     post: operations["admin_profile_logout"];
   };
+  "/api/admin/profile/totp_get": {
+    /** Whether two-factor login is on, and how many recovery codes are left */
+    post: operations["admin_profile_totp_get"];
+  };
+  "/api/admin/profile/totp_setup": {
+    /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
+    post: operations["admin_profile_totp_setup"];
+  };
+  "/api/admin/profile/totp_enable": {
+    /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
+    post: operations["admin_profile_totp_enable"];
+  };
+  "/api/admin/profile/totp_disable": {
+    /** Turns two-factor login off; needs the password and a current code or a recovery code */
+    post: operations["admin_profile_totp_disable"];
+  };
+  "/api/admin/profile/change_email": {
+    /** Mails a confirmation link to a new address; needs the password and, with two-factor login on, a code. The address changes when the link is followed (guest/staff/confirm_email) */
+    post: operations["admin_profile_change_email"];
+  };
   "/api/client/profile/get": {
     /** The client's own record, with `auto_pay` (renewals charged to the saved card) */
     post: operations["client_profile_get"];
@@ -183,6 +231,30 @@ export interface paths {
   "/api/client/profile/logout": {
     /** Ends the client's session */
     post: operations["client_profile_logout"];
+  };
+  "/api/client/profile/totp_get": {
+    /** Whether two-factor login is on, and how many recovery codes are left */
+    post: operations["client_profile_totp_get"];
+  };
+  "/api/client/profile/totp_setup": {
+    /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
+    post: operations["client_profile_totp_setup"];
+  };
+  "/api/client/profile/totp_enable": {
+    /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
+    post: operations["client_profile_totp_enable"];
+  };
+  "/api/client/profile/totp_disable": {
+    /** Turns two-factor login off; needs the password and a current code or a recovery code */
+    post: operations["client_profile_totp_disable"];
+  };
+  "/api/client/profile/resend_confirmation": {
+    /** Mails a new confirmation link to the current address (409 when it is confirmed already) */
+    post: operations["client_profile_resend_confirmation"];
+  };
+  "/api/client/profile/change_email": {
+    /** Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email) */
+    post: operations["client_profile_change_email"];
   };
   "/api/admin/product/promo_create": {
     /** A coupon → id. value: percent for percentage, an amount for absolute; max_uses 0 = unlimited; duplicate code → 409 */
@@ -571,78 +643,6 @@ export interface paths {
   "/api/client/email/get": {
     /** One message sent to the caller */
     post: operations["client_email_get"];
-  };
-  "/api/admin/profile/totp_get": {
-    /** Whether two-factor login is on, and how many recovery codes are left */
-    post: operations["admin_profile_totp_get"];
-  };
-  "/api/admin/profile/totp_setup": {
-    /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
-    post: operations["admin_profile_totp_setup"];
-  };
-  "/api/admin/profile/totp_enable": {
-    /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
-    post: operations["admin_profile_totp_enable"];
-  };
-  "/api/admin/profile/totp_disable": {
-    /** Turns two-factor login off; needs the password and a current code or a recovery code */
-    post: operations["admin_profile_totp_disable"];
-  };
-  "/api/client/profile/totp_get": {
-    /** Whether two-factor login is on, and how many recovery codes are left */
-    post: operations["client_profile_totp_get"];
-  };
-  "/api/client/profile/totp_setup": {
-    /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
-    post: operations["client_profile_totp_setup"];
-  };
-  "/api/client/profile/totp_enable": {
-    /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
-    post: operations["client_profile_totp_enable"];
-  };
-  "/api/client/profile/totp_disable": {
-    /** Turns two-factor login off; needs the password and a current code or a recovery code */
-    post: operations["client_profile_totp_disable"];
-  };
-  "/api/guest/client/reset_password": {
-    /** Mails a password reset link when the address has an active account; always true, in 300–450 ms or more */
-    post: operations["guest_client_reset_password"];
-  };
-  "/api/guest/client/update_password": {
-    /** Sets a new password with the hash of a reset link; ends every session of the client */
-    post: operations["guest_client_update_password"];
-  };
-  "/api/guest/client/confirm_email": {
-    /** Confirms the address a confirmation link was sent to (sign-up, or a change of e-mail, which then applies) */
-    post: operations["guest_client_confirm_email"];
-  };
-  "/api/guest/client/is_email_validation_required": {
-    /** Whether sign-ups must confirm their e-mail address before checkout */
-    post: operations["guest_client_is_email_validation_required"];
-  };
-  "/api/guest/staff/passwordreset": {
-    /** Mails a staff password reset link when the address has an active account; always true, in 300–450 ms or more */
-    post: operations["guest_staff_passwordreset"];
-  };
-  "/api/guest/staff/update_password": {
-    /** Sets a new staff password with the hash of a reset link; ends every session of the member */
-    post: operations["guest_staff_update_password"];
-  };
-  "/api/guest/staff/confirm_email": {
-    /** Confirms a staff member's change of e-mail (the link mailed to the new address); the old address is told */
-    post: operations["guest_staff_confirm_email"];
-  };
-  "/api/admin/profile/change_email": {
-    /** Mails a confirmation link to a new address; needs the password and, with two-factor login on, a code. The address changes when the link is followed (guest/staff/confirm_email) */
-    post: operations["admin_profile_change_email"];
-  };
-  "/api/client/profile/resend_confirmation": {
-    /** Mails a new confirmation link to the current address (409 when it is confirmed already) */
-    post: operations["client_profile_resend_confirmation"];
-  };
-  "/api/client/profile/change_email": {
-    /** Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email) */
-    post: operations["client_profile_change_email"];
   };
   "/api/admin/webhook/create": {
     /** Adds an endpoint; returns {id, secret}: the signing secret is shown here and by rotate_secret only */
@@ -1346,6 +1346,30 @@ export interface components {
         };
       };
     };
+    guest_staff_passwordreset: {
+      content: {
+        "application/json": {
+          /** Format: email */
+          email: string;
+        };
+      };
+    };
+    guest_staff_update_password: {
+      content: {
+        "application/json": {
+          hash: string;
+          password: string;
+          password_confirm: string;
+        };
+      };
+    };
+    guest_staff_confirm_email: {
+      content: {
+        "application/json": {
+          hash: string;
+        };
+      };
+    };
     admin_client_create: {
       content: {
         "application/json": {
@@ -1466,6 +1490,30 @@ export interface components {
         };
       };
     };
+    guest_client_reset_password: {
+      content: {
+        "application/json": {
+          /** Format: email */
+          email: string;
+        };
+      };
+    };
+    guest_client_update_password: {
+      content: {
+        "application/json": {
+          hash: string;
+          password: string;
+          password_confirm: string;
+        };
+      };
+    };
+    guest_client_confirm_email: {
+      content: {
+        "application/json": {
+          hash: string;
+        };
+      };
+    };
     admin_profile_update?: {
       content: {
         "application/json": {
@@ -1488,6 +1536,31 @@ export interface components {
       content: {
         "application/json": {
           id: number;
+        };
+      };
+    };
+    admin_profile_totp_enable: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    admin_profile_totp_disable: {
+      content: {
+        "application/json": {
+          password: string;
+          code: string;
+        };
+      };
+    };
+    admin_profile_change_email: {
+      content: {
+        "application/json": {
+          /** Format: email */
+          email: string;
+          password: string;
+          code?: string;
         };
       };
     };
@@ -1517,6 +1590,30 @@ export interface components {
           current_password: string;
           password: string;
           password_confirm: string;
+        };
+      };
+    };
+    client_profile_totp_enable: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    client_profile_totp_disable: {
+      content: {
+        "application/json": {
+          password: string;
+          code: string;
+        };
+      };
+    };
+    client_profile_change_email: {
+      content: {
+        "application/json": {
+          /** Format: email */
+          email: string;
+          password: string;
         };
       };
     };
@@ -2302,103 +2399,6 @@ export interface components {
         };
       };
     };
-    admin_profile_totp_enable: {
-      content: {
-        "application/json": {
-          code: string;
-        };
-      };
-    };
-    admin_profile_totp_disable: {
-      content: {
-        "application/json": {
-          password: string;
-          code: string;
-        };
-      };
-    };
-    client_profile_totp_enable: {
-      content: {
-        "application/json": {
-          code: string;
-        };
-      };
-    };
-    client_profile_totp_disable: {
-      content: {
-        "application/json": {
-          password: string;
-          code: string;
-        };
-      };
-    };
-    guest_client_reset_password: {
-      content: {
-        "application/json": {
-          /** Format: email */
-          email: string;
-        };
-      };
-    };
-    guest_client_update_password: {
-      content: {
-        "application/json": {
-          hash: string;
-          password: string;
-          password_confirm: string;
-        };
-      };
-    };
-    guest_client_confirm_email: {
-      content: {
-        "application/json": {
-          hash: string;
-        };
-      };
-    };
-    guest_staff_passwordreset: {
-      content: {
-        "application/json": {
-          /** Format: email */
-          email: string;
-        };
-      };
-    };
-    guest_staff_update_password: {
-      content: {
-        "application/json": {
-          hash: string;
-          password: string;
-          password_confirm: string;
-        };
-      };
-    };
-    guest_staff_confirm_email: {
-      content: {
-        "application/json": {
-          hash: string;
-        };
-      };
-    };
-    admin_profile_change_email: {
-      content: {
-        "application/json": {
-          /** Format: email */
-          email: string;
-          password: string;
-          code?: string;
-        };
-      };
-    };
-    client_profile_change_email: {
-      content: {
-        "application/json": {
-          /** Format: email */
-          email: string;
-          password: string;
-        };
-      };
-    };
     admin_webhook_create: {
       content: {
         "application/json": {
@@ -2976,6 +2976,54 @@ export interface operations {
       };
     };
   };
+  /** Mails a staff password reset link when the address has an active account; always true, in 300–450 ms or more */
+  guest_staff_passwordreset: {
+    requestBody: components["requestBodies"]["guest_staff_passwordreset"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Sets a new staff password with the hash of a reset link; ends every session of the member */
+  guest_staff_update_password: {
+    requestBody: components["requestBodies"]["guest_staff_update_password"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Confirms a staff member's change of e-mail (the link mailed to the new address); the old address is told */
+  guest_staff_confirm_email: {
+    requestBody: components["requestBodies"]["guest_staff_confirm_email"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** Creates a client account (active unless `status` says otherwise); without a password the client cannot log in until it sets one */
   admin_client_create: {
     requestBody: components["requestBodies"]["admin_client_create"];
@@ -3115,6 +3163,68 @@ export interface operations {
       };
     };
   };
+  /** Mails a password reset link when the address has an active account; always true, in 300–450 ms or more */
+  guest_client_reset_password: {
+    requestBody: components["requestBodies"]["guest_client_reset_password"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Sets a new password with the hash of a reset link; ends every session of the client */
+  guest_client_update_password: {
+    requestBody: components["requestBodies"]["guest_client_update_password"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Confirms the address a confirmation link was sent to (sign-up, or a change of e-mail, which then applies) */
+  guest_client_confirm_email: {
+    requestBody: components["requestBodies"]["guest_client_confirm_email"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Whether sign-ups must confirm their e-mail address before checkout */
+  guest_client_is_email_validation_required: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: boolean;
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** The staff member's own record, with its API token */
   admin_profile_get: {
     responses: {
@@ -3203,6 +3313,91 @@ export interface operations {
   };
   /** Ends the caller's admin session */
   admin_profile_logout: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Whether two-factor login is on, and how many recovery codes are left */
+  admin_profile_totp_get: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              enabled: boolean;
+              recovery_codes_left: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
+  admin_profile_totp_setup: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              /** @description Base32 secret, for typing into the app by hand */
+              secret: string;
+              /** @description otpauth://totp/… URI, for a QR code */
+              otpauth_url: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
+  admin_profile_totp_enable: {
+    requestBody: components["requestBodies"]["admin_profile_totp_enable"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              recovery_codes: string[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Turns two-factor login off; needs the password and a current code or a recovery code */
+  admin_profile_totp_disable: {
+    requestBody: components["requestBodies"]["admin_profile_totp_disable"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Mails a confirmation link to a new address; needs the password and, with two-factor login on, a code. The address changes when the link is followed (guest/staff/confirm_email) */
+  admin_profile_change_email: {
+    requestBody: components["requestBodies"]["admin_profile_change_email"];
     responses: {
       /** @description Success */
       200: {
@@ -3314,6 +3509,106 @@ export interface operations {
   };
   /** Ends the client's session */
   client_profile_logout: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Whether two-factor login is on, and how many recovery codes are left */
+  client_profile_totp_get: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              enabled: boolean;
+              recovery_codes_left: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
+  client_profile_totp_setup: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              /** @description Base32 secret, for typing into the app by hand */
+              secret: string;
+              /** @description otpauth://totp/… URI, for a QR code */
+              otpauth_url: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
+  client_profile_totp_enable: {
+    requestBody: components["requestBodies"]["client_profile_totp_enable"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              recovery_codes: string[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Turns two-factor login off; needs the password and a current code or a recovery code */
+  client_profile_totp_disable: {
+    requestBody: components["requestBodies"]["client_profile_totp_disable"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Mails a new confirmation link to the current address (409 when it is confirmed already) */
+  client_profile_resend_confirmation: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email) */
+  client_profile_change_email: {
+    requestBody: components["requestBodies"]["client_profile_change_email"];
     responses: {
       /** @description Success */
       200: {
@@ -5183,301 +5478,6 @@ export interface operations {
         content: {
           "application/json": {
             result: components["schemas"]["ClientEmail"];
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Whether two-factor login is on, and how many recovery codes are left */
-  admin_profile_totp_get: {
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: {
-              enabled: boolean;
-              recovery_codes_left: number;
-            };
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
-  admin_profile_totp_setup: {
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: {
-              /** @description Base32 secret, for typing into the app by hand */
-              secret: string;
-              /** @description otpauth://totp/… URI, for a QR code */
-              otpauth_url: string;
-            };
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
-  admin_profile_totp_enable: {
-    requestBody: components["requestBodies"]["admin_profile_totp_enable"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: {
-              recovery_codes: string[];
-            };
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Turns two-factor login off; needs the password and a current code or a recovery code */
-  admin_profile_totp_disable: {
-    requestBody: components["requestBodies"]["admin_profile_totp_disable"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Whether two-factor login is on, and how many recovery codes are left */
-  client_profile_totp_get: {
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: {
-              enabled: boolean;
-              recovery_codes_left: number;
-            };
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Starts two-factor set-up: a new secret and its otpauth:// URL for the authenticator app (QR code) */
-  client_profile_totp_setup: {
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: {
-              /** @description Base32 secret, for typing into the app by hand */
-              secret: string;
-              /** @description otpauth://totp/… URI, for a QR code */
-              otpauth_url: string;
-            };
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Turns two-factor login on with a first code; returns ten recovery codes, shown once */
-  client_profile_totp_enable: {
-    requestBody: components["requestBodies"]["client_profile_totp_enable"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: {
-              recovery_codes: string[];
-            };
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Turns two-factor login off; needs the password and a current code or a recovery code */
-  client_profile_totp_disable: {
-    requestBody: components["requestBodies"]["client_profile_totp_disable"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Mails a password reset link when the address has an active account; always true, in 300–450 ms or more */
-  guest_client_reset_password: {
-    requestBody: components["requestBodies"]["guest_client_reset_password"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Sets a new password with the hash of a reset link; ends every session of the client */
-  guest_client_update_password: {
-    requestBody: components["requestBodies"]["guest_client_update_password"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Confirms the address a confirmation link was sent to (sign-up, or a change of e-mail, which then applies) */
-  guest_client_confirm_email: {
-    requestBody: components["requestBodies"]["guest_client_confirm_email"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Whether sign-ups must confirm their e-mail address before checkout */
-  guest_client_is_email_validation_required: {
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            result: boolean;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Mails a staff password reset link when the address has an active account; always true, in 300–450 ms or more */
-  guest_staff_passwordreset: {
-    requestBody: components["requestBodies"]["guest_staff_passwordreset"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Sets a new staff password with the hash of a reset link; ends every session of the member */
-  guest_staff_update_password: {
-    requestBody: components["requestBodies"]["guest_staff_update_password"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Confirms a staff member's change of e-mail (the link mailed to the new address); the old address is told */
-  guest_staff_confirm_email: {
-    requestBody: components["requestBodies"]["guest_staff_confirm_email"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Mails a confirmation link to a new address; needs the password and, with two-factor login on, a code. The address changes when the link is followed (guest/staff/confirm_email) */
-  admin_profile_change_email: {
-    requestBody: components["requestBodies"]["admin_profile_change_email"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Mails a new confirmation link to the current address (409 when it is confirmed already) */
-  client_profile_resend_confirmation: {
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
-            error: null;
-          };
-        };
-      };
-    };
-  };
-  /** Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email) */
-  client_profile_change_email: {
-    requestBody: components["requestBodies"]["client_profile_change_email"];
-    responses: {
-      /** @description Success */
-      200: {
-        content: {
-          "application/json": {
-            /** @constant */
-            result: true;
             error: null;
           };
         };
