@@ -4,6 +4,7 @@ import cluster from 'node:cluster';
 import type { Kysely } from 'kysely';
 import { ClusterCounterBackend, ClusterCounterStore } from './platform/counters/cluster.ts';
 import type { Config } from './config.ts';
+import type { ModuleServices } from './modules/index.ts';
 import type { DatabaseHandle, DialectName } from './db/database.ts';
 import type { Database } from './db/schema.ts';
 import { EventBus } from './platform/events.ts';
@@ -123,6 +124,12 @@ export interface Services {
   onClose(task: () => Promise<void>): void;
   close(): Promise<void>;
 }
+
+/** Compiles only when `T` is a `U`. */
+type Satisfying<T extends U, U> = T;
+
+/** The proof that these services give every module what its actions name (a type: nothing of it exists at run time). */
+export type CheckedServices = Satisfying<Services, ModuleServices>;
 
 export function createServices(config: Config, database: DatabaseHandle, instanceSecret: string): Services {
   const { db } = database;

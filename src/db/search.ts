@@ -11,7 +11,7 @@
 // A trigram index is slow to read for a fragment made only of very common trigrams (every address holds "example"):
 // the index is asked for the rarest stretch of the text instead, judged on a small random sample of the table, and
 // each row it offers is then checked against the whole text.
-import { searchedId } from '../platform/list-filters.ts';
+import { searchedId } from '../lib/searched-id.ts';
 import { isPrefixSearch, likeEscaped, searchPattern } from './like.ts';
 import { SqliteAdapter, sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 

@@ -1,11 +1,10 @@
 // The module registry: every URL module the gateway serves (`/api/{role}/<name>/{action}`), one entry each. Add a
 // module here and nowhere in http/.
 //
-// Each module names the services its actions use (its `…Needs`); `ModuleServices` is all of them at once, and
-// `CheckedServices` below proves that the composition root (src/services.ts) builds them: a module that names a
-// service nobody builds, or a method a service lacks, fails to compile here.
+// Each module names the services its actions use (its `…Needs`); `ModuleServices` is all of them at once, and the
+// composition root (src/services.ts) proves it builds them: a module that names a service nobody builds, or a method a
+// service lacks, fails to compile there.
 import type { ModuleApi } from '../platform/action.ts';
-import type { Services } from '../services.ts';
 import { cartApi, type CartNeeds } from './cart/api.ts';
 import { clientApi, type ClientNeeds } from './client/api.ts';
 import { cronApi, type CronNeeds } from './cron/api.ts';
@@ -36,12 +35,6 @@ export type ModuleServices = SystemNeeds &
   PaymentMethodNeeds &
   EmailNeeds &
   WebhookNeeds;
-
-/** Compiles only when `T` is a `U`. */
-type Satisfying<T extends U, U> = T;
-
-/** The proof that the real services give every module what it names (a type: nothing of it exists at run time). */
-export type CheckedServices = Satisfying<Services, ModuleServices>;
 
 // The staff module lists every permission the admin actions ask for, its own included: computed here from the list
 // below, the first time the action asks (by then the list exists).

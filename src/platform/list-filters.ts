@@ -29,10 +29,7 @@ export function searchText(search: string | undefined): string | null {
   return search === undefined || search === '' ? null : search;
 }
 
-/** A search of digits alone may also name a record by id (ids are 32-bit integers): that id, or null. */
-export function searchedId(text: string): number | null {
-  return /^\d{1,10}$/.test(text) && Number(text) <= 2_147_483_647 ? Number(text) : null;
-}
+export { searchedId } from '../lib/searched-id.ts';
 
 /** Staff lists show whose each record is: sets `client_email` and `client_name` (null for a client that is gone). */
 export function addContacts<T extends { client_id: number; client_email?: string | null; client_name?: string | null }>(
