@@ -7,7 +7,7 @@ import type { CronService } from './service.ts';
 
 /** The services this module's actions use. */
 export interface CronNeeds {
-  cron: CronService;
+  cron: Pick<CronService, 'run' | 'info'>;
 }
 
 const { adminAction } = actionsFor<CronNeeds>();

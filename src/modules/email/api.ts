@@ -8,7 +8,20 @@ import type { MailService } from './service.ts';
 
 /** The services this module's actions use. */
 export interface EmailNeeds {
-  mail: MailService;
+  mail: Pick<
+    MailService,
+    | 'list'
+    | 'get'
+    | 'resend'
+    | 'templates'
+    | 'template'
+    | 'updateTemplate'
+    | 'renderSample'
+    | 'sendTest'
+    | 'deliveryStatus'
+    | 'listForClient'
+    | 'getForClient'
+  >;
 }
 
 const { adminAction, clientAction } = actionsFor<EmailNeeds>();

@@ -22,15 +22,15 @@ import type { TaxService } from './taxes.ts';
 /** The services this module's actions use. */
 export interface InvoiceNeeds {
   config: Pick<Config, 'currency'>;
-  limiter: RateLimiter;
-  invoices: InvoiceService;
-  invoicePayments: InvoicePayments;
-  payments: PaymentService;
+  limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
+  invoices: Pick<InvoiceService, 'list' | 'get' | 'getByHash' | 'markAsPaid' | 'cancel' | 'pdf' | 'renewalInvoice'>;
+  invoicePayments: Pick<InvoicePayments, 'listTransactions'>;
+  payments: Pick<PaymentService, 'start' | 'listGateways'>;
   /** mark_as_paid names a gateway by id or code: the payment module's registry knows them. */
   gateways: Pick<GatewayRegistry, 'require'>;
   /** A refund of a card payment goes through its provider. */
   gatewayPayments: Pick<GatewayPayments, 'refund'>;
-  taxes: TaxService;
+  taxes: Pick<TaxService, 'create' | 'list' | 'get' | 'update' | 'delete'>;
 }
 
 const { adminAction, clientAction, guestAction } = actionsFor<InvoiceNeeds>();

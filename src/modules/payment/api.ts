@@ -6,7 +6,7 @@ import type { PaymentService } from './service.ts';
 
 /** The services this module's actions use. */
 export interface PaymentMethodNeeds {
-  payments: PaymentService;
+  payments: Pick<PaymentService, 'listMethods' | 'deleteMethod'>;
 }
 
 const { clientAction } = actionsFor<PaymentMethodNeeds>();

@@ -10,7 +10,22 @@ import type { ApiKeyService } from './service.ts';
 
 /** The services this module's actions use. */
 export interface ApiKeyNeeds {
-  apikeys: ApiKeyService;
+  apikeys: Pick<
+    ApiKeyService,
+    | 'check'
+    | 'getInfo'
+    | 'verifierInfo'
+    | 'reportUsage'
+    | 'update'
+    | 'reset'
+    | 'find'
+    | 'get'
+    | 'usage'
+    | 'createKey'
+    | 'deleteKey'
+    | 'renameKey'
+    | 'list'
+  >;
 }
 
 const { adminAction, clientAction, guestAction } = actionsFor<ApiKeyNeeds>();

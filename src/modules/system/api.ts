@@ -15,8 +15,8 @@ import type { SystemService } from './service.ts';
 /** The services this module's actions use. */
 export interface SystemNeeds {
   config: Pick<Config, 'publicUrl' | 'currency'>;
-  settings: SystemService;
-  mail: MailService;
+  settings: Pick<SystemService, 'all' | 'update' | 'get' | 'company'>;
+  mail: Pick<MailService, 'releaseWaiting'>;
   taxes: Pick<TaxService, 'anyRule'>;
 }
 

@@ -7,7 +7,10 @@ import type { WebhookService } from './service.ts';
 
 /** The services this module's actions use. */
 export interface WebhookNeeds {
-  webhooks: WebhookService;
+  webhooks: Pick<
+    WebhookService,
+    'create' | 'list' | 'get' | 'update' | 'delete' | 'rotateSecret' | 'sendTest' | 'deliveries' | 'delivery' | 'retry'
+  >;
 }
 
 const { adminAction } = actionsFor<WebhookNeeds>();
