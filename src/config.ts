@@ -4,9 +4,6 @@ import { availableParallelism } from 'node:os';
 import { DEFAULT_RATE_LIMITS, type RateLimitConfig, type RateLimitPolicy, type RateLimitRule } from './platform/rate-limit.ts';
 import { settingDefaultsFromEnv, type SettingName } from './platform/settings-catalogue.ts';
 
-// The rate-limit types are the limiter's (platform/rate-limit.ts); re-exported for the files that read them here.
-export type { RateLimitPolicy, RateLimitRule } from './platform/rate-limit.ts';
-
 export interface Config {
   port: number;
   host: string;

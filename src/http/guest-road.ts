@@ -3,7 +3,7 @@
 // schema, then its handler. One implementation, so the two roads cannot drift apart. Stays synchronous when the
 // policy's store and the action are: the key check on a warm cache is answered without a single promise.
 import type { TObject } from '@sinclair/typebox';
-import type { RateLimitPolicy } from '../config.ts';
+import type { RateLimitPolicy } from '../platform/rate-limit.ts';
 import type { ActionDef, CallContext, GuestIdentity } from '../platform/action.ts';
 import { enforce, type HeaderTarget, type RateLimiter } from '../platform/rate-limit.ts';
 import { compileValidator, type Validator } from './validate.ts';

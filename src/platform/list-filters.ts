@@ -29,7 +29,6 @@ export function searchText(search: string | undefined): string | null {
   return search === undefined || search === '' ? null : search;
 }
 
-export { searchedId } from '../lib/searched-id.ts';
 
 /** Staff lists show whose each record is: sets `client_email` and `client_name` (null for a client that is gone). */
 export function addContacts<T extends { client_id: number; client_email?: string | null; client_name?: string | null }>(

@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../../platform/errors.ts';
 import { failLogin, type LimiterHolder } from '../../platform/login-limits.ts';
 import type { HeaderTarget } from '../../platform/rate-limit.ts';
-import type { TwoFactorService, TwoFactorSubject } from './two-factor.ts';
+import type { TwoFactorService } from './two-factor.ts';
+import type { TwoFactorSubject } from './types.ts';
 
 /** Six digits from the authenticator app, or a recovery code (`xxxxx-xxxxx`); blank counts as no code. */
 export const SecondFactorCode = Type.String({ maxLength: 32 });

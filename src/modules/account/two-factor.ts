@@ -25,7 +25,6 @@ const RECOVERY_CODES = 10;
 // Recovery codes: 10 characters of an alphabet without look-alikes (about 50 bits), shown as `xxxxx-xxxxx`.
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
-export type { TwoFactorSubject } from './types.ts';
 
 export interface TwoFactorDeps {
   db: Kysely<Database>;

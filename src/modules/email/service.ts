@@ -42,9 +42,6 @@ import {
   type RenderedMail,
 } from './templates.ts';
 
-export type { MailTemplateCode } from './templates.ts';
-// The records the mail log and the template actions answer with; re-exported for the web UI, which reads them here.
-export type { ClientEmailRecord, EmailRecord, TemplateRecord } from './types.ts';
 
 export const EMAIL_KIND = 'email';
 /** CONTRACT §10: retries after 1 min, 5 min, 30 min, 2 h and 12 h, then `failed`. */

@@ -15,7 +15,6 @@ import type { GatewayInvoice, GatewayRegistry, PaymentGateway } from './gateways
 import { gatewayFailure } from './gateway-failures.ts';
 import { createLateRefunds } from './late-refunds.ts';
 
-export type { PaymentResult, ReportedPayment } from '../invoice/payments.ts';
 
 /** A refund reported for a payment Tollgate has not recorded yet: try again later (events arrive out of order). */
 export class PaymentNotYetKnown extends Error {}

@@ -5,7 +5,8 @@ import { actionsFor, type AdminIdentity, type ClientIdentity } from '../../platf
 import { errors } from '../../platform/errors.ts';
 import { Done } from '../../platform/schemas.ts';
 import { SecondFactorCode } from '../account/login.ts';
-import type { TwoFactorService, TwoFactorSubject } from '../account/two-factor.ts';
+import type { TwoFactorService } from '../account/two-factor.ts';
+import type { TwoFactorSubject } from '../account/types.ts';
 import type { ClientService } from '../client/service.ts';
 import type { StaffService } from '../staff/service.ts';
 

@@ -30,7 +30,6 @@ import { createThresholdWatcher } from './usage/thresholds.ts';
 import { createUsageTotals } from './usage/totals.ts';
 
 export type { KeyInfo, KeyRecord, Reason, UsageReport, UsageSummary } from './types.ts';
-export { MAX_GRACE_SECONDS } from './issuing/keys.ts';
 
 export interface ApiKeyServiceDeps {
   db: Kysely<Database>;

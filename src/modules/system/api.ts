@@ -6,7 +6,7 @@ import { Done, Nullable } from '../../platform/schemas.ts';
 import { PERIOD_LABELS } from '../../lib/periods.ts';
 import { VERSION } from '../../platform/version.ts';
 import { countryNames, phoneCodes } from './countries.ts';
-import { PUBLIC_NAMES, SECRET_NAMES, SETTING_NAMES, SETTINGS } from './settings-catalogue.ts';
+import { PUBLIC_NAMES, SECRET_NAMES, SETTING_NAMES, SETTINGS } from '../../platform/settings-catalogue.ts';
 import type { Config } from '../../config.ts';
 import type { MailService } from '../email/service.ts';
 import type { TaxService } from '../invoice/taxes.ts';
