@@ -37,7 +37,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function count(value: unknown, param: string, min: number): number {
+/** A whole number of uses from `min` to 10^12 (or its digits as a string), else a 422 naming `param`. */
+export function count(value: unknown, param: string, min: number): number {
   const number = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < min || number > MAX_USES) {
     throw errors.invalid(param, `must be an integer from ${min} to ${MAX_USES}`);
@@ -60,7 +61,38 @@ function price(value: unknown, param: string): string {
   return trimmed === '' ? integer : `${integer}.${trimmed}`;
 }
 
-function overage(value: unknown, param: string): OverageRule {
+/** Graduated or volume tiers: ascending `up_to`s, the last one null (it prices every unit beyond the others). */
+function tiersOf(value: Record<string, unknown>, param: string): GraduatedTier[] {
+  const tiers = value.tiers;
+  if (!Array.isArray(tiers) || tiers.length === 0) throw errors.invalid(`${param}.tiers`, 'must be a non-empty list of tiers');
+  if (tiers.length > MAX_TIERS) throw errors.invalid(`${param}.tiers`, `must have at most ${MAX_TIERS} tiers`);
+  const out: GraduatedTier[] = [];
+  let previous = 0;
+  tiers.forEach((tier: unknown, index) => {
+    const at = `${param}.tiers[${index}]`;
+    if (!isPlainObject(tier)) throw errors.invalid(at, 'must be an object {up_to, unit_price, flat_price?}');
+    const last = index === tiers.length - 1;
+    let upTo: number | null = null;
+    if (tier.up_to === null || tier.up_to === undefined || tier.up_to === '') {
+      if (!last) throw errors.invalid(`${at}.up_to`, 'may be null only in the last tier');
+    } else {
+      upTo = count(tier.up_to, `${at}.up_to`, 1);
+      if (upTo <= previous) throw errors.invalid(`${at}.up_to`, `must be greater than the previous tier's up_to (${previous})`);
+      if (last) throw errors.invalid(`${at}.up_to`, 'must be null in the last tier (it prices every use beyond the others)');
+      previous = upTo;
+    }
+    const normalized: GraduatedTier = { up_to: upTo, unit_price: price(tier.unit_price, `${at}.unit_price`) };
+    if (tier.flat_price !== undefined && tier.flat_price !== null && tier.flat_price !== '') normalized.flat_price = price(tier.flat_price, `${at}.flat_price`);
+    out.push(normalized);
+  });
+  return out;
+}
+
+/**
+ * An overage rule (CONTRACT §12). `volume` is offered only where the caller says so: a meter's overage accepts it
+ * (issue 23), the top-level `calls` overage keeps §12's three modes, whose words (lib/usage-terms.ts) show them.
+ */
+export function normalizeOverage(value: unknown, param: string, modes: { volume: boolean } = { volume: false }): OverageRule {
   if (!isPlainObject(value)) throw errors.invalid(param, 'must be an object with a mode');
   switch (value.mode) {
     case 'per_unit':
@@ -71,33 +103,13 @@ function overage(value: unknown, param: string): OverageRule {
         package_size: count(value.package_size, `${param}.package_size`, 1),
         package_price: price(value.package_price, `${param}.package_price`),
       };
-    case 'graduated': {
-      const tiers = value.tiers;
-      if (!Array.isArray(tiers) || tiers.length === 0) throw errors.invalid(`${param}.tiers`, 'must be a non-empty list of tiers');
-      if (tiers.length > MAX_TIERS) throw errors.invalid(`${param}.tiers`, `must have at most ${MAX_TIERS} tiers`);
-      const out: GraduatedTier[] = [];
-      let previous = 0;
-      tiers.forEach((tier: unknown, index) => {
-        const at = `${param}.tiers[${index}]`;
-        if (!isPlainObject(tier)) throw errors.invalid(at, 'must be an object {up_to, unit_price, flat_price?}');
-        const last = index === tiers.length - 1;
-        let upTo: number | null = null;
-        if (tier.up_to === null || tier.up_to === undefined || tier.up_to === '') {
-          if (!last) throw errors.invalid(`${at}.up_to`, 'may be null only in the last tier');
-        } else {
-          upTo = count(tier.up_to, `${at}.up_to`, 1);
-          if (upTo <= previous) throw errors.invalid(`${at}.up_to`, `must be greater than the previous tier's up_to (${previous})`);
-          if (last) throw errors.invalid(`${at}.up_to`, 'must be null in the last tier (it prices every use beyond the others)');
-          previous = upTo;
-        }
-        const normalized: GraduatedTier = { up_to: upTo, unit_price: price(tier.unit_price, `${at}.unit_price`) };
-        if (tier.flat_price !== undefined && tier.flat_price !== null && tier.flat_price !== '') normalized.flat_price = price(tier.flat_price, `${at}.flat_price`);
-        out.push(normalized);
-      });
-      return { mode: 'graduated', tiers: out };
-    }
+    case 'graduated':
+      return { mode: 'graduated', tiers: tiersOf(value, param) };
+    case 'volume':
+      if (modes.volume) return { mode: 'volume', tiers: tiersOf(value, param) };
+      throw errors.invalid(`${param}.mode`, 'must be per_unit, package or graduated (volume is offered on meters)');
     default:
-      throw errors.invalid(`${param}.mode`, 'must be per_unit, package or graduated');
+      throw errors.invalid(`${param}.mode`, modes.volume ? 'must be per_unit, package, graduated or volume' : 'must be per_unit, package or graduated');
   }
 }
 
@@ -116,7 +128,7 @@ export function normalizeUsageOptions(config: Record<string, unknown>): UsageOpt
     out.usage_period = config.usage_period;
   }
   if (!blank(config.included)) out.included = count(config.included, 'config.included', 0);
-  if (!blank(config.overage)) out.overage = overage(config.overage, 'config.overage');
+  if (!blank(config.overage)) out.overage = normalizeOverage(config.overage, 'config.overage');
   const hardLimit = blank(config.hard_limit) ? null : count(config.hard_limit, 'config.hard_limit', 1);
   if (hardLimit !== null) out.hard_limit = hardLimit;
   if (hardLimit !== null && out.included !== undefined && out.included !== null && hardLimit < out.included) {
