@@ -2,7 +2,8 @@
 // hand-computed values, and its validation on a meter (and its refusal on the top-level `calls` overage).
 import { describe, expect, it } from 'vitest';
 import { overageMicros, overageMinor, type OverageRule } from '../../src/lib/usage-pricing.ts';
-import { normalizeOverage, normalizeUsageOptions } from '../../src/modules/serviceapikey/usage/usage-plan.ts';
+import { normalizeOverage } from '../../src/modules/serviceapikey/usage/overage-rules.ts';
+import { normalizeUsageOptions } from '../../src/modules/serviceapikey/usage/usage-plan.ts';
 
 const volume: OverageRule = {
   mode: 'volume',
