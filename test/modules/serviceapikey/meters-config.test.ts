@@ -54,6 +54,12 @@ describe('meters validation', () => {
     ]);
   });
 
+  it('keeps a filter on a property named __proto__ as an ordinary pair', () => {
+    const [meter] = normalizeMeters([{ ...REQUESTS, filter: JSON.parse('{"__proto__": "x", "model": "large"}') as unknown }])!;
+    expect(JSON.stringify(meter!.filter)).toBe('{"__proto__":"x","model":"large"}');
+    expect(Object.getPrototypeOf(meter!.filter)).toBe(Object.prototype);
+  });
+
   it('a plan without meters gets none: absent, null and an empty list store nothing', () => {
     for (const meters of [undefined, null, '', []]) expect(normalizeMeters(meters)).toBeUndefined();
     expect(normalizeUsageOptions({ included: 10 })).toEqual({ included: 10 });

@@ -69,7 +69,7 @@ function filter(value: unknown, param: string): Record<string, Scalar> {
   if (!isPlainObject(value)) throw errors.invalid(param, 'must be an object of {property: value} pairs');
   const names = Object.keys(value);
   if (names.length > MAX_FILTER_PAIRS) throw errors.invalid(param, `must have at most ${MAX_FILTER_PAIRS} pairs`);
-  const out: Record<string, Scalar> = {};
+  const pairs: Array<[string, Scalar]> = [];
   for (const name of names) {
     if (name.length === 0 || name.length > MAX_TEXT) throw errors.invalid(param, `must have property names of 1 to ${MAX_TEXT} characters`);
     const wanted = value[name];
@@ -79,9 +79,10 @@ function filter(value: unknown, param: string): Record<string, Scalar> {
     } else if (!(typeof wanted === 'boolean' || (typeof wanted === 'number' && Number.isFinite(wanted)))) {
       throw errors.invalid(at, 'must be a string, a number or a boolean');
     }
-    out[name] = wanted;
+    pairs.push([name, wanted]);
   }
-  return out;
+  // fromEntries defines own properties, so a property named "__proto__" is kept as sent rather than eaten by a setter.
+  return Object.fromEntries(pairs);
 }
 
 function alerts(value: unknown, param: string): number[] {
