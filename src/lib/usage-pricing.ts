@@ -18,7 +18,10 @@ export interface GraduatedTier {
 export type OverageRule =
   | { mode: 'per_unit'; unit_price: string }
   | { mode: 'package'; package_size: number; package_price: string }
-  | { mode: 'graduated'; tiers: GraduatedTier[] };
+  | { mode: 'graduated'; tiers: GraduatedTier[] }
+  // Volume (issue 23): the tier the quantity reaches prices every unit, not only the units inside it. Its tiers have
+  // the graduated shape; a reached tier's flat_price is charged once. Offered on meters (usage/meters-config.ts).
+  | { mode: 'volume'; tiers: GraduatedTier[] };
 
 const PRICE = /^(\d{1,12})(?:\.(\d{1,6}))?$/;
 
@@ -40,6 +43,8 @@ export function overageMicros(rule: OverageRule, units: number): bigint {
       const size = BigInt(rule.package_size);
       return ((count + size - 1n) / size) * priceMicros(rule.package_price);
     }
+    case 'volume':
+      return volumeMicros(rule.tiers, count);
     default: {
       let total = 0n;
       let below = 0n;
@@ -54,6 +59,16 @@ export function overageMicros(rule: OverageRule, units: number): bigint {
       return total;
     }
   }
+}
+
+/**
+ * Volume pricing: the first tier whose `up_to` holds `count` (the last, unbounded tier otherwise) prices all `count`
+ * units, plus its flat price. A count exactly at a tier's `up_to` stays in that tier, as in graduated pricing.
+ */
+function volumeMicros(tiers: readonly GraduatedTier[], count: bigint): bigint {
+  const tier = tiers.find((candidate) => candidate.up_to === null || count <= BigInt(candidate.up_to)) ?? tiers.at(-1);
+  if (tier === undefined) return 0n;
+  return count * priceMicros(tier.unit_price) + (tier.flat_price === undefined ? 0n : priceMicros(tier.flat_price));
 }
 
 /** Micro-units rounded half-up to minor units of a currency with `precision` decimals (0–6). */

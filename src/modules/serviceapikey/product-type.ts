@@ -8,14 +8,14 @@ import { moveOpenPeriod } from './usage/period-move.ts';
 type Hooks = Pick<ApiKeyService, 'issue' | 'orderChanged' | 'orderDeleted' | 'serviceFields'>;
 
 /**
- * A plan priced by use (it sets `included`, `overage` or `hard_limit`) counts by its billing period unless it says
+ * A plan priced by use (it sets `included`, `overage`, `hard_limit` or `meters`) counts by its billing period unless it says
  * otherwise: usage aligned with what the buyer pays for, as Lago and Stripe do (issue 21 item 5). A plan with only
  * FOSSBilling's `monthlyLimit` keeps the calendar month of CONTRACT §7.1. Plans saved before this default were given
  * their calendar month explicitly by migration 021.
  */
 export function withPeriodDefault(options: UsageOptions): UsageOptions {
   if (options.usage_period !== undefined) return options;
-  const metered = options.included !== undefined || options.overage !== undefined || options.hard_limit !== undefined;
+  const metered = options.included !== undefined || options.overage !== undefined || options.hard_limit !== undefined || options.meters !== undefined;
   return metered ? { ...options, usage_period: 'billing_period' } : options;
 }
 
