@@ -29,17 +29,18 @@ function requireIngestRight(staff: StaffPrincipal): void {
   if (!hasPermission(staff, USAGE_INGEST_PERMISSION)) throw errors.forbidden(USAGE_INGEST_PERMISSION);
 }
 
-// Every field is typed loosely on purpose: a wrong field is a rejection of that event (with its index), never a 422
-// that drops the whole batch. The descriptions say what a sound event holds; event-checks.ts enforces it.
+// Every field is typed loosely and optional on purpose: a wrong or missing field is a rejection of that event (with its
+// index), never a 422 that drops the whole batch. The descriptions say what a sound event holds; event-checks.ts
+// enforces it (`id` and `meter` are required there).
 const UsageEvent = Type.Object(
   {
-    id: Type.Unknown({ description: `The event's idempotency key, unique per order (1–${MAX_EVENT_ID_LENGTH} characters): a repeat is counted once` }),
+    id: Type.Optional(Type.Unknown({ description: `The event's idempotency key, unique per order (1–${MAX_EVENT_ID_LENGTH} characters): a repeat is counted once` })),
     key: Type.Optional(Type.Unknown({ description: 'The API key the usage is for (or order_id)' })),
     order_id: Type.Optional(Type.Unknown({ description: 'The order the usage is for (or key)' })),
-    meter: Type.Unknown({ description: "A meter's code on the order's plan; `calls` always exists" }),
+    meter: Type.Optional(Type.Unknown({ description: "A meter's code on the order's plan; `calls` always exists" })),
     value: Type.Optional(Type.Unknown({ description: 'A finite number ≥ 0; required by sum, max and latest meters, refused by count meters' })),
     timestamp: Type.Optional(Type.Unknown({ description: 'ISO 8601 with a zone; default now; at most 7 days past and 5 minutes ahead' })),
-    properties: Type.Optional(Type.Unknown({ description: 'An object, nested at most 32 levels; a unique_count meter counts one of its properties' })),
+    properties: Type.Optional(Type.Unknown({ description: 'An object; a unique_count meter counts one of its properties. The request body as a whole nests at most 32 levels (400 past that), which leaves 30 for the bag' })),
   },
   { $id: 'UsageEvent' },
 );
