@@ -108,6 +108,14 @@ describe('admin/usage/ingest: exactly once', () => {
     expect(rows.reduce((sum, row) => sum + Number(row.value), 0)).toBe((1999 * 2000) / 2);
   });
 
+  it('the database itself holds one row per (order_id, event_id): a second plain insert fails (migration 026)', async () => {
+    const { orderId } = await meteredOrder(t, clientId);
+    const row = { order_id: orderId, event_id: 'raw', meter: 'calls', value: null, timestamp: new Date().toISOString(), properties: null, received_at: new Date().toISOString() };
+    await t.services.db.insertInto('usage_events').values(row).execute();
+    await expect(t.services.db.insertInto('usage_events').values(row).execute()).rejects.toThrow(/unique|duplicate/i);
+    expect(await ingest(t, [{ id: 'raw', order_id: orderId, meter: 'calls' }])).toEqual({ accepted: 0, duplicates: 1, rejected: [] });
+  });
+
   it('an empty batch answers zeros', async () => {
     expect(await ingest(t, [])).toEqual({ accepted: 0, duplicates: 0, rejected: [] });
   });
