@@ -7,7 +7,7 @@ export interface UsageEventTable {
   event_id: string;
   /** The meter's code on the order's plan (`calls` is always one). */
   meter: string;
-  /** The event's measure; null when it carried none. Read through Number() (PostgreSQL's float8 comes back a number). */
+  /** The event's measure; null when it carried none. A float8 on PostgreSQL, which pg reads back as a number. */
   value: number | null;
   /** ISO 8601 UTC, milliseconds: when the event happened (the sender's timestamp, or its arrival). */
   timestamp: string;

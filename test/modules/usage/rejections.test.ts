@@ -67,6 +67,17 @@ describe('admin/usage/ingest: rejections', () => {
     await rejectsAlone('k2', { id: 'k2', key: other.key, meter: 'calls' }, 'UNKNOWN_KEY');
   });
 
+  it('a key replaced with a grace period names its order until the grace ends, then UNKNOWN_KEY', async () => {
+    const rotated = await meteredOrder(t, clientId);
+    const reset = await t.admin('serviceapikey/reset', { order_id: rotated.orderId, grace_seconds: 3600 });
+    expect(reset.status).toBe(200);
+    expect(await ingest(t, [{ id: 'g1', key: rotated.key, meter: 'requests' }])).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+    // The grace has ended (set in the past rather than waited for).
+    await t.services.db.updateTable('api_keys').set({ grace_until: new Date(Date.now() - 1000).toISOString() }).where('order_id', '=', rotated.orderId).execute();
+    const answer = await ingest(t, [{ id: 'g2', key: rotated.key, meter: 'requests' }]);
+    expect(answer.rejected.map((r) => r.code)).toEqual(['UNKNOWN_KEY']);
+  });
+
   it("another client's order is fine for staff; an order whose client is suspended → CLIENT_INACTIVE", async () => {
     const someone = await t.createClient();
     const theirs = await meteredOrder(t, someone.id);
