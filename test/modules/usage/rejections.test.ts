@@ -211,6 +211,14 @@ describe('admin/usage/ingest: rejections', () => {
       expect((await storedEvents(t, orderId)).map((row) => row.event_id)).not.toContain('big-0');
     });
 
+    it('a body over 1 MB (BODY_LIMIT_BYTES) → 413, nothing stored', async () => {
+      const pad = 'p'.repeat(1200);
+      const events = Array.from({ length: 1000 }, (_, n) => ({ id: `huge-${n}`, order_id: orderId, meter: 'requests', properties: { pad } }));
+      const reply = await t.admin('usage/ingest', { events });
+      expect(reply.status).toBe(413);
+      expect((await storedEvents(t, orderId)).map((row) => row.event_id)).not.toContain('huge-0');
+    });
+
     it('exactly 1,000 events are one batch', async () => {
       const events = Array.from({ length: 1000 }, (_, n) => ({ id: `thousand-${n}`, order_id: orderId, meter: 'requests' }));
       expect(await ingest(t, events)).toEqual({ accepted: 1000, duplicates: 0, rejected: [] });
