@@ -16,6 +16,7 @@ import { moneyFor } from './lib/money.ts';
 import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
+import { createUsageService, type UsageService } from './modules/usage/service.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -118,6 +119,8 @@ export interface Services {
   mail: MailService;
   /** Webhook endpoints and their deliveries (through the outbox). */
   webhooks: WebhookService;
+  /** Metered usage events in, exactly once (issue 23). */
+  usage: UsageService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -246,6 +249,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     timeoutMs: config.webhookTimeoutMs,
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
+  const usage = createUsageService({ db, secrets });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,
@@ -327,6 +331,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     outbox,
     mail,
     webhooks,
+    usage,
     startTasks,
     onClose(task) {
       closers.push(task);

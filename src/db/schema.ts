@@ -14,6 +14,7 @@ import type { ApiKeyTables } from '../modules/serviceapikey/tables.ts';
 import type { SessionTables } from '../modules/session/tables.ts';
 import type { StaffTables } from '../modules/staff/tables.ts';
 import type { SystemTables } from '../modules/system/tables.ts';
+import type { UsageTables } from '../modules/usage/tables.ts';
 import type { WebhookTables } from '../modules/webhook/tables.ts';
 import type { ListCountsTables } from './list-counts-table.ts';
 
@@ -31,5 +32,6 @@ export type Database = AccountTables &
   SessionTables &
   StaffTables &
   SystemTables &
+  UsageTables &
   WebhookTables &
   ListCountsTables;

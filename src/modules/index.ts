@@ -19,6 +19,7 @@ import { sessionApi } from './session/api.ts';
 import { permissionCatalogue, type PermissionEntry } from './staff/permissions.ts';
 import { staffApi, type StaffNeeds } from './staff/api.ts';
 import { systemApi, type SystemNeeds } from './system/api.ts';
+import { USAGE_INGEST_PERMISSION, usageApi, type UsageNeeds } from './usage/api.ts';
 import { webhookApi, type WebhookNeeds } from './webhook/api.ts';
 
 /** Every service some module's actions use, as those modules name them. */
@@ -34,15 +35,25 @@ export type ModuleServices = SystemNeeds &
   ApiKeyNeeds &
   PaymentMethodNeeds &
   EmailNeeds &
-  WebhookNeeds;
+  WebhookNeeds &
+  UsageNeeds;
 
 // The staff module lists every permission the admin actions ask for, its own included: computed here from the list
 // below, the first time the action asks (by then the list exists).
 let permissions: readonly PermissionEntry[] | undefined;
 
+/**
+ * The catalogue, plus the permissions an action checks in its handler rather than declares: `usage.ingest`, which
+ * `admin/usage/ingest` cannot declare because verifier tokens (which hold only `serviceapikey.check`) call it too.
+ */
+function catalogueOf(served: readonly ModuleApi<ModuleServices>[]): PermissionEntry[] {
+  const checkedInHandlers: PermissionEntry[] = [{ permission: USAGE_INGEST_PERMISSION, module: 'usage', actions: ['usage/ingest'] }];
+  return [...permissionCatalogue(served), ...checkedInHandlers].toSorted((a, b) => a.permission.localeCompare(b.permission));
+}
+
 export const modules: readonly ModuleApi<ModuleServices>[] = [
   systemApi,
-  staffApi(() => (permissions ??= permissionCatalogue(modules))),
+  staffApi(() => (permissions ??= catalogueOf(modules))),
   clientApi,
   profileApi,
   productApi,
@@ -54,5 +65,6 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   paymentMethodApi,
   emailApi,
   webhookApi,
+  usageApi,
   sessionApi,
 ];

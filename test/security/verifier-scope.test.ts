@@ -42,12 +42,13 @@ describe('verifier scope', () => {
     await t.close();
   });
 
-  it('the allow-list is exactly check, get_info and report_usage (and the events stream, a route)', () => {
+  it('the allow-list is exactly check, get_info, report_usage and usage/ingest (and the events stream, a route)', () => {
     const allowed = listActions(modules)
       .filter(({ def }) => def.verifier === true)
       .map(({ role, module, action }) => `${role}/${module}/${action}`)
       .toSorted();
-    expect(allowed).toEqual(['admin/serviceapikey/check', 'admin/serviceapikey/get_info', 'admin/serviceapikey/report_usage']);
+    // usage/ingest (issue 23): an app server reports what the keys it checks used, as report_usage does for calls.
+    expect(allowed).toEqual(['admin/serviceapikey/check', 'admin/serviceapikey/get_info', 'admin/serviceapikey/report_usage', 'admin/usage/ingest']);
   });
 
   it('a verifier token calls its four: check, get_info, report_usage and the events stream', async () => {

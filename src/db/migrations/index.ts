@@ -20,6 +20,7 @@ import * as invoiceNames from './020_invoice_names.ts';
 import * as buyer from './021_buyer.ts';
 import * as cronStatus from './022_cron_status.ts';
 import * as lateRefunds from './025_late_refunds.ts';
+import * as usageEvents from './026_usage_events.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '021_buyer': buyer,
   '022_cron_status': cronStatus,
   '025_late_refunds': lateRefunds,
+  '026_usage_events': usageEvents,
 };

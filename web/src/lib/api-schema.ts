@@ -684,6 +684,10 @@ export interface paths {
     /** Sends a failed or delivered delivery again now, with the same webhook-id and body */
     post: operations["admin_webhook_delivery_retry"];
   };
+  "/api/admin/usage/ingest": {
+    /** Metered events in, exactly once per order and id (≤ 1000 a call) → {accepted, duplicates, rejected}. Needs `usage.ingest`, or a verifier token */
+    post: operations["admin_usage_ingest"];
+  };
   "/api/guest/session/whoami": {
     /** Who the session cookie belongs to: 'client', 'admin', or 'guest' (no session, or a guest cart's) */
     post: operations["guest_session_whoami"];
@@ -1176,6 +1180,35 @@ export interface components {
       sent_at: string | null;
       /** Format: date-time */
       updated_at: string;
+    };
+    UsageIngestResult: {
+      /** @description Events stored by this call */
+      accepted: number;
+      /** @description Events whose id was already stored for their order, or repeated in this batch: counted once */
+      duplicates: number;
+      rejected: {
+          /** @description The event's position in `events` */
+          index: number;
+          /** @description INVALID_ID, INVALID_TARGET, UNKNOWN_KEY, UNKNOWN_ORDER, CLIENT_INACTIVE, UNKNOWN_METER, INVALID_VALUE, VALUE_NOT_ALLOWED, VALUE_REQUIRED, INVALID_TIMESTAMP, TIMESTAMP_OUT_OF_WINDOW, INVALID_PROPERTIES or PROPERTY_REQUIRED */
+          code: string;
+          message: string;
+        }[];
+    };
+    UsageEvent: {
+      /** @description The event's idempotency key, unique per order (1–128 characters): a repeat is counted once */
+      id?: unknown;
+      /** @description The API key the usage is for (or order_id) */
+      key?: unknown;
+      /** @description The order the usage is for (or key) */
+      order_id?: unknown;
+      /** @description A meter's code on the order's plan; `calls` always exists */
+      meter?: unknown;
+      /** @description A finite number ≥ 0; required by sum, max and latest meters, refused by count meters */
+      value?: unknown;
+      /** @description ISO 8601 with a zone; default now; at most 7 days past and 5 minutes ahead */
+      timestamp?: unknown;
+      /** @description An object; a unique_count meter counts one of its properties. The request body as a whole nests at most 32 levels (400 past that), which leaves 30 for the bag */
+      properties?: unknown;
     };
     /** @description The failure envelope (CONTRACT §2): `result` is null, `error` says why */
     ErrorEnvelope: {
@@ -2476,6 +2509,13 @@ export interface components {
       content: {
         "application/json": {
           id: number;
+        };
+      };
+    };
+    admin_usage_ingest: {
+      content: {
+        "application/json": {
+          events: components["schemas"]["UsageEvent"][];
         };
       };
     };
@@ -5721,6 +5761,21 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Metered events in, exactly once per order and id (≤ 1000 a call) → {accepted, duplicates, rejected}. Needs `usage.ingest`, or a verifier token */
+  admin_usage_ingest: {
+    requestBody: components["requestBodies"]["admin_usage_ingest"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["UsageIngestResult"];
             error: null;
           };
         };
