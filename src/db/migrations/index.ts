@@ -21,6 +21,7 @@ import * as buyer from './021_buyer.ts';
 import * as cronStatus from './022_cron_status.ts';
 import * as lateRefunds from './025_late_refunds.ts';
 import * as usageEvents from './026_usage_events.ts';
+import * as usageMeterDays from './027_usage_meter_days.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '022_cron_status': cronStatus,
   '025_late_refunds': lateRefunds,
   '026_usage_events': usageEvents,
+  '027_usage_meter_days': usageMeterDays,
 };

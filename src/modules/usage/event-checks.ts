@@ -1,7 +1,7 @@
 // The checks of one ingested event that need no database: its id, whom it names, its value, its timestamp and its
 // properties; then, once its order's plan is known, whether it fits the meter it names. Each failure is a rejection
 // of that event alone (code + message), never of the batch: ingestion reports it and goes on with the others.
-import type { MeterRule } from './meters.ts';
+import type { IngestMeter } from './order-plans.ts';
 
 export const MAX_EVENT_ID_LENGTH = 128;
 /** Backfill reaches a week back (an event lands in the usage period of its timestamp). */
@@ -25,7 +25,8 @@ export type RejectionCode =
   | 'INVALID_TIMESTAMP'
   | 'TIMESTAMP_OUT_OF_WINDOW'
   | 'INVALID_PROPERTIES'
-  | 'PROPERTY_REQUIRED';
+  | 'PROPERTY_REQUIRED'
+  | 'PERIOD_CLOSED';
 
 export interface Rejection {
   code: RejectionCode;
@@ -89,9 +90,11 @@ export function soundEvent(raw: Record<string, unknown>, now: number): SoundEven
   }
   if (typeof meter !== 'string' || meter.length === 0 || meter.length > 40) return reject('UNKNOWN_METER', 'meter must be the code of a meter on the plan');
   if (value !== undefined && value !== null) {
-    // JSON has no NaN or Infinity, but 1e999 parses as Infinity: refused here rather than stored.
+    // JSON has no NaN or Infinity, but 1e999 parses as Infinity: refused here rather than stored. Whole numbers only
+    // (tokens, bytes, milliseconds): their sums are exact in any order, which fractional sums are not (lib/meters).
     if (typeof value !== 'number' || !Number.isFinite(value)) return reject('INVALID_VALUE', 'value must be a finite number');
     if (value < 0) return reject('INVALID_VALUE', 'value must not be negative');
+    if (!Number.isSafeInteger(value)) return reject('INVALID_VALUE', 'value must be a whole number (count tokens, bytes or milliseconds) below 2^53');
   }
   if (properties !== undefined && properties !== null) {
     if (!isPlainObject(properties)) return reject('INVALID_PROPERTIES', 'properties must be an object');
@@ -111,7 +114,7 @@ export function soundEvent(raw: Record<string, unknown>, now: number): SoundEven
 }
 
 /** Whether the event fits its meter's aggregation: null when it does. */
-export function meterRejection(event: SoundEvent, rule: MeterRule): Rejection | null {
+export function meterRejection(event: SoundEvent, rule: IngestMeter): Rejection | null {
   switch (rule.aggregation) {
     case 'count':
       // A count meter counts events; a value would be silently ignored, which hides a sender's mistake.

@@ -1,14 +1,21 @@
 // Usage events in, exactly once (issue 23, ingestion). A batch of events is checked one by one (event-checks.ts),
-// each is matched to its order (by key or order_id) and to a meter on the order's plan (meters.ts), and the sound ones
-// are inserted with ON CONFLICT DO NOTHING against the unique (order_id, event_id): an event id already stored, by
-// this batch, an earlier one or another process at the same moment, adds no row and is reported as a duplicate.
+// each is matched to its order (by key or order_id), to a meter of the plan in force and to the usage period of its
+// timestamp (order-plans.ts); the sound ones are inserted with ON CONFLICT DO NOTHING against the unique
+// (order_id, event_id): an event id already stored, by this batch, an earlier one or another process at the same
+// moment, adds no row and is reported as a duplicate. The events the insert returned — only those — are folded into
+// the meters' day rows in the same transaction (rollup.ts), so what a meter measured and the events it measured commit
+// together. An event whose period was already closed (its overage billed) is refused with PERIOD_CLOSED.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import type { DialectName } from '../../db/database.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
 import { inTransaction } from '../../platform/transaction.ts';
+import { chunks } from './chunks.ts';
 import { meterRejection, soundEvent, type Rejection, type SoundEvent } from './event-checks.ts';
-import { metersOf, parseConfig, type MeterRule } from './meters.ts';
+import { holdOrders, orderPlans, type IngestMeter, type OrderPlan } from './order-plans.ts';
+import { foldIntoRollups, type StoredEvent } from './rollup.ts';
 import type { UsageEventTable } from './tables.ts';
+import type { UsagePeriod } from '../serviceapikey/usage/usage-period.ts';
 
 export interface IngestResult {
   /** Events stored by this call. */
@@ -21,76 +28,110 @@ export interface IngestResult {
 
 export interface UsageDeps {
   db: Kysely<Database>;
+  dialect: DialectName;
   secrets: Pick<SecretBox, 'hash'>;
 }
 
-/** What ingestion needs to know of an order. */
-interface OrderFacts {
-  clientActive: boolean;
-  meters: Map<string, MeterRule>;
+/** A sound event placed: its order, meter, period and the row to insert. */
+interface Placed {
+  index: number;
+  orderId: number;
+  meter: IngestMeter;
+  period: UsagePeriod;
+  keyId: number | null;
+  event: SoundEvent;
 }
 
 // Rows per INSERT: 7 parameters a row stays far below SQLite's 32,766 and PostgreSQL's 65,535 bound parameters.
 const INSERT_CHUNK = 500;
-// Values per IN list, for the same reason.
 const LOOKUP_CHUNK = 500;
 
-function chunks<T>(list: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
-}
+const identity = (orderId: number, eventId: string): string => `${orderId}\u0000${eventId}`;
 
-export function createUsageService({ db, secrets }: UsageDeps) {
-  /** The order of each key sent, by the key's hash: its current hash, or the replaced one during its grace period. */
-  async function ordersByKeyHash(hashes: readonly string[], nowIso: string): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
+export function createUsageService({ db, dialect, secrets }: UsageDeps) {
+  /** The live key of each key hash sent (its current hash, or the replaced one during its grace period). */
+  async function keysByHash(hashes: readonly string[], nowIso: string): Promise<Map<string, { orderId: number; keyId: number }>> {
+    const found = new Map<string, { orderId: number; keyId: number }>();
     for (const part of chunks(hashes, LOOKUP_CHUNK)) {
       const rows = await db
         .selectFrom('api_keys')
-        .select(['order_id', 'key_hash', 'grace_hash', 'grace_until'])
+        .select(['id', 'order_id', 'key_hash', 'grace_hash', 'grace_until'])
         .where('deleted_at', 'is', null)
         .where((eb) => eb.or([eb('key_hash', 'in', part), eb('grace_hash', 'in', part)]))
         .execute();
       for (const row of rows) {
-        found.set(row.key_hash, row.order_id);
-        if (row.grace_hash !== null && row.grace_until !== null && row.grace_until > nowIso) found.set(row.grace_hash, row.order_id);
+        found.set(row.key_hash, { orderId: row.order_id, keyId: row.id });
+        if (row.grace_hash !== null && row.grace_until !== null && row.grace_until > nowIso) found.set(row.grace_hash, { orderId: row.order_id, keyId: row.id });
       }
     }
     return found;
   }
 
-  async function orderFacts(orderIds: readonly number[]): Promise<Map<number, OrderFacts>> {
-    const facts = new Map<number, OrderFacts>();
+  /** The (order, period start) pairs among `placed` whose period is closed. */
+  async function closedPeriods(trx: Kysely<Database>, placed: readonly Placed[]): Promise<Set<string>> {
+    const closed = new Set<string>();
+    const orderIds = [...new Set(placed.map((item) => item.orderId))];
+    const starts = [...new Set(placed.map((item) => item.period.start))];
     for (const part of chunks(orderIds, LOOKUP_CHUNK)) {
-      const rows = await db
-        .selectFrom('orders')
-        .innerJoin('clients', 'clients.id', 'orders.client_id')
-        .select(['orders.id', 'orders.config', 'clients.status as client_status'])
-        .where('orders.id', 'in', part)
-        .execute();
-      for (const row of rows) facts.set(row.id, { clientActive: row.client_status === 'active', meters: metersOf(parseConfig(row.config)) });
+      const rows = await trx.selectFrom('usage_closes').select(['order_id', 'period_start']).where('order_id', 'in', part).where('period_start', 'in', starts).execute();
+      for (const row of rows) closed.add(`${row.order_id} ${row.period_start}`);
     }
-    return facts;
+    return closed;
   }
 
-  /** Inserts the rows in one transaction, sorted, and returns how many were new. */
-  async function insertNew(rows: UsageEventTable[]): Promise<number> {
+  /**
+   * In one transaction: holds the orders against a concurrent close, refuses events of closed periods, inserts the
+   * rest sorted and folds the ones that were new into the rollups. Returns the new events and the refused indexes.
+   */
+  async function store(placed: Placed[], nowIso: string): Promise<{ accepted: number; closed: number[] }> {
     // Every batch inserts in the same (order_id, event_id) order, so two batches sharing events on PostgreSQL wait for
     // each other's row locks in one direction only and never deadlock, whatever their splits.
-    rows.sort((a, b) => a.order_id - b.order_id || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
+    placed.sort((a, b) => a.orderId - b.orderId || (a.event.id < b.event.id ? -1 : a.event.id > b.event.id ? 1 : 0));
     return inTransaction(db, async (trx) => {
-      let inserted = 0;
-      for (const part of chunks(rows, INSERT_CHUNK)) {
+      await holdOrders(trx, dialect, [...new Set(placed.map((item) => item.orderId))]);
+      const closedSet = await closedPeriods(trx, placed);
+      const closed: number[] = [];
+      const open = placed.filter((item) => {
+        if (!closedSet.has(`${item.orderId} ${item.period.start}`)) return true;
+        closed.push(item.index);
+        return false;
+      });
+      const byIdentity = new Map(open.map((item) => [identity(item.orderId, item.event.id), item]));
+      const fresh: Placed[] = [];
+      for (const part of chunks(open, INSERT_CHUNK)) {
+        const rows: UsageEventTable[] = part.map(({ orderId, event }) => ({
+          order_id: orderId,
+          event_id: event.id,
+          meter: event.meter,
+          value: event.value,
+          timestamp: event.timestamp,
+          properties: event.properties === null ? null : JSON.stringify(event.properties),
+          received_at: nowIso,
+        }));
         const returned = await trx
           .insertInto('usage_events')
-          .values(part)
+          .values(rows)
           .onConflict((oc) => oc.columns(['order_id', 'event_id']).doNothing())
-          .returning('event_id')
+          .returning(['order_id', 'event_id'])
           .execute();
-        inserted += returned.length;
+        for (const row of returned) {
+          const item = byIdentity.get(identity(row.order_id, row.event_id));
+          if (item !== undefined) fresh.push(item);
+        }
       }
-      return inserted;
+      // Folded in the order the events were sent, so a `latest` tie goes to the later one as lib/meters says.
+      fresh.sort((a, b) => a.index - b.index);
+      const stored: StoredEvent[] = fresh.map((item) => ({
+        orderId: item.orderId,
+        meter: item.meter,
+        period: item.period,
+        keyId: item.keyId,
+        value: item.event.value,
+        timestamp: item.event.timestamp,
+        properties: item.event.properties,
+      }));
+      await foldIntoRollups(trx, stored);
+      return { accepted: fresh.length, closed };
     });
   }
 
@@ -114,65 +155,59 @@ export function createUsageService({ db, secrets }: UsageDeps) {
 
       const keyHashes = new Map<string, string>();
       for (const { event } of sound) if (event.key !== null && !keyHashes.has(event.key)) keyHashes.set(event.key, secrets.hash(event.key));
-      const byHash = keyHashes.size === 0 ? new Map<string, number>() : await ordersByKeyHash([...new Set(keyHashes.values())], nowIso);
-      const orderOf = (event: SoundEvent): number | undefined => (event.key !== null ? byHash.get(keyHashes.get(event.key) ?? '') : (event.orderId ?? undefined));
+      const byHash = keyHashes.size === 0 ? new Map<string, { orderId: number; keyId: number }>() : await keysByHash([...new Set(keyHashes.values())], nowIso);
+      const keyOf = (event: SoundEvent) => (event.key === null ? undefined : byHash.get(keyHashes.get(event.key) ?? ''));
       const orderIds = new Set<number>();
       for (const { event } of sound) {
-        const orderId = orderOf(event);
+        const orderId = event.key !== null ? keyOf(event)?.orderId : (event.orderId ?? undefined);
         if (orderId !== undefined) orderIds.add(orderId);
       }
-      const facts = orderIds.size === 0 ? new Map<number, OrderFacts>() : await orderFacts([...orderIds]);
+      const plans = orderIds.size === 0 ? new Map<number, OrderPlan>() : await orderPlans(db, [...orderIds]);
 
       // Sound events that fit their order and meter; a repeat of an id already in this batch is a duplicate at once
       // (the first one sent wins), so the insert below never sees one key twice.
-      const rows: UsageEventTable[] = [];
+      const placed: Placed[] = [];
       const seen = new Set<string>();
       let repeated = 0;
       for (const { index, event } of sound) {
-        const orderId = orderOf(event);
+        const key = keyOf(event);
+        const orderId = event.key !== null ? key?.orderId : (event.orderId ?? undefined);
         if (orderId === undefined) {
           refuse(index, event.key !== null ? { code: 'UNKNOWN_KEY', message: 'no live API key is this key' } : { code: 'UNKNOWN_ORDER', message: `order ${event.orderId} does not exist` });
           continue;
         }
-        const order = facts.get(orderId);
-        if (order === undefined) {
-          refuse(index, { code: 'UNKNOWN_ORDER', message: `order ${orderId} does not exist` });
+        const plan = plans.get(orderId);
+        if (plan === undefined) {
+          refuse(index, { code: 'UNKNOWN_ORDER', message: `order ${orderId} does not exist or has no API key` });
           continue;
         }
-        if (!order.clientActive) {
+        if (!plan.clientActive) {
           refuse(index, { code: 'CLIENT_INACTIVE', message: "the order's client is suspended or canceled" });
           continue;
         }
-        const rule = order.meters.get(event.meter);
-        if (rule === undefined) {
+        const meter = plan.meters.get(event.meter);
+        if (meter === undefined) {
           refuse(index, { code: 'UNKNOWN_METER', message: `the order's plan has no meter ${event.meter}` });
           continue;
         }
-        const misfit = meterRejection(event, rule);
+        const misfit = meterRejection(event, meter);
         if (misfit !== null) {
           refuse(index, misfit);
           continue;
         }
-        const identity = `${orderId}\u0000${event.id}`;
-        if (seen.has(identity)) {
+        const id = identity(orderId, event.id);
+        if (seen.has(id)) {
           repeated++;
           continue;
         }
-        seen.add(identity);
-        rows.push({
-          order_id: orderId,
-          event_id: event.id,
-          meter: event.meter,
-          value: event.value,
-          timestamp: event.timestamp,
-          properties: event.properties === null ? null : JSON.stringify(event.properties),
-          received_at: nowIso,
-        });
+        seen.add(id);
+        placed.push({ index, orderId, meter, period: plan.periodAt(Date.parse(event.timestamp)), keyId: meter.code === 'calls' ? (key?.keyId ?? plan.callsKeyId) : null, event });
       }
 
-      const accepted = rows.length === 0 ? 0 : await insertNew(rows);
+      const stored = placed.length === 0 ? { accepted: 0, closed: [] } : await store(placed, nowIso);
+      for (const index of stored.closed) refuse(index, { code: 'PERIOD_CLOSED', message: "the event's usage period is closed: its usage was billed" });
       rejected.sort((a, b) => a.index - b.index);
-      return { accepted, duplicates: repeated + rows.length - accepted, rejected };
+      return { accepted: stored.accepted, duplicates: repeated + placed.length - stored.closed.length - stored.accepted, rejected };
     },
   };
 }

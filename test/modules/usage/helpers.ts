@@ -6,24 +6,23 @@ import { buyKey, createPlan } from '../../helpers/apikey.ts';
 /** The meters the tests' plan declares, as the product config's `meters` holds them (issue 23, item 1). */
 export const TEST_METERS = [
   { code: 'tokens', name: 'Tokens', unit: 'token', aggregation: 'sum' },
-  { code: 'requests', name: 'Requests', aggregation: 'count' },
-  { code: 'users', name: 'Users', aggregation: 'unique_count', property: 'user' },
-  { code: 'peak', name: 'Peak', aggregation: 'max' },
-  { code: 'seats', name: 'Seats', aggregation: 'latest' },
+  { code: 'requests', name: 'Requests', unit: 'request', aggregation: 'count' },
+  { code: 'users', name: 'Users', unit: 'user', aggregation: 'unique_count', property: 'user' },
+  { code: 'peak', name: 'Peak', unit: 'request/s', aggregation: 'max' },
+  { code: 'seats', name: 'Seats', unit: 'seat', aggregation: 'latest' },
 ];
 
 /**
- * An active order with a key, whose plan snapshot (the order's config) carries `meters`. Written straight into the
- * order's config: the product module's validation of `meters` is built beside this piece, and ingestion reads the
- * order's snapshot either way.
+ * An active order with a key whose plan carries `meters`. Written straight into the key's options (where ingestion
+ * and the close read the plan in force), so a test can also plant meters the product's validation would refuse.
  */
-export async function meteredOrder(t: TestApp, clientId: number, meters: unknown = TEST_METERS): Promise<{ orderId: number; key: string }> {
+export async function meteredOrder(t: TestApp, clientId: number, meters: unknown = TEST_METERS): Promise<{ orderId: number; key: string; keyId: number }> {
   const plan = await createPlan(t, { custom: { tier: 'ai' } });
-  const { orderId, key } = await buyKey(t, plan, clientId);
-  const row = await t.services.db.selectFrom('orders').select('config').where('id', '=', orderId).executeTakeFirstOrThrow();
-  const config = { ...(JSON.parse(row.config) as Record<string, unknown>), meters };
-  await t.services.db.updateTable('orders').set({ config: JSON.stringify(config) }).where('id', '=', orderId).execute();
-  return { orderId, key };
+  const { orderId, key, keyId } = await buyKey(t, plan, clientId);
+  const row = await t.services.db.selectFrom('api_keys').select('options').where('id', '=', keyId).executeTakeFirstOrThrow();
+  const options = { ...(JSON.parse(row.options) as Record<string, unknown>), meters };
+  await t.services.db.updateTable('api_keys').set({ options: JSON.stringify(options) }).where('order_id', '=', orderId).execute();
+  return { orderId, key, keyId };
 }
 
 export interface IngestAnswer {

@@ -40,15 +40,17 @@ describe('admin/usage/ingest: exactly once', () => {
     expect(Math.abs(Date.parse(rows[1]?.timestamp ?? '') - Date.now())).toBeLessThan(60_000);
   });
 
-  it('a timestamp with an offset is stored as the same instant in UTC; fractional values are kept', async () => {
+  it('a timestamp with an offset is stored as the same instant in UTC; a fractional value is refused (whole numbers only)', async () => {
     const { orderId } = await meteredOrder(t, clientId);
     const instant = new Date(Date.now() - 3 * 3600_000);
     instant.setUTCMilliseconds(0);
     const local = new Date(instant.getTime() + 2 * 3600_000).toISOString().replace(/\.\d{3}Z$/, '+02:00');
-    expect(await ingest(t, [{ id: 'tz', order_id: orderId, meter: 'tokens', value: 0.25, timestamp: local }])).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+    expect(await ingest(t, [{ id: 'tz', order_id: orderId, meter: 'tokens', value: 25, timestamp: local }])).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
     const [row] = await storedEvents(t, orderId);
     expect(row?.timestamp).toBe(instant.toISOString());
-    expect(Number(row?.value)).toBe(0.25);
+    expect(Number(row?.value)).toBe(25);
+    const fractional = await ingest(t, [{ id: 'half', order_id: orderId, meter: 'tokens', value: 0.25 }]);
+    expect(fractional.rejected).toEqual([{ index: 0, code: 'INVALID_VALUE', message: expect.stringContaining('whole number') }]);
   });
 
   it('an id repeated within a batch is stored once (the first wins) and reported as a duplicate', async () => {

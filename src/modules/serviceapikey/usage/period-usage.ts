@@ -49,3 +49,13 @@ export async function orderPeriodUses(trx: Kysely<Database>, orderId: number, pe
     .executeTakeFirst();
   return Number(row?.used ?? 0);
 }
+
+/** Adds uses to keys' days inside `trx` (ingested `calls` events, src/modules/usage/rollup.ts). */
+export async function addDayUses(trx: Kysely<Database>, rows: ReadonlyArray<{ api_key_id: number; day: string; count: number }>): Promise<void> {
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('api_key_usage')
+    .values([...rows])
+    .onConflict((oc) => oc.columns(['api_key_id', 'day']).doUpdateSet({ count: sql<number>`api_key_usage.count + excluded.count` }))
+    .execute();
+}
