@@ -36,12 +36,6 @@ function uniqueKey(text: string): string {
 
 type Combine = 'add' | 'max' | 'latest';
 
-function combineOf(meter: IngestMeter): Combine {
-  if (meter.aggregation === 'max') return 'max';
-  if (meter.aggregation === 'latest') return 'latest';
-  return 'add';
-}
-
 const rowKey = (row: Pick<UsageMeterDayTable, 'order_id' | 'meter' | 'period_start' | 'day'>): string => `${row.order_id}\u0000${row.meter}\u0000${row.period_start}\u0000${row.day}`;
 
 /** Writes day rows, combining with what is stored: a sum, the greater, or the later event's value. */
