@@ -67,6 +67,6 @@ export async function orderPlans(db: Kysely<Database>, orderIds: readonly number
  */
 export async function holdOrders(trx: Kysely<Database>, dialect: DialectName, orderIds: readonly number[]): Promise<void> {
   if (dialect !== 'postgres' || orderIds.length === 0) return;
-  const sorted = [...orderIds].sort((a, b) => a - b);
+  const sorted = orderIds.toSorted((a, b) => a - b);
   for (const part of chunks(sorted, LOOKUP_CHUNK)) await trx.selectFrom('orders').select('id').where('id', 'in', part).orderBy('id').forKeyShare().execute();
 }

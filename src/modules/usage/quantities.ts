@@ -22,7 +22,7 @@ export async function periodQuantities(db: Kysely<Database>, orderId: number, pe
   const latestAt = new Map<string, string>();
   const aggregationOf = new Map(meters.map((meter) => [meter.code, meter.aggregation]));
   for (const row of rows) {
-    const quantity = Number(row.quantity);
+    const quantity = row.quantity;
     const so = quantities.get(row.meter) ?? 0;
     switch (aggregationOf.get(row.meter)) {
       case 'max':
@@ -67,7 +67,7 @@ export async function meterDays(db: Kysely<Database>, orderId: number, from: str
   const out = new Map<string, MeterDay & { at: string }>();
   for (const row of rows) {
     const key = `${row.meter} ${row.day}`;
-    const quantity = Number(row.quantity);
+    const quantity = row.quantity;
     const so = out.get(key);
     if (so === undefined) {
       out.set(key, { meter: row.meter, day: row.day, quantity, at: row.latest_at ?? '' });

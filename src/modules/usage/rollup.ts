@@ -64,7 +64,7 @@ async function upsertDays(trx: Kysely<Database>, combine: Combine, rows: UsageMe
 
 /** Stores the distinct values not seen before in their period; returns the day rows counting the new ones. */
 async function newUniques(trx: Kysely<Database>, candidates: Map<string, { row: UsageMeterDayTable; value: string }>): Promise<UsageMeterDayTable[]> {
-  const sorted = [...candidates.values()].sort((a, b) => (rowKey(a.row) + a.value < rowKey(b.row) + b.value ? -1 : 1));
+  const sorted = [...candidates.values()].toSorted((a, b) => (rowKey(a.row) + a.value < rowKey(b.row) + b.value ? -1 : 1));
   const days = new Map<string, UsageMeterDayTable>();
   for (const part of chunks(sorted, ROWS_PER_STATEMENT)) {
     const inserted = await trx
@@ -155,7 +155,7 @@ export async function foldIntoRollups(trx: Kysely<Database>, events: readonly St
   if (days.latest.size > 0) await upsertDays(trx, 'latest', [...days.latest.values()]);
   // In key order, for the same reason as the day rows.
   const byKey = <T extends { api_key_id: number }>(rows: Iterable<T>, second: (row: T) => string): T[] =>
-    [...rows].sort((a, b) => a.api_key_id - b.api_key_id || (second(a) < second(b) ? -1 : 1));
+    [...rows].toSorted((a, b) => a.api_key_id - b.api_key_id || (second(a) < second(b) ? -1 : 1));
   if (callsByPeriod.size > 0) await addPeriodUses(trx, byKey(callsByPeriod.values(), (row) => row.period_start));
   if (callsByDay.size > 0) await addDayUses(trx, byKey(callsByDay.values(), (row) => row.day));
 }
