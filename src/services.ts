@@ -249,7 +249,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     timeoutMs: config.webhookTimeoutMs,
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
-  const usage = createUsageService({ db, dialect: database.dialect, secrets });
+  const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,

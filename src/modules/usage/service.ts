@@ -26,10 +26,23 @@ export interface IngestResult {
   rejected: Array<{ index: number; code: string; message: string }>;
 }
 
+/** What a batch measured: each order, period and meter whose quantity changed (after the transaction committed). */
+export interface Measured {
+  orderId: number;
+  periodStart: string;
+  periodEnd: string;
+  /** Codes of the meters whose quantity the batch changed (`calls` included when it carried calls events). */
+  meters: string[];
+}
+
+/** Told after a batch committed what it measured: the hard limits and the alerts react to it (services.ts wires them). */
+export type MeasuredListener = (measured: readonly Measured[]) => void | Promise<void>;
+
 export interface UsageDeps {
   db: Kysely<Database>;
   dialect: DialectName;
   secrets: Pick<SecretBox, 'hash'>;
+  log?: (message: string, error: unknown) => void;
 }
 
 /** A sound event placed: its order, meter, period and the row to insert. */
@@ -48,7 +61,33 @@ const LOOKUP_CHUNK = 500;
 
 const identity = (orderId: number, eventId: string): string => `${orderId}\u0000${eventId}`;
 
-export function createUsageService({ db, dialect, secrets }: UsageDeps) {
+/** What the batch's new events touched: one entry per order and period, with the meters. */
+function measuredOf(stored: readonly StoredEvent[]): Measured[] {
+  const touched = new Map<string, Measured>();
+  for (const event of stored) {
+    const key = `${event.orderId} ${event.period.start}`;
+    const entry = touched.get(key) ?? { orderId: event.orderId, periodStart: event.period.start, periodEnd: event.period.end, meters: [] };
+    if (!entry.meters.includes(event.meter.code)) entry.meters.push(event.meter.code);
+    touched.set(key, entry);
+  }
+  return [...touched.values()];
+}
+
+export function createUsageService({ db, dialect, secrets, log }: UsageDeps) {
+  const listeners: MeasuredListener[] = [];
+
+  /** Tells every listener; one that fails is logged and never fails the batch (its events are stored). */
+  async function tell(measured: readonly Measured[]): Promise<void> {
+    if (measured.length === 0) return;
+    for (const listener of listeners) {
+      try {
+        await listener(measured);
+      } catch (error) {
+        log?.('a listener of ingested usage failed', error);
+      }
+    }
+  }
+
   /** The live key of each key hash sent (its current hash, or the replaced one during its grace period). */
   async function keysByHash(hashes: readonly string[], nowIso: string): Promise<Map<string, { orderId: number; keyId: number }>> {
     const found = new Map<string, { orderId: number; keyId: number }>();
@@ -83,7 +122,7 @@ export function createUsageService({ db, dialect, secrets }: UsageDeps) {
    * In one transaction: holds the orders against a concurrent close, refuses events of closed periods, inserts the
    * rest sorted and folds the ones that were new into the rollups. Returns the new events and the refused indexes.
    */
-  async function store(placed: Placed[], nowIso: string): Promise<{ accepted: number; closed: number[] }> {
+  async function store(placed: Placed[], nowIso: string): Promise<{ accepted: number; closed: number[]; measured: Measured[] }> {
     // Every batch inserts in the same (order_id, event_id) order, so two batches sharing events on PostgreSQL wait for
     // each other's row locks in one direction only and never deadlock, whatever their splits.
     placed.sort((a, b) => a.orderId - b.orderId || (a.event.id < b.event.id ? -1 : a.event.id > b.event.id ? 1 : 0));
@@ -131,11 +170,16 @@ export function createUsageService({ db, dialect, secrets }: UsageDeps) {
         properties: item.event.properties,
       }));
       await foldIntoRollups(trx, stored);
-      return { accepted: fresh.length, closed };
+      return { accepted: fresh.length, closed, measured: measuredOf(stored) };
     });
   }
 
   return {
+    /** Registers a listener told after each batch that stored events (services.ts: hard limits, alerts). */
+    onMeasured(listener: MeasuredListener): void {
+      listeners.push(listener);
+    },
+
     /**
      * Ingests a batch: each event is accepted, a duplicate, or rejected with its index. `events` are the request's
      * items as sent (objects whose fields are unchecked); `now` decides the timestamp window and the default.
@@ -204,7 +248,8 @@ export function createUsageService({ db, dialect, secrets }: UsageDeps) {
         placed.push({ index, orderId, meter, period: plan.periodAt(Date.parse(event.timestamp)), keyId: meter.code === 'calls' ? (key?.keyId ?? plan.callsKeyId) : null, event });
       }
 
-      const stored = placed.length === 0 ? { accepted: 0, closed: [] } : await store(placed, nowIso);
+      const stored = placed.length === 0 ? { accepted: 0, closed: [], measured: [] } : await store(placed, nowIso);
+      await tell(stored.measured);
       for (const index of stored.closed) refuse(index, { code: 'PERIOD_CLOSED', message: "the event's usage period is closed: its usage was billed" });
       rejected.sort((a, b) => a.index - b.index);
       return { accepted: stored.accepted, duplicates: repeated + placed.length - stored.closed.length - stored.accepted, rejected };

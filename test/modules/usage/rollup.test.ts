@@ -178,4 +178,29 @@ describe('usage rollups: what the meters measured', () => {
     const days = await t.services.db.selectFrom('api_key_usage').select('count').where('api_key_id', '=', keyId).execute();
     expect(days.map((row) => row.count)).toEqual([3]);
   });
+
+  it('listeners hear what a batch measured, after it committed, once per order and period; a failing one fails nothing', async () => {
+    const { orderId } = await meteredOrder(t, clientId, METERS);
+    const heard: unknown[] = [];
+    t.services.usage.onMeasured((measured) => {
+      heard.push(...measured.filter((entry) => entry.orderId === orderId));
+    });
+    t.services.usage.onMeasured(() => {
+      throw new Error('a broken listener');
+    });
+    const events = [
+      { id: 'm1', order_id: orderId, meter: 'tokens', value: 5 },
+      { id: 'm2', order_id: orderId, meter: 'requests' },
+      { id: 'm3', order_id: orderId, meter: 'tokens', value: 1, timestamp: '2031-05-31T10:00:00Z' },
+    ];
+    expect(await t.services.usage.ingest(events, new Date(Date.UTC(2031, 5, 2)))).toEqual({ accepted: 3, duplicates: 0, rejected: [] });
+    expect(heard).toEqual([
+      { orderId, periodStart: '2031-06-01T00:00:00Z', periodEnd: '2031-07-01T00:00:00Z', meters: ['tokens', 'requests'] },
+      { orderId, periodStart: '2031-05-01T00:00:00Z', periodEnd: '2031-06-01T00:00:00Z', meters: ['tokens'] },
+    ]);
+    // Duplicates measured nothing: nobody is told.
+    heard.length = 0;
+    await t.services.usage.ingest(events, new Date(Date.UTC(2031, 5, 2)));
+    expect(heard).toEqual([]);
+  });
 });
