@@ -13,7 +13,26 @@ import { priceMicros, PRICE_DECIMALS, type GraduatedTier, type OverageRule } fro
 const MICROS = 10n ** BigInt(PRICE_DECIMALS);
 
 const count = (n: number): string => n.toLocaleString('en-US');
-const calls = (n: number): string => (n === 1 ? '1 call' : `${count(n)} calls`);
+
+/** What a plan counts, in words: one of it, and n of it ("1 call", "2,000 calls"; "1 token", "1,000,000 tokens"). */
+interface UnitWords {
+  one: string;
+  many: string;
+}
+
+const CALL: UnitWords = { one: 'call', many: 'calls' };
+
+/**
+ * A meter's unit in words. The plural adds an "s" to a lower-case word ("token" → "tokens"); a unit that already ends
+ * in "s", holds anything but letters ("request/s", "GB-hour") or is an abbreviation ("GB") reads the same for any number.
+ */
+export function unitWords(unit: string): UnitWords {
+  const plain = /^[a-z]+$/.test(unit) && !unit.endsWith('s');
+  return { one: unit, many: plain ? `${unit}s` : unit };
+}
+
+const amountOf = (n: number, unit: UnitWords = CALL): string => (n === 1 ? `1 ${unit.one}` : `${count(n)} ${unit.many}`);
+const calls = (n: number): string => amountOf(n);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -44,7 +63,7 @@ function validPrice(price: unknown): bigint | null {
  * "0.50 USD per call"; a price below the currency's smallest unit reads per a round number of calls, so 0.001 reads
  * "1.00 USD per 1,000 calls" rather than a price no one can pay.
  */
-export function perCallText(price: string, currency: string): string | null {
+export function perCallText(price: string, currency: string, unit: UnitWords = CALL): string | null {
   const micros = validPrice(price);
   if (micros === null) return null;
   const precision = precisionOf(currency);
@@ -53,45 +72,54 @@ export function perCallText(price: string, currency: string): string | null {
   // The smallest power of ten whose price is whole in the currency and (past one call) at least one major unit.
   while (per < MICROS && ((micros * per) % minorStep !== 0n || (per > 1n && micros * per < MICROS))) per *= 10n;
   const amount = `${priceText(micros * per, precision)} ${currency}`;
-  return per === 1n ? `${amount} per call` : `${amount} per ${count(Number(per))} calls`;
+  return per === 1n ? `${amount} per ${unit.one}` : `${amount} per ${count(Number(per))} ${unit.many}`;
 }
 
-function tierText(tier: GraduatedTier, below: number, currency: string): string | null {
-  const unit = perCallText(tier.unit_price, currency);
+function tierText(tier: GraduatedTier, below: number, currency: string, words: UnitWords): string | null {
+  const unit = perCallText(tier.unit_price, currency, words);
   if (unit === null) return null;
-  const range = tier.up_to === null ? (below === 0 ? 'for every extra call' : `beyond ${calls(below)} extra`) : below === 0 ? `for the first ${calls(tier.up_to)} extra` : `up to ${calls(tier.up_to)} extra`;
+  const range =
+    tier.up_to === null
+      ? below === 0
+        ? `for every extra ${words.one}`
+        : `beyond ${amountOf(below, words)} extra`
+      : below === 0
+        ? `for the first ${amountOf(tier.up_to, words)} extra`
+        : `up to ${amountOf(tier.up_to, words)} extra`;
   const flat = tier.flat_price === undefined ? null : validPrice(tier.flat_price);
   const flatText = flat === null || flat === 0n ? '' : ` plus ${priceText(flat, precisionOf(currency))} ${currency} once the tier is reached`;
   return `${unit} ${range}${flatText}`;
 }
 
 /** The overage rule in words, starting with "then": "then 1.00 USD per 100 calls". Null when unreadable. */
-export function overageText(rule: unknown, currency: string): string | null {
+export function overageText(rule: unknown, currency: string, words: UnitWords = CALL): string | null {
   if (!isObject(rule)) return null;
   const overage = rule as Partial<OverageRule> & Record<string, unknown>;
   switch (overage.mode) {
     case 'per_unit':
-      return typeof overage.unit_price === 'string' ? withThen(perCallText(overage.unit_price, currency)) : null;
+      return typeof overage.unit_price === 'string' ? withThen(perCallText(overage.unit_price, currency, words)) : null;
     case 'package': {
       const size = wholeNumber(overage.package_size);
       const price = validPrice(overage.package_price);
       if (size === null || size < 1 || price === null) return null;
-      return `then ${priceText(price, precisionOf(currency))} ${currency} per ${size === 1 ? 'call' : calls(size)}`;
+      return `then ${priceText(price, precisionOf(currency))} ${currency} per ${size === 1 ? words.one : amountOf(size, words)}`;
     }
-    case 'graduated': {
+    case 'graduated':
+    case 'volume': {
       if (!Array.isArray(overage.tiers) || overage.tiers.length === 0) return null;
       const parts: string[] = [];
       let below = 0;
       for (const tier of overage.tiers as unknown[]) {
         if (!isObject(tier)) return null;
-        const text = tierText(tier as unknown as GraduatedTier, below, currency);
+        const text = tierText(tier as unknown as GraduatedTier, below, currency, words);
         if (text === null) return null;
         parts.push(text);
         const upTo = wholeNumber(tier.up_to);
         if (upTo === null) break;
         below = upTo;
       }
-      return `then ${parts.join(', ')}`;
+      // Volume: every extra unit is priced at the tier the whole extra quantity reaches.
+      return overage.mode === 'volume' ? `then, all extra ${words.many} at the tier their number reaches: ${parts.join(', ')}` : `then ${parts.join(', ')}`;
     }
     default:
       return null;
@@ -129,7 +157,27 @@ export function usageTerms(config: Record<string, unknown> | null | undefined, c
   if (rateLimit !== null && window !== null && window > 0) terms.push(`at most ${calls(rateLimit)} ${windowText(window)}`);
   const keys = wholeNumber(config.max_keys);
   if (keys !== null && keys > 1) terms.push(`up to ${count(keys)} API keys`);
+  if (Array.isArray(config.meters)) for (const meter of config.meters as unknown[]) terms.push(...meterTerms(meter, period, currency));
   return terms;
+}
+
+/**
+ * One meter's terms (issue 23), named by the meter: "Tokens: 1,000,000 tokens included per calendar month", "Tokens:
+ * then 2.00 USD per 1,000,000 tokens …", "Requests: hard limit 50,000 requests per calendar month". A meter with
+ * nothing included, no price and no limit is still named, so the buyer knows it is measured.
+ */
+function meterTerms(meter: unknown, period: string, currency: string): string[] {
+  if (!isObject(meter) || typeof meter.name !== 'string' || typeof meter.unit !== 'string') return [];
+  const words = unitWords(meter.unit);
+  const terms: string[] = [];
+  const included = wholeNumber(meter.included);
+  if (included !== null) terms.push(`${amountOf(included, words)} included ${period}`);
+  const overage = included === null ? null : overageText(meter.overage, currency, words);
+  if (overage !== null) terms.push(overage);
+  const hardLimit = wholeNumber(meter.hard_limit);
+  if (hardLimit !== null) terms.push(`hard limit ${amountOf(hardLimit, words)} ${period}`);
+  if (terms.length === 0) terms.push(`${words.many} measured ${period}`);
+  return terms.map((term) => `${meter.name}: ${term}`);
 }
 
 /** The terms as one line ("1,000 calls included per billing period; then 1.00 USD per 100 calls"), or null. */

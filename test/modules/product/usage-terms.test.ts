@@ -3,7 +3,7 @@
 // the order and the checkout invoice's line carry them in words. Runs on SQLite, and on PostgreSQL + Redis when TEST_*
 // are set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { overageText, perCallText, usageTerms, usageTermsText } from '../../../src/lib/usage-terms.ts';
+import { overageText, perCallText, unitWords, usageTerms, usageTermsText } from '../../../src/lib/usage-terms.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectError } from '../../helpers/assertions.ts';
 import { asClient, makeProduct } from '../../helpers/selling-fixtures.ts';
@@ -34,6 +34,32 @@ describe('the wording (one function for the pages and the server)', () => {
       'then 0.01 USD per call for the first 1,000 calls extra, 5.00 USD per 1,000 calls up to 10,000 calls extra plus 2.00 USD once the tier is reached, 1.00 USD per 1,000 calls beyond 10,000 calls extra',
     );
     expect(overageText({ mode: 'graduated', tiers: [{ up_to: null, unit_price: '0.02' }] }, 'USD')).toBe('then 0.02 USD per call for every extra call');
+  });
+
+  it('words each meter of a plan by its name and unit, volume tiers included (issue 23)', () => {
+    expect(unitWords('token')).toEqual({ one: 'token', many: 'tokens' });
+    expect(unitWords('GB')).toEqual({ one: 'GB', many: 'GB' });
+    expect(unitWords('request/s')).toEqual({ one: 'request/s', many: 'request/s' });
+    const meters = [
+      {
+        code: 'tokens', name: 'Tokens', unit: 'token', aggregation: 'sum', included: 1_000_000,
+        overage: { mode: 'graduated', tiers: [{ up_to: 1_000_000, unit_price: '0.000002' }, { up_to: null, unit_price: '0.000001' }] },
+      },
+      { code: 'requests', name: 'Requests', unit: 'request', aggregation: 'count', hard_limit: 50_000 },
+      { code: 'users', name: 'End users', unit: 'user', aggregation: 'unique_count', property: 'user', included: 100, overage: { mode: 'per_unit', unit_price: '0.10' } },
+      { code: 'gpu', name: 'GPU time', unit: 'ms', aggregation: 'sum', included: 0, overage: { mode: 'volume', tiers: [{ up_to: 1000, unit_price: '0.001' }, { up_to: null, unit_price: '0.0005' }] } },
+      { code: 'seats', name: 'Seats', unit: 'seat', aggregation: 'latest' },
+    ];
+    expect(usageTerms({ meters }, 'USD')).toEqual([
+      'Tokens: 1,000,000 tokens included per calendar month',
+      'Tokens: then 2.00 USD per 1,000,000 tokens for the first 1,000,000 tokens extra, 1.00 USD per 1,000,000 tokens beyond 1,000,000 tokens extra',
+      'Requests: hard limit 50,000 requests per calendar month',
+      'End users: 100 users included per calendar month',
+      'End users: then 0.10 USD per user',
+      'GPU time: 0 ms included per calendar month',
+      'GPU time: then, all extra ms at the tier their number reaches: 1.00 USD per 1,000 ms for the first 1,000 ms extra, 5.00 USD per 10,000 ms beyond 1,000 ms extra',
+      'Seats: seats measured per calendar month',
+    ]);
   });
 
   it('lists included calls with the usage period, overage, hard limit, rate limit and keys', () => {
