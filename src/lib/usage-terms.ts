@@ -168,6 +168,7 @@ export function usageTerms(config: Record<string, unknown> | null | undefined, c
  */
 function meterTerms(meter: unknown, period: string, currency: string): string[] {
   if (!isObject(meter) || typeof meter.name !== 'string' || typeof meter.unit !== 'string') return [];
+  const name = meter.name;
   const words = unitWords(meter.unit);
   const terms: string[] = [];
   const included = wholeNumber(meter.included);
@@ -177,7 +178,7 @@ function meterTerms(meter: unknown, period: string, currency: string): string[] 
   const hardLimit = wholeNumber(meter.hard_limit);
   if (hardLimit !== null) terms.push(`hard limit ${amountOf(hardLimit, words)} ${period}`);
   if (terms.length === 0) terms.push(`${words.many} measured ${period}`);
-  return terms.map((term) => `${meter.name}: ${term}`);
+  return terms.map((term) => `${name}: ${term}`);
 }
 
 /** The terms as one line ("1,000 calls included per billing period; then 1.00 USD per 100 calls"), or null. */
