@@ -29,6 +29,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** A bad argument, shown in an error: a number or a short string as such, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 60));
+  return value === null ? 'null' : typeof value;
+}
+
 /** Whether objects or arrays nest more than `limit` levels (the bag is level 1); iterative, and ends on a cycle. */
 function nestedDeeperThan(value: unknown, limit: number): boolean {
   const stack: Array<{ node: unknown; depth: number }> = [{ node: value, depth: 1 }];
@@ -47,11 +54,11 @@ export function shapeEvent(key: unknown, meter: unknown, value: unknown, propert
     throw new TypeError(`track: key must be an API key (a non-empty string of at most ${MAX_KEY_LENGTH} characters)`);
   }
   if (typeof meter !== 'string' || !METER_CODE.test(meter)) {
-    throw new TypeError(`track: meter must be a meter's code on the plan (a lower-case letter, then up to 39 lower-case letters, digits or underscores), not ${JSON.stringify(String(meter)).slice(0, 60)}`);
+    throw new TypeError(`track: meter must be a meter's code on the plan (a lower-case letter, then up to 39 lower-case letters, digits or underscores), not ${shown(meter)}`);
   }
   // Tollgate takes whole numbers ≥ 0 (tokens, bytes, milliseconds) and refuses the event otherwise: say so now.
   if (value !== undefined && value !== null && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) {
-    throw new TypeError(`track: value must be a whole number ≥ 0 (or left out for a count meter), not ${String(value)}`);
+    throw new TypeError(`track: value must be a whole number ≥ 0 (or left out for a count meter), not ${shown(value)}`);
   }
   if (properties !== undefined && properties !== null) {
     if (!isPlainObject(properties)) throw new TypeError('track: properties must be a plain object');
@@ -71,7 +78,7 @@ export function shapeEvent(key: unknown, meter: unknown, value: unknown, propert
     json = JSON.stringify(event);
   } catch (error) {
     // a BigInt, or a toJSON that throws: JSON cannot carry it
-    throw new TypeError(`track: properties cannot be sent as JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new TypeError(`track: properties cannot be sent as JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_EVENT_BYTES) throw new TypeError(`track: the event is ${bytes} bytes as JSON, more than ${MAX_EVENT_BYTES}; send smaller properties`);
