@@ -38,7 +38,7 @@ describe('README metering examples', () => {
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', include: ['*.ts'] }));
       const result = await promisify(execFile)(TSC, ['-p', join(dir, 'tsconfig.json')]).then(
         () => '',
-        (error: { stdout?: string }) => error.stdout ?? String(error),
+        (error: Error & { stdout?: string }) => error.stdout ?? error.message,
       );
       expect(result).toBe('');
     } finally {
