@@ -9,7 +9,7 @@
 //   (an operator's lower body limit) splits the batch in two instead, down to single events.
 // - Per-event rejections in an answer are reported to onError once per code, and never sent again.
 // - At most maxQueued events wait; past that the oldest waiting event is dropped (a dead server must not eat the
-//   app's memory), and the count of drops is reported on the next flush.
+//   app's memory), and the count of drops is reported at the end of the next flush.
 import { callAdmin, type AdminCaller } from './http.ts';
 import { TollgateEventRejection, TollgateEventsDropped, TollgateHttpError } from './errors.ts';
 import type { QueuedEvent } from './event-shape.ts';
@@ -109,7 +109,15 @@ export class EventQueue {
   }
 
   private async sendAll(): Promise<void> {
-    this.reportDropped();
+    try {
+      await this.sendBatches();
+    } finally {
+      // Drops since the last report, including those made while this flush waited on Tollgate.
+      this.reportDropped();
+    }
+  }
+
+  private async sendBatches(): Promise<void> {
     while (this.batches.length > 0) {
       const batch = this.batches[0]!;
       batch.sending = true;

@@ -246,6 +246,24 @@ describe('track', () => {
     expect(down.tollgate.queuedEvents).toBe(0);
   });
 
+  it('keeps events tracked while a batch is in flight out of it: sent next, once; the bound never cuts the batch in flight', async () => {
+    const { key, orderId } = await meteredKey();
+    const { tollgate, reported } = sdk({ maxQueuedEvents: 4 });
+    for (let i = 1; i <= 3; i++) tollgate.track(key, 'tokens', i);
+    proxy.decide = () => ({ slowMs: 300 });
+    const first = proxy.ingests.length;
+    const flushing = tollgate.flush();
+    await expect.poll(() => proxy.ingests.length, { timeout: 2000, interval: 5 }).toBe(first + 1);
+    // In flight: 1, 2, 3 (counted in the bound of 4), so of 10 and 20 only the newest can wait.
+    tollgate.track(key, 'tokens', 10);
+    tollgate.track(key, 'tokens', 20);
+    expect(tollgate.queuedEvents).toBe(4);
+    await flushing;
+    expect(proxy.ingests.slice(first).map((events) => events.map((event) => event.value))).toEqual([[1, 2, 3], [20]]);
+    expect(storedValues(orderId)).toEqual([1, 2, 3, 20]);
+    expect(reported.map(({ what }) => what)).toEqual(['usage events dropped']);
+  });
+
   it('flushes tracked events every reportIntervalMs', async () => {
     const { key, orderId } = await meteredKey();
     const { tollgate } = sdk({ reportIntervalMs: 100 });
