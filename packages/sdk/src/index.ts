@@ -78,8 +78,7 @@ export interface TollgateOptions {
   streamIdleTimeoutMs?: number;
   /**
    * Failures (verify, usage reports, tracked events, the events stream, a refused token); never receives a key or the
-   * token. The
-   * default writes the first failure of each kind to stderr (console.error), then stays quiet.
+   * token. The default writes the first failure of each kind to stderr (console.error), then stays quiet.
    */
   onError?: (error: unknown, what: string) => void;
 }
