@@ -220,6 +220,14 @@ describe('track', () => {
     // (The events stream is refused too, under its own name.)
     expect(reported.filter(({ what }) => what !== 'events stream')).toEqual([{ what: 'verifier token refused', error: expect.objectContaining({ status: 401 }) }]);
     expect(tollgate.queuedEvents).toBe(1);
+
+    // A 403 (a staff token without usage.ingest) is the same configuration error.
+    const forbidden = sdk();
+    forbidden.tollgate.track(key, 'requests');
+    proxy.decide = () => ({ status: 403 });
+    await forbidden.tollgate.flush();
+    expect(forbidden.reported).toEqual([{ what: 'verifier token refused', error: expect.objectContaining({ status: 403 }) }]);
+    expect(forbidden.tollgate.queuedEvents).toBe(1);
   });
 
   it('close() sends what is queued; what it cannot send is reported as dropped; track after close is reported, not thrown', async () => {
