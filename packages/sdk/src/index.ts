@@ -7,6 +7,7 @@
 //   asked again), and after reconnecting the server replays what was missed (or says "resync": the cache is cleared).
 // - Uses answered from the cache are counted here and reported with report_usage every second and on close(), in
 //   batches with an id; a batch that failed is retried with the same id, so the server never counts it twice.
+// - track() queues metered events for admin/usage/ingest (event-queue.ts): batched, retried with the same ids, bounded.
 // - usage.remaining is counted down locally; at zero the server is asked again, so a hard limit holds.
 // - Timeouts, network errors and 5xx answers follow failOpen (valid: failOpen, reason: "UNAVAILABLE").
 // - A verifier token Tollgate refuses (401/403) is a configuration error, not an outage: reason "UNAUTHORIZED", never
@@ -14,9 +15,14 @@
 import { randomUUID } from 'node:crypto';
 import { EventStream } from './events.ts';
 import { TollgateHttpError } from './errors.ts';
+import { DEFAULT_MAX_QUEUED_EVENTS, EventQueue } from './event-queue.ts';
+import { shapeEvent } from './event-shape.ts';
+import { callAdmin, type AdminCaller } from './http.ts';
 import { logOnce } from './log.ts';
+import { readingList, type MeterReadings } from './readings.ts';
 
-export { TollgateHttpError } from './errors.ts';
+export { TollgateEventRejection, TollgateEventsDropped, TollgateHttpError } from './errors.ts';
+export type { MeterReading, MeterReadings } from './readings.ts';
 
 export type Reason =
   | 'VALID'
@@ -61,13 +67,18 @@ export interface TollgateOptions {
   negativeTtlMs?: number;
   timeoutMs?: number;
   failOpen?: boolean;
-  /** How often cached uses are reported (default 1000 ms). */
+  /** How often cached uses and tracked events are sent (default 1000 ms). */
   reportIntervalMs?: number;
+  /**
+   * Tracked events waiting to be sent at most (default 100,000): past it the oldest is dropped and onError told, so
+   * an unreachable Tollgate cannot eat the app's memory.
+   */
+  maxQueuedEvents?: number;
   /** The stream counts as dropped after this long without a byte (the server sends a comment every 15 s). */
   streamIdleTimeoutMs?: number;
   /**
-   * Failures (verify, usage reports, the events stream, a refused token); never receives a key or the token. The
-   * default writes the first failure of each kind to stderr (console.error), then stays quiet.
+   * Failures (verify, usage reports, tracked events, the events stream, a refused token); never receives a key or the
+   * token. The default writes the first failure of each kind to stderr (console.error), then stays quiet.
    */
   onError?: (error: unknown, what: string) => void;
 }
@@ -118,6 +129,8 @@ export class Tollgate {
   private reporting: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
   private readonly stream: EventStream;
+  private readonly caller: AdminCaller;
+  private readonly events: EventQueue;
   private closed = false;
 
   constructor(options: TollgateOptions) {
@@ -130,6 +143,10 @@ export class Tollgate {
     this.timeoutMs = options.timeoutMs ?? 2000;
     this.failOpen = options.failOpen ?? false;
     this.onError = options.onError ?? logOnce();
+    this.caller = { baseUrl: this.baseUrl, authorization: this.authorization, timeoutMs: this.timeoutMs };
+    const maxQueued = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
+    if (!Number.isSafeInteger(maxQueued) || maxQueued < 1) throw new TypeError('maxQueuedEvents must be a whole number ≥ 1');
+    this.events = new EventQueue({ caller: this.caller, maxQueued, onError: (error, what) => this.onError(error, what) });
     this.timer = setInterval(() => void this.flush(), options.reportIntervalMs ?? 1000);
     this.timer.unref();
     this.stream = new EventStream({
@@ -173,8 +190,49 @@ export class Tollgate {
     return this.fetchCoalesced(key, options.ip, false);
   }
 
-  /** Reports the counted uses now (also done every second). */
-  flush(): Promise<void> {
+  /**
+   * Queues one metered event for `meter` of the key's plan (`value`: a whole number ≥ 0 for sum, max and latest
+   * meters, none for count meters), with a new id and the current time; sent with the next flush. Throws a TypeError
+   * for arguments Tollgate would refuse; what Tollgate refuses later goes to onError.
+   */
+  track(key: string, meter: string, value?: number, properties?: Record<string, unknown>): void {
+    this.events.add(shapeEvent(key, meter, value, properties));
+  }
+
+  /**
+   * Tracks what a middleware's `meters` function gives for a request. It runs once the response is out, where nobody
+   * could catch an exception: a function that throws or a bad reading goes to onError ('meters') instead.
+   */
+  trackReadings(key: string, readings: () => MeterReadings): void {
+    let list: readonly unknown[];
+    try {
+      list = readingList(readings());
+    } catch (error) {
+      this.onError(error, 'meters');
+      return;
+    }
+    for (const reading of list) {
+      try {
+        if (typeof reading !== 'object' || reading === null) throw new TypeError('meters: each reading must be an object {meter, value?, properties?}');
+        const { meter, value, properties } = reading as Record<string, unknown>;
+        this.events.add(shapeEvent(key, meter, value, properties));
+      } catch (error) {
+        this.onError(error, 'meters');
+      }
+    }
+  }
+
+  /** Tracked events not yet acknowledged by Tollgate. */
+  get queuedEvents(): number {
+    return this.events.size;
+  }
+
+  /** Reports the counted uses and sends the tracked events now (also done every reportIntervalMs). */
+  async flush(): Promise<void> {
+    await Promise.all([this.flushUses(), this.events.flush()]);
+  }
+
+  private flushUses(): Promise<void> {
     if (this.reporting !== null) return this.reporting;
     this.reporting = this.report().finally(() => {
       this.reporting = null;
@@ -182,15 +240,21 @@ export class Tollgate {
     return this.reporting;
   }
 
-  /** Reports the remaining uses (retrying a few times) and closes the events stream. */
+  /**
+   * Reports the remaining uses (retrying a few times), gives the tracked events one last try (what it cannot send goes
+   * to onError as dropped) and closes the events stream.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
     this.stream.stop();
-    for (let attempt = 0; attempt < 3 && (this.pending.size > 0 || this.unsent.length > 0); attempt++) {
-      await this.flush();
-    }
+    const uses = async () => {
+      for (let attempt = 0; attempt < 3 && (this.pending.size > 0 || this.unsent.length > 0); attempt++) {
+        await this.flushUses();
+      }
+    };
+    await Promise.all([uses(), this.events.close()]);
     this.cache.clear();
     this.byKeyId.clear();
   }
@@ -254,7 +318,7 @@ export class Tollgate {
     const pending = this.inflight.get(key);
     // The server counted one use for the request; every caller that joined it is a use counted here.
     if (pending !== undefined) return pending.then((result) => this.joined(key, result, ip));
-    const promise = (flushFirst ? this.flush() : Promise.resolve())
+    const promise = (flushFirst ? this.flushUses() : Promise.resolve())
       .then(() => this.fetch(key, ip))
       .finally(() => this.inflight.delete(key));
     this.inflight.set(key, promise);
@@ -307,27 +371,8 @@ export class Tollgate {
     return result;
   }
 
-  private async call(action: string, params: Record<string, unknown>): Promise<unknown> {
-    const response = await fetch(`${this.baseUrl}/api/admin/serviceapikey/${action}`, {
-      method: 'POST',
-      headers: { authorization: this.authorization, 'content-type': 'application/json' },
-      body: JSON.stringify(params),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    const text = await response.text();
-    if (response.status !== 200) {
-      const retryAfter = Number(response.headers.get('retry-after'));
-      let detail = '';
-      try {
-        const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-        if (typeof message === 'string') detail = message;
-      } catch {
-        // not the envelope (a proxy's error page): no detail
-      }
-      throw new TollgateHttpError(response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null, detail);
-    }
-    const body = JSON.parse(text) as { result: unknown };
-    return body.result;
+  private call(action: string, params: Record<string, unknown>): Promise<unknown> {
+    return callAdmin(this.caller, `serviceapikey/${action}`, JSON.stringify(params));
   }
 
   // ---- usage reports ----------------------------------------------------------------------------------------

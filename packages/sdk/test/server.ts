@@ -39,6 +39,8 @@ export interface TollgateProcess {
   baseUrl: string;
   port: number;
   adminToken: string;
+  /** The server's SQLite file, for tests that read what it stored. */
+  databaseFile: string;
   admin(path: string, params?: Record<string, unknown>): Promise<{ status: number; result: unknown }>;
   /** SIGKILL: no shutdown, no flush. */
   kill(): Promise<void>;
@@ -50,10 +52,11 @@ export interface TollgateProcess {
 export async function startTollgate(env: Record<string, string> = {}): Promise<TollgateProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-sdk-'));
   const adminToken = randomBytes(16).toString('hex');
+  const databaseFile = join(dataDir, 'tollgate.db');
   const baseEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     DATA_DIR: dataDir,
-    DATABASE_URL: `sqlite:${join(dataDir, 'tollgate.db')}`,
+    DATABASE_URL: `sqlite:${databaseFile}`,
     TOLLGATE_SECRET: randomBytes(32).toString('hex'),
     SCHEDULER: 'off',
     HOST: '127.0.0.1',
@@ -108,6 +111,7 @@ export async function startTollgate(env: Record<string, string> = {}): Promise<T
       return port;
     },
     adminToken,
+    databaseFile,
     async admin(path, params = {}) {
       const response = await fetch(`http://127.0.0.1:${port}/api/admin/${path}`, {
         method: 'POST',
