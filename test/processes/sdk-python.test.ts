@@ -60,6 +60,7 @@ beforeAll(async () => {
     reported: await keyOf({}),
     revoked: await keyOf({}),
     restarted: await keyOf({}),
+    forked: await keyOf({}),
     metered: await keyOf({ meters: [{ code: 'tokens', name: 'Tokens', unit: 'token', aggregation: 'sum' }] }),
     middleware: await keyOf({ custom: { tier: 'gold' } }),
     middleware_limited: await keyOf({ enforce_limit: true, custom: { monthlyLimit: 1 } }),

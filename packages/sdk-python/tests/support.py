@@ -155,8 +155,8 @@ class Stub:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                stub.streams += 1
                 if not stream:
-                    stub.streams += 1
                     handle(self)
                     return
                 self.send_response(200)

@@ -76,6 +76,8 @@ class KeyCache:
 
     def store(self, key: str, result: CheckResult, fetched_at: float, epoch: int) -> None:
         """Stores the server's answer, fetched at `fetched_at` while the epoch was `epoch`."""
+        if result.reason in ("UNAVAILABLE", "UNAUTHORIZED"):
+            return  # about Tollgate or this client, not the key: ask again next time
         if result.reason == "RATE_LIMITED":
             ttl = result.retry_after or 0
         else:
