@@ -148,8 +148,9 @@ def count_calls(client: Tollgate) -> Dict[str, int]:
 class Stub:
     """An HTTP server on a free port answering POSTs with `handle(handler)`; the events stream stays open and silent."""
 
-    def __init__(self, handle: Callable[[BaseHTTPRequestHandler], None], stream: bool = True) -> None:
-        """`stream` False: the events stream's GET is answered by `handle` too."""
+    def __init__(self, handle: Callable[[BaseHTTPRequestHandler], None], stream: bool = True, keep_body: bool = False) -> None:
+        """`stream` False: the events stream's GET is answered by `handle` too. `keep_body`: a POST's body is kept
+        as `handler.body` for `handle` to read."""
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -167,7 +168,9 @@ class Stub:
                 stub.closed.wait(10)
 
             def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if keep_body:
+                    self.body = body
                 stub.requests += 1
                 handle(self)
 
@@ -185,7 +188,7 @@ class Stub:
         self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def close(self) -> None:
         self.closed.set()

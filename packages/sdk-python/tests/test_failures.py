@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from http.server import BaseHTTPRequestHandler
 
 from tests.support import BASE_URL, KEYS, LiveCase, Recorder, Stub, answer, wait_until
-from tollgate import TollgateHttpError, refusal_of
+from tollgate import Tollgate, TollgateHttpError, refusal_of
 
 KEY = "ABCDEF01-ABCDEF01-ABCDEF01-ABCDEF01"
 WRONG_TOKEN = "wrong-token-0123456789"
@@ -84,6 +85,45 @@ class OutageTest(LiveCase):
                 self.assert_unavailable(stub.url)
             finally:
                 stub.close()
+
+
+    def test_something_that_does_not_speak_http_or_answers_without_end(self) -> None:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        self.addCleanup(listener.close)
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                conn.recv(65536)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
+                conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        self.assert_unavailable(f"http://127.0.0.1:{listener.getsockname()[1]}")
+
+        def endless(handler: BaseHTTPRequestHandler) -> None:
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(100 * 1024 * 1024))
+            handler.end_headers()
+            chunk = b" " * 65536
+            for _ in range(1600):
+                handler.wfile.write(chunk)
+
+        stub = Stub(endless)
+        self.addCleanup(stub.close)
+        self.assert_unavailable(stub.url, timeout=5)
+
+    def test_the_client_refuses_what_is_not_a_tollgate_url_or_token(self) -> None:
+        for url in ("ftp://billing.example.com", "billing.example.com", ""):
+            with self.assertRaises(ValueError, msg=url):
+                Tollgate(url, "token")
+        with self.assertRaises(ValueError):
+            Tollgate(BASE_URL, "")
 
 
 class RefusedTokenTest(LiveCase):

@@ -74,6 +74,7 @@ class EventStream:
 
     def _connect_and_read(self) -> None:
         conn = connect(self._base, self._idle_timeout)
+        response = None
         try:
             headers = {"Authorization": self._authorization, "Accept": "text/event-stream"}
             if self._last_event_id is not None:
@@ -92,6 +93,8 @@ class EventStream:
             self.connected = True
             self._read(response)
         finally:
+            if response is not None:
+                response.close()
             conn.close()
 
     def _read(self, response: Any) -> None:

@@ -38,6 +38,6 @@ def log_once(log: logging.Logger = logger) -> OnError:
                 return
             seen.add(kind)
         hint = f". {REFUSED_HINT}" if kind == "refused token" else ""
-        log.error("%s: %s%s (further %s failures are not logged)", what, error or type(error).__name__, hint, kind)
+        log.error("%s: %s%s (further %s failures are not logged)", what, str(error) or type(error).__name__, hint, kind)
 
     return on_error

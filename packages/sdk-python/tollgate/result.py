@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import time
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any, Dict, Optional
 
 #: Every reason `check` gives. UNAVAILABLE: Tollgate could not be asked (down, slower than `timeout`, 5xx, garbage);
@@ -98,8 +99,8 @@ def until_period_end(usage: Optional[Dict[str, Any]]) -> Optional[float]:
     """Whole seconds until the end (23:59:59 UTC) of the usage period's last day; at least 1."""
     end = usage.get("period_end") if usage is not None else None
     try:
-        day = time.strptime(str(end)[:10], "%Y-%m-%d")
+        day = date.fromisoformat(str(end)[:10])
     except ValueError:
         return None
-    seconds = calendar.timegm(day) + 86399 - time.time()
+    seconds = calendar.timegm(day.timetuple()) + 86399 - time.time()
     return float(max(1, int(seconds + 0.999)))
