@@ -2,15 +2,17 @@
 // stage — a server on SQLite in a temp folder, a verifier token, products and keys made through the API — and runs the
 // SDK's own unittest files with Debian's python3, handing them the URLs, tokens and keys in environment variables.
 // The Python tests stop and restart this Tollgate through a small control endpoint served here (POST /kill, /restart),
-// since only this process owns it. Then the Flask and FastAPI example apps (tests/servers/) run guarded by the SDK.
+// since only this process owns it. Then the Developers page's Flask and FastAPI quick starts, as printed with this
+// Tollgate's URL, run as servers guarded by the SDK.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sellKey, startTollgate, type TollgateProcess } from '../../packages/sdk/test/server.ts';
+import { pythonQuickStarts } from '../../web/src/admin/quick-start-python.ts';
 
 const SDK_DIR = resolve(import.meta.dirname, '../../packages/sdk-python');
 // Debian's interpreter: it is the one python3-flask, python3-fastapi and python3-uvicorn install into (.ci/run). A
@@ -79,8 +81,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => control.listen(0, '127.0.0.1', done));
 
+  // The Developers page's Python snippets, exactly as the page prints them for this instance.
+  const quickStarts = Object.fromEntries(pythonQuickStarts(server.baseUrl).map(([heading, , code]) => [heading, code]));
+  writeFileSync(join(dataDir, 'quickstart_flask.py'), `${quickStarts['Python (Flask)']!}\n`);
+  writeFileSync(join(dataDir, 'quickstart_fastapi.py'), `${quickStarts['Python (FastAPI)']!}\n`);
+
   env = {
     PATH: process.env.PATH ?? '',
+    TOLLGATE_QUICKSTART_DIR: dataDir,
     PYTHONDONTWRITEBYTECODE: '1',
     PYTHONUNBUFFERED: '1',
     TOLLGATE_URL: server.baseUrl,
@@ -107,7 +115,7 @@ describe('the Python SDK (packages/sdk-python) against a real Tollgate process',
     expect(output).toMatch(/^OK$/m);
   }, 180_000);
 
-  it('guards a Flask app and a FastAPI app run as servers on Debian\'s python3: valid key passes, no key 401, revoked key 401', async () => {
+  it("runs the Developers page's Flask and FastAPI quick starts as servers on Debian's python3: valid key passes, no key 401, revoked key 401", async () => {
     const { code, output } = await unittest(['discover', '-v', '-s', 'tests', '-t', '.', '-p', 'apps_*.py'], 90_000);
     expect(code, output).toBe(0);
     expect(output, output).not.toMatch(/skipped/i);

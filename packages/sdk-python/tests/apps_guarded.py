@@ -1,7 +1,9 @@
-"""Issue 27, done when: a Flask app and a FastAPI app guarded by the SDK run against a real Tollgate process. Each app
-(tests/servers/) runs as its own server process on this interpreter (Debian's python3, where python3-flask,
-python3-fastapi and python3-uvicorn are installed); requests go over real sockets: a valid key passes with its config,
-no key is 401 MISSING_KEY, a key revoked meanwhile is 401 INVALID_KEY within a second."""
+"""Issue 27, done when: a Flask app and a FastAPI app guarded by the SDK run against a real Tollgate process. The apps
+are the Developers page's Python quick starts as printed (web/src/admin/quick-start-python.ts, written out with this
+Tollgate's URL into TOLLGATE_QUICKSTART_DIR); each runs as its own server process (tests/servers/serve.py) on this
+interpreter (Debian's python3, where python3-flask, python3-fastapi and python3-uvicorn are installed). Requests go
+over real sockets: a valid key passes with its config, no key is 401 MISSING_KEY, a key revoked meanwhile is 401
+INVALID_KEY within a second."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import urllib.error
 import urllib.request
 from typing import Dict, Optional, Tuple
 
-from tests.support import BASE_URL, KEYS, VERIFIER_TOKEN, set_valid
+from tests.support import KEYS, VERIFIER_TOKEN, set_valid
 
 SDK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,12 +33,14 @@ def get(url: str, headers: Dict[str, str]) -> Tuple[int, dict]:
 
 
 class App:
-    """`python3 tests/servers/<name>.py` with the SDK importable; `url` once it printed its port."""
+    """The quick start for `name` served by `python3 tests/servers/serve.py`, the SDK importable; `url` once it
+    printed its port."""
 
     def __init__(self, name: str) -> None:
-        env = dict(os.environ, TOLLGATE_URL=BASE_URL, TOLLGATE_VERIFIER_TOKEN=VERIFIER_TOKEN, PYTHONPATH=SDK_DIR)
+        env = dict(os.environ, TOLLGATE_VERIFIER_TOKEN=VERIFIER_TOKEN, PYTHONPATH=SDK_DIR)
+        app_file = os.path.join(os.environ["TOLLGATE_QUICKSTART_DIR"], f"quickstart_{name}.py")
         self.process = subprocess.Popen(
-            [sys.executable, os.path.join(SDK_DIR, "tests", "servers", f"{name}.py")],
+            [sys.executable, os.path.join(SDK_DIR, "tests", "servers", "serve.py"), name, app_file],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -72,7 +76,7 @@ class App:
 
 class GuardedAppsTest(unittest.TestCase):
     def check_app(self, name: str, tier: str) -> None:
-        app = App(f"{name}_app")
+        app = App(name)
         self.addCleanup(app.stop)
         valid = KEYS[name]["key"]
         self.assertEqual(get(app.url, {"X-API-Key": valid}), (200, {"tier": tier}))
