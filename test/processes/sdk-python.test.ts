@@ -57,6 +57,7 @@ beforeAll(async () => {
     disabled: await keyOf({}, true),
     rate_limited: await keyOf({ rate_limit: { limit: 1, window_seconds: 1 } }),
     countdown: await keyOf({ enforce_limit: true, custom: { monthlyLimit: 7 } }),
+    unenforced: await keyOf({ custom: { monthlyLimit: 2 } }),
     shared_quota: await keyOf({ enforce_limit: true, custom: { monthlyLimit: 30 } }),
     coalesced: await keyOf({}),
     reported: await keyOf({}),

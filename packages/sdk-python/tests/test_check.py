@@ -81,6 +81,15 @@ class CheckTest(LiveCase):
         client.close()
         self.assertEqual(usage_total("countdown"), 7)
 
+    def test_past_a_limit_the_plan_does_not_enforce_it_keeps_answering_without_asking_each_time(self) -> None:
+        client = self.client(report_interval=60)
+        self.connected(client)
+        calls = count_calls(client)
+        self.assertTrue(all(client.check(KEYS["unenforced"]["key"]).valid for _ in range(10)))
+        self.assertLessEqual(calls["admin/serviceapikey/get_info"], 3)
+        client.close()
+        self.assertEqual(usage_total("unenforced"), 10)
+
     def test_threads_sharing_one_request_count_the_quota_down_too(self) -> None:
         client = self.client(report_interval=60)
         self.connected(client)
