@@ -8,7 +8,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List
 
-from tests.support import LiveCase, Stub, answer
+from tests.support import LiveCase, Stub
 from tollgate import TollgateHttpError
 
 
