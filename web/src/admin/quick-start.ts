@@ -3,6 +3,7 @@
 import { html } from 'htm/preact';
 import { call } from '../lib/api.ts';
 import { ErrorMessage, Loading, useLoad } from '../lib/ui.ts';
+import { pythonQuickStarts } from './quick-start-python.ts';
 
 const IMPORT = (framework: string) => `import { Tollgate } from '@tollgate/sdk';
 import { tollgate${framework} } from '@tollgate/sdk/${framework.toLowerCase()}';`;
@@ -39,6 +40,7 @@ ${CLIENT(baseUrl)}
 const app = new Hono<{ Variables: { tollgate: VerifyResult } }>().use(tollgateHono(tollgate));
 app.get('/data', (c) => c.json({ tier: c.get('tollgate').config?.tier }));`,
     ],
+    ...pythonQuickStarts(baseUrl),
     [
       'Plain HTTP (any language)',
       'sh',
@@ -60,7 +62,7 @@ export function QuickStartSection() {
         : null
       : html`<p>
             This instance's base URL is <code data-testid="base-url">${company.data.public_url}</code> (set by <code>PUBLIC_URL</code>). Add the SDK
-            (<code>@tollgate/sdk</code>, in the Tollgate repository's <code>packages/sdk</code>) to your server and put a verifier token in <code>TOLLGATE_VERIFIER_TOKEN</code>. The middleware reads the key
+            (<code>@tollgate/sdk</code>, in the Tollgate repository's <code>packages/sdk</code>) to your server (Python: <code>pip install</code> its <code>packages/sdk-python</code>) and put a verifier token in <code>TOLLGATE_VERIFIER_TOKEN</code>. The middleware reads the key
             from <code>X-API-Key</code> or <code>Authorization: Bearer</code>, answers 401 or 429 itself, and attaches the result to the request.
           </p>
           ${quickStarts(company.data.public_url).map(
