@@ -355,6 +355,11 @@ export class Tollgate {
         this.onError(error, 'verifier token refused');
         return { ...notFound(), reason: 'UNAUTHORIZED' };
       }
+      if (error instanceof TollgateHttpError && (error.status === 400 || error.status === 422)) {
+        // Tollgate refused the key itself as input (a NUL, a key far too long): no key is that, so it is not found.
+        // Never UNAVAILABLE — with failOpen that would let in exactly the keys that cannot exist.
+        return notFound();
+      }
       this.onError(error, 'verify');
       return { valid: this.failOpen, reason: 'UNAVAILABLE', orderId: null, keyId: null, config: null, usage: null, retryAfter: null };
     }

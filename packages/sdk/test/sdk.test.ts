@@ -208,6 +208,11 @@ describe('failures follow failOpen', () => {
     await new Promise((resolve) => stub.close(resolve));
   });
 
+  it('a key Tollgate refuses as input (a NUL, 10,000 characters) is NOT_FOUND even with failOpen, never UNAVAILABLE', async () => {
+    const open = sdk({ failOpen: true });
+    for (const key of ['ABCD\u0000EFGH', 'K'.repeat(10_000)]) expect(await open.verify(key)).toMatchObject({ valid: false, reason: 'NOT_FOUND' });
+  });
+
   it('server down: refused unless failOpen', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
