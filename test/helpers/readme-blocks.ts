@@ -21,7 +21,7 @@ import { join } from 'node:path';
  * The files whose `sh` blocks run, in the order they run. A later file may use what an earlier one set (the docs'
  * examples continue the README's walkthroughs), so a new file goes after the ones whose variables it uses.
  */
-export const WALKTHROUGH_FILES = ['README.md', 'docs/selling.md', 'docs/pricing-by-use.md'] as const;
+export const WALKTHROUGH_FILES = ['README.md', 'docs/api-keys.md', 'docs/selling.md', 'docs/pricing-by-use.md'] as const;
 
 /** README.md and every docs/*.md, relative to the repository root: where runnable blocks may live. */
 export function markdownFiles(root: string): string[] {
