@@ -129,6 +129,12 @@ describe('the close bills every meter', () => {
       ['requests', 8, 3, 5],
       ['users', 5, 3, 30],
     ]);
+    // A meter is recorded once per close: the database refuses a second row.
+    const again = t.services.db
+      .insertInto('usage_close_meters')
+      .values({ close_id: closed!.id, position: 9, meter: 'tokens', name: 'Tokens', unit: 'tokens', aggregation: 'sum', used: 1, included: 0, overage_units: 1, amount: 1 })
+      .execute();
+    await expect(again).rejects.toThrow();
     // The client reads the invoice with its four lines.
     const invoice = (await asClient(t, client.token, 'invoice/get', { id: lines[0]!.invoice })).result;
     expect(invoice.items.map((item: { total: string }) => item.total)).toEqual(['0.05', '3.50', '0.05', '0.30']);
@@ -333,6 +339,16 @@ describe('a moved period moves what its meters measured', () => {
     await t.services.usageCloser.closePeriods(at('2032-06-24T00:01:00Z'));
     expect((await closes(orderId)).map((row) => [row.period_start, row.period_end])).toEqual([['2032-05-10T00:00:00Z', '2032-06-24T00:00:00Z']]);
     expect((await usageLines(orderId)).map((line) => line.total)).toEqual([5000]);
+
+    // With calls too, the period is found from them, and both the calls' and the meters' rows move.
+    at('2032-07-01T00:00:00Z');
+    const both = await buy(id0);
+    await send(both, new Date(), [{ id: id(), meter: 'calls' }, { id: id(), meter: 'tokens', value: 1 }]);
+    at('2032-07-05T00:00:00Z');
+    expect((await t.admin('order/update', { id: both, expires_at: '2032-08-15T00:00:00Z' })).result).toBe(true);
+    const callEnds = await t.services.db.selectFrom('api_key_period_usage').innerJoin('api_keys', 'api_keys.id', 'api_key_period_usage.api_key_id').select('period_end').where('api_keys.order_id', '=', both).execute();
+    const meterEnds = await t.services.db.selectFrom('usage_meter_days').select('period_end').where('order_id', '=', both).execute();
+    expect([...callEnds, ...meterEnds].map((row) => row.period_end)).toEqual(['2032-08-15T00:00:00Z', '2032-08-15T00:00:00Z']);
   });
 });
 
