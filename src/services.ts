@@ -17,6 +17,7 @@ import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createUsageService, type UsageService } from './modules/usage/service.ts';
+import { createUsagePruning, type UsagePruning } from './modules/usage/pruning.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -103,6 +104,8 @@ export interface Services {
   apikeys: ApiKeyService;
   /** The close of usage periods: overage invoices (CONTRACT §12). */
   usageCloser: UsageCloser;
+  /** Deletes usage events past their idempotency window and the distinct values of closed periods (scheduled). */
+  usagePruning: UsagePruning;
   /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
   /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
@@ -250,7 +253,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
-  const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
+  const usagePruning = createUsagePruning({ db });
+  const usageCloser = createUsageCloser({ db, dialect: database.dialect, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,
     orders,
@@ -262,6 +266,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
     reminders: notices,
     usage: usageCloser,
+    usagePruning,
     log: logSchedulerError,
   });
   const invoicePayments = createInvoicePayments({ db, events, invoices, money });
@@ -323,6 +328,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     cron,
     apikeys,
     usageCloser,
+    usagePruning,
     invoicePayments,
     gatewayPayments,
     payments,

@@ -49,12 +49,14 @@ export interface CronServiceDeps {
   reminders?: { queueInvoiceReminders(now: Date): Promise<number> };
   /** Closes the usage periods that ended and bills their overage (serviceapikey/usage/overage.ts). */
   usage?: { closePeriods(now: Date): Promise<{ invoices: number; failed: number }> };
+  /** Deletes usage events past their idempotency window and what closed periods no longer need (usage/pruning.ts). */
+  usagePruning?: { prune(now: Date): Promise<unknown> };
   log?: (message: string, error: unknown) => void;
 }
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, log }: CronServiceDeps) {
+export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -175,6 +177,14 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         const closed = await usage.closePeriods(now);
         report.usage_invoices += closed.invoices;
         report.failed += closed.failed;
+      }
+      // After the close, so the distinct values of the periods it just closed go too. Housekeeping: a failure is
+      // logged and counted, never the end of this run.
+      try {
+        await usagePruning?.prune(now);
+      } catch (error) {
+        report.failed += 1;
+        log?.('pruning usage events failed', error);
       }
       await this.renewFreeOrders(now, report);
       // A lapsed plan change first, so the order's renewal can be issued in the same run. A failure is logged and

@@ -25,11 +25,11 @@ import { createOrderTasks } from './order-tasks.ts';
 import { paidForCurrentPeriod } from './period-paid.ts';
 import { createRenewals } from './renewals.ts';
 import './events.ts';
-import type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput } from './types.ts';
+import type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput, UsageInvoice } from './types.ts';
 
 export { renewalTitle } from './renewals.ts';
 // Neighbours name these records by the service that hands them out; they are declared in types.ts.
-export type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceItemRecord, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput } from './types.ts';
+export type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceItemRecord, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput, UsageInvoice, UsageLine } from './types.ts';
 
 type ItemRow = Selectable<InvoiceItemTable>;
 
@@ -347,12 +347,16 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
     },
 
     /**
-     * Issues, inside `trx`, the invoice of one usage period's overage (CONTRACT §12): one `usage` line on an invoice
-     * of its own, due now; auto-pay charges it like a renewal (payment/charges.ts).
+     * Issues, inside `trx`, the invoice of one usage period's overage (CONTRACT §12, issue 23): one `usage` line per
+     * meter billed (`lines`, in order; or a single `title` and `amount`) on an invoice of its own, due now; auto-pay
+     * charges it like a renewal (payment/charges.ts). Each amount is already rounded, in minor units.
      */
-    async issueUsageInvoice(trx: Kysely<Database>, line: { orderId: number; clientId: number; title: string; amount: number }, now: Date): Promise<number> {
-      const row = await create(trx, line.clientId, [{ orderId: line.orderId, task: 'usage', title: line.title, period: null, quantity: 1, price: line.amount, total: line.amount }], { now });
-      return row.id;
+    async issueUsageInvoice(trx: Kysely<Database>, usage: UsageInvoice, now: Date): Promise<number> {
+      const lines = 'lines' in usage ? usage.lines : [{ title: usage.title, amount: usage.amount }];
+      if (lines.length === 0) throw errors.invalid('lines', 'an overage invoice needs at least one line');
+      for (const line of lines) if (!Number.isSafeInteger(line.amount) || line.amount < 0) throw errors.invalid('amount', 'must be a whole number of minor units, not negative');
+      const items: InvoiceLine[] = lines.map((line) => ({ orderId: usage.orderId, task: 'usage', title: line.title, period: null, quantity: 1, price: line.amount, total: line.amount }));
+      return (await create(trx, usage.clientId, items, { now })).id;
     },
   };
 }

@@ -7,6 +7,15 @@ import type { InvoiceStatus, InvoiceTask } from './tables.ts';
 import type { Company } from '../system/service.ts';
 
 export type InvoiceRow = Selectable<Database['invoices']>;
+/** One line of a usage period's overage invoice: its title and its amount in minor units, rounded once. */
+export interface UsageLine {
+  title: string;
+  amount: number;
+}
+
+/** A usage period's overage to invoice (issueUsageInvoice): one line per meter billed, or a single line. */
+export type UsageInvoice = { orderId: number; clientId: number } & ({ lines: readonly UsageLine[] } | UsageLine);
+
 export interface InvoiceLine {
   orderId: number;
   task: InvoiceTask;

@@ -67,7 +67,7 @@ export interface UsageThresholdTable {
   created_at: string;
 }
 
-/** Migration 013: the close of an order's usage period (the overage billed, once per order and period). */
+/** Migration 013: the close of an order's usage period (the overage billed, once per order and period), with the `calls` meter's figures. */
 export interface UsageCloseTable {
   id: Generated<number>;
   order_id: number;
@@ -78,11 +78,29 @@ export interface UsageCloseTable {
   /** Null: unlimited. */
   included: number | string | null;
   overage_units: number | string;
-  /** Minor units; 0 issues no invoice. int8 on PostgreSQL. */
+  /** Minor units `calls` billed (the plan's other meters: usage_close_meters). int8 on PostgreSQL. */
   amount: number | string;
   /** The overage invoice; null when there was nothing to bill. */
   invoice_id: number | null;
   created_at: string;
+}
+
+/** Migration 028: one meter of the plan (not `calls`, whose figures are the close's own) billed at a close. */
+export interface UsageCloseMeterTable {
+  id: Generated<number>;
+  close_id: number;
+  /** The meter's place in the plan; the invoice lines follow it. */
+  position: number;
+  meter: string;
+  name: string;
+  unit: string;
+  aggregation: string;
+  used: number | string;
+  /** Null: unlimited. */
+  included: number | string | null;
+  overage_units: number | string;
+  /** Minor units billed for this meter; 0: nothing. int8 on PostgreSQL. */
+  amount: number | string;
 }
 
 export interface ApiKeyTables {
@@ -92,4 +110,5 @@ export interface ApiKeyTables {
   api_key_period_usage: ApiKeyPeriodUsageTable;
   usage_thresholds: UsageThresholdTable;
   usage_closes: UsageCloseTable;
+  usage_close_meters: UsageCloseMeterTable;
 }

@@ -254,6 +254,7 @@ describe('the close of a usage period', () => {
     // A closer whose invoice step dies (the process crashing at the worst moment, inside the transaction).
     const crashing = createUsageCloser({
       db: t.services.db,
+      dialect: t.services.dialect,
       invoices: {
         issueUsageInvoice: () => {
           throw new Error('killed');

@@ -1,23 +1,32 @@
-// The close of usage periods (CONTRACT §12), run by the scheduled jobs: for each order and usage period that has
-// ended, the period's uses over the included ones are priced and billed on an invoice of their own (charged like a
-// renewal: auto-pay with a saved card when on). Exactly once per order and period: the close is a row in
-// `usage_closes` with a unique (order, period start), inserted in the transaction that issues the invoice — ten
-// concurrent runs, or a run after a crash, find it and do nothing; a run after downtime closes every period that
-// ended meanwhile. A period closes CLOSE_GRACE_MS after its end, so the counts every process flushes at least once a
-// second have reached the database. Uses counted after the close (a process that was cut off longer) are not billed.
+// The close of usage periods (CONTRACT §12, issue 23 item 5), run by the scheduled jobs: for each order and usage
+// period that has ended, every meter of the plan is priced — the built-in `calls` (the period's uses over the
+// included ones) and each of the plan's own meters (its period quantity: the sum, count or distinct values, or for
+// `max` and `latest` the period's value) — and billed on one invoice of its own, one line per meter with an amount
+// (charged like a renewal: auto-pay with a saved card when on). Exactly once per order, meter and period: the close is
+// a row in `usage_closes` with a unique (order, period start), inserted with the meters' figures (`usage_close_meters`,
+// unique per close and meter) in the transaction that issues the invoice — ten concurrent runs, or a run after a crash,
+// find it and do nothing; a run after downtime closes every period that ended meanwhile. A period closes
+// CLOSE_GRACE_MS after its end, so the counts every process flushes at least once a second have reached the database.
+// Uses counted after the close (a process that was cut off longer) are not billed; ingested events of a closed period
+// are refused (PERIOD_CLOSED, usage/service.ts).
 //
-// A plan change in the middle of a period: the whole period's overage is billed at the plan in force when the
-// period closes (the key's usage options are replaced by the new plan's in the change's transaction).
+// A plan change in the middle of a period: the whole period is billed at the plan in force when the period closes (the
+// keys' usage options, meters included, are replaced by the new plan's in the change's transaction).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
+import type { DialectName } from '../../../db/database.ts';
 import { inTransaction } from '../../../platform/transaction.ts';
 import type { Money } from '../../../lib/money.ts';
 import { isoSeconds } from '../../../lib/time.ts';
-import { overageMinor, overageUnits } from '../../../lib/usage-pricing.ts';
+import { parseObject } from '../../../lib/json.ts';
 import type { InvoiceService } from '../../invoice/service.ts';
+import { periodQuantities } from '../../usage/quantities.ts';
+import { billMeter, CALLS_NAME, CALLS_UNIT, invoiceLines, type BilledMeter } from './close-lines.ts';
+import { duePeriods } from './close-due.ts';
 import { orderPeriodUses } from './period-usage.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
-import { parseObject } from '../../../lib/json.ts';
+
+export { usageLineTitle } from './close-lines.ts';
 
 /** How long after its end a period is closed: longer than a flush interval (1 s) and a slow flush. */
 export const CLOSE_GRACE_MS = 10_000;
@@ -25,6 +34,8 @@ const BATCH = 200;
 
 export interface UsageCloserDeps {
   db: Kysely<Database>;
+  /** On PostgreSQL the close takes the order's row FOR UPDATE, against an ingestion in flight. */
+  dialect: DialectName;
   invoices: Pick<InvoiceService, 'issueUsageInvoice'>;
   money: Pick<Money, 'precision' | 'format'>;
   /** Writes this process's counts first. */
@@ -32,28 +43,65 @@ export interface UsageCloserDeps {
   log?: (message: string, error: unknown) => void;
 }
 
-const count = (n: number): string => n.toLocaleString('en-US');
-
-/** The invoice line's title: "Pro plan — usage 2026-11-01 to 2026-11-30: 750 calls over the 1,000 included". */
-export function usageLineTitle(orderTitle: string, periodStart: string, periodEnd: string, units: number, included: number | null): string {
-  const last = new Date(Date.parse(periodEnd) - 1000).toISOString().slice(0, 10);
-  return `${orderTitle} — usage ${periodStart.slice(0, 10)} to ${last}: ${count(units)} calls over the ${count(included ?? 0)} included`;
+/** A meter of a past close as staff and the client read it (amounts formatted). */
+export interface ClosedMeter {
+  code: string;
+  name: string;
+  unit: string;
+  aggregation: string;
+  used: number;
+  included: number | null;
+  overage_units: number;
+  amount: string;
 }
 
-export function createUsageCloser({ db, invoices, money, flushUsage, log }: UsageCloserDeps) {
+/** A past close: the `calls` meter's figures (as before meters), the invoice's total, and the plan's other meters. */
+export interface ClosedPeriod {
+  period_start: string;
+  period_end: string;
+  used: number;
+  included: number | null;
+  overage_units: number;
+  /** What `calls` billed. */
+  amount: string;
+  /** What the close billed in all (the sum of its invoice lines, before tax). */
+  total: string;
+  invoice_id: number | null;
+  meters: ClosedMeter[];
+}
+
+const num = (value: number | string): number => Number(value);
+const maybe = (value: number | string | null): number | null => (value === null ? null : Number(value));
+
+export function createUsageCloser({ db, dialect, invoices, money, flushUsage, log }: UsageCloserDeps) {
   /** Closes one order's period: `closed` when this call recorded the close, `invoiced` when it issued an invoice. */
   async function closeOne(orderId: number, periodStart: string, periodEnd: string, now: Date): Promise<{ closed: boolean; invoiced: boolean }> {
     const nothing = { closed: false, invoiced: false };
     return inTransaction(db, async (trx) => {
-      const order = await trx.selectFrom('orders').select(['id', 'client_id', 'title']).where('id', '=', orderId).executeTakeFirst();
+      // The order's row first: ingestion holds it FOR KEY SHARE while it stores events (usage/order-plans.ts), so a
+      // batch in flight commits before the quantities below are read, and a batch after this close finds the period
+      // closed. SQLite runs one write transaction at a time, which gives the same order.
+      const selectOrder = trx.selectFrom('orders').select(['id', 'client_id', 'title']).where('id', '=', orderId);
+      const order = await (dialect === 'postgres' ? selectOrder.forUpdate() : selectOrder).executeTakeFirst();
       if (order === undefined) return nothing;
-      // The plan in force at the close: the order's keys share it (the first key's options).
+      // Closed by another run (or before a crash): nothing to price.
+      const done = await trx.selectFrom('usage_closes').select('id').where('order_id', '=', orderId).where('period_start', '=', periodStart).executeTakeFirst();
+      if (done !== undefined) return nothing;
+      // The plan in force at the close: the order's keys share it (the first key's options), meters included.
       const key = await trx.selectFrom('api_keys').select(['options', 'config']).where('order_id', '=', orderId).orderBy('id').executeTakeFirst();
       if (key === undefined) return nothing;
-      const plan = planOf(usageOptionsOf(parseObject(key.options)), parseObject(key.config));
-      const used = await orderPeriodUses(trx, orderId, periodStart);
-      const units = plan.overage === null ? 0 : overageUnits(used, plan.included);
-      const amount = plan.overage === null ? 0 : overageMinor(plan.overage, units, money.precision);
+      const options = usageOptionsOf(parseObject(key.options));
+      const plan = planOf(options, parseObject(key.config));
+      const meters = options.meters ?? [];
+
+      const calls = billMeter(
+        { code: 'calls', name: CALLS_NAME, unit: CALLS_UNIT, aggregation: 'count', included: plan.included, overage: plan.overage },
+        await orderPeriodUses(trx, orderId, periodStart),
+        money.precision,
+      );
+      const quantities = await periodQuantities(trx, orderId, periodStart, meters);
+      const billed: BilledMeter[] = meters.map((meter) => billMeter(meter, quantities.get(meter.code) ?? 0, money.precision));
+
       const closed = await trx
         .insertInto('usage_closes')
         .values({
@@ -61,24 +109,40 @@ export function createUsageCloser({ db, invoices, money, flushUsage, log }: Usag
           client_id: order.client_id,
           period_start: periodStart,
           period_end: periodEnd,
-          used,
-          included: plan.included,
-          overage_units: units,
-          amount,
+          used: calls.used,
+          included: calls.included,
+          overage_units: calls.overage_units,
+          amount: calls.amount,
           invoice_id: null,
           created_at: isoSeconds(now),
         })
         .onConflict((oc) => oc.columns(['order_id', 'period_start']).doNothing())
         .returning('id')
         .executeTakeFirst();
-      // Closed by another run (or this period was closed before a crash): nothing more to do.
+      // Closed by another run meanwhile (SQLite, or a close not holding the order): nothing more to do.
       if (closed === undefined) return nothing;
-      if (amount === 0) return { closed: true, invoiced: false };
-      const invoiceId = await invoices.issueUsageInvoice(
-        trx,
-        { orderId, clientId: order.client_id, title: usageLineTitle(order.title, periodStart, periodEnd, units, plan.included), amount },
-        now,
-      );
+      if (billed.length > 0) {
+        await trx
+          .insertInto('usage_close_meters')
+          .values(
+            billed.map((meter, position) => ({
+              close_id: closed.id,
+              position,
+              meter: meter.code,
+              name: meter.name,
+              unit: meter.unit,
+              aggregation: meter.aggregation,
+              used: meter.used,
+              included: meter.included,
+              overage_units: meter.overage_units,
+              amount: meter.amount,
+            })),
+          )
+          .execute();
+      }
+      const lines = invoiceLines(order.title, periodStart, periodEnd, calls, billed);
+      if (lines.length === 0) return { closed: true, invoiced: false };
+      const invoiceId = await invoices.issueUsageInvoice(trx, { orderId, clientId: order.client_id, lines }, now);
       await trx.updateTable('usage_closes').set({ invoice_id: invoiceId }).where('id', '=', closed.id).execute();
       return { closed: true, invoiced: true };
     });
@@ -92,28 +156,7 @@ export function createUsageCloser({ db, invoices, money, flushUsage, log }: Usag
       const report = { closed: 0, invoices: 0, failed: 0 };
       const skipped = new Set<string>();
       for (;;) {
-        const due = await db
-          .selectFrom('api_key_period_usage as p')
-          .innerJoin('api_keys as k', 'k.id', 'p.api_key_id')
-          .select(['k.order_id', 'p.period_start'])
-          .select((eb) => eb.fn.max('p.period_end').as('period_end'))
-          .where('p.period_end', '<=', cutoff)
-          .where((eb) =>
-            eb.not(
-              eb.exists(
-                eb
-                  .selectFrom('usage_closes as c')
-                  .select('c.id')
-                  .whereRef('c.order_id', '=', 'k.order_id')
-                  .whereRef('c.period_start', '=', 'p.period_start'),
-              ),
-            ),
-          )
-          .groupBy(['k.order_id', 'p.period_start'])
-          .orderBy('k.order_id')
-          .orderBy('p.period_start')
-          .limit(BATCH + skipped.size)
-          .execute();
+        const due = await duePeriods(db, cutoff, BATCH + skipped.size);
         const todo = due.filter((row) => !skipped.has(`${row.order_id} ${row.period_start}`));
         if (todo.length === 0) break;
         for (const row of todo) {
@@ -134,18 +177,43 @@ export function createUsageCloser({ db, invoices, money, flushUsage, log }: Usag
       return report;
     },
 
-    /** An order's closed periods, newest first (staff and the client area). */
-    async closesOf(orderId: number): Promise<Array<{ period_start: string; period_end: string; used: number; included: number | null; overage_units: number; amount: string; invoice_id: number | null }>> {
+    /** An order's closed periods, newest first, each with its meters' figures (staff and the client area). */
+    async closesOf(orderId: number): Promise<ClosedPeriod[]> {
       const rows = await db.selectFrom('usage_closes').selectAll().where('order_id', '=', orderId).orderBy('period_start', 'desc').limit(24).execute();
-      return rows.map((row) => ({
-        period_start: row.period_start,
-        period_end: row.period_end,
-        used: Number(row.used),
-        included: row.included === null ? null : Number(row.included),
-        overage_units: Number(row.overage_units),
-        amount: money.format(Number(row.amount)),
-        invoice_id: row.invoice_id,
-      }));
+      const meterRows =
+        rows.length === 0
+          ? []
+          : await db
+              .selectFrom('usage_close_meters')
+              .selectAll()
+              .where('close_id', 'in', rows.map((row) => row.id))
+              .orderBy('close_id')
+              .orderBy('position')
+              .execute();
+      return rows.map((row) => {
+        const own = meterRows.filter((meter) => meter.close_id === row.id);
+        const total = own.reduce((sum, meter) => sum + num(meter.amount), num(row.amount));
+        return {
+          period_start: row.period_start,
+          period_end: row.period_end,
+          used: num(row.used),
+          included: maybe(row.included),
+          overage_units: num(row.overage_units),
+          amount: money.format(num(row.amount)),
+          total: money.format(total),
+          invoice_id: row.invoice_id,
+          meters: own.map((meter) => ({
+            code: meter.meter,
+            name: meter.name,
+            unit: meter.unit,
+            aggregation: meter.aggregation,
+            used: num(meter.used),
+            included: maybe(meter.included),
+            overage_units: num(meter.overage_units),
+            amount: money.format(num(meter.amount)),
+          })),
+        };
+      });
     },
   };
 }

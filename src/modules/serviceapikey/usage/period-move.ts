@@ -1,8 +1,9 @@
 // A usage period ends when its order's period ends (issue 21 item 5). A `billing_period` usage period is found by
 // stepping back from the order's `expires_at` (usage-period.ts); when staff move `expires_at` (admin/order/update), or a
 // renewal or plan change starts a new period early, the rows already counted for the open period
-// (api_key_period_usage, keyed by key and period start) must end where the order's period now ends — else the close
-// job bills that period's overage at the old end, a month late, or never.
+// (api_key_period_usage, keyed by key and period start) and what its meters measured in it (usage_meter_days, by
+// order, meter, period start and day) must end where the order's period now ends — else the close job bills that
+// period's overage at the old end, a month late, or never.
 //
 // Runs in the order's transaction, from the product type's hooks, before the keys' cached records are dropped. The
 // open period O starts at s (the period holding now that has counted uses, or a kept anchor); X is the new expiry,
@@ -24,6 +25,7 @@ import type { OrderSnapshot } from '../../product/product-type.ts';
 import { addPeriod, isPeriod } from '../../../lib/periods.ts';
 import { backPeriod, iso, usagePeriodAt } from './usage-period.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
+import { moveMeterPeriodEnd, openMeterPeriod } from '../../usage/meter-periods.ts';
 
 /** A move within this long before now started a new period now (a plan change, a renewal that restarts the period). */
 const STARTED_NOW_MS = 5000;
@@ -55,7 +57,8 @@ export async function moveOpenPeriod(trx: Kysely<Database>, order: Pick<OrderSna
   if (plan.period !== 'billing_period') return false;
   const nowText = iso(now);
   const ids = keys.map((key) => key.id);
-  // The open period: the latest counted one holding now; without counted uses, a kept anchor still holding now.
+  // The open period: the latest counted one holding now (by its calls, else by its meters' events); without either, a
+  // kept anchor still holding now.
   const row = await trx
     .selectFrom('api_key_period_usage')
     .select(['period_start', 'period_end'])
@@ -65,7 +68,9 @@ export async function moveOpenPeriod(trx: Kysely<Database>, order: Pick<OrderSna
     .orderBy('period_start', 'desc')
     .executeTakeFirst();
   const anchor = plan.anchor !== null && plan.anchor !== undefined && plan.anchor.startMs <= now && now < plan.anchor.endMs ? plan.anchor : null;
-  const openStartMs = row !== undefined ? Date.parse(row.period_start) : anchor?.startMs;
+  const meterRow = row === undefined ? await openMeterPeriod(trx, order.id, nowText) : undefined;
+  const counted = row ?? meterRow;
+  const openStartMs = counted !== undefined ? Date.parse(counted.period_start) : anchor?.startMs;
   if (openStartMs === undefined) return false;
   const openStart = iso(openStartMs);
 
@@ -82,6 +87,7 @@ export async function moveOpenPeriod(trx: Kysely<Database>, order: Pick<OrderSna
     await trx.updateTable('api_key_period_usage').set({ period_end: end }).where('api_key_id', 'in', ids).where('period_start', '=', row.period_start).execute();
     changed = true;
   }
+  if (await moveMeterPeriodEnd(trx, order.id, openStart, end)) changed = true;
   for (const key of keys) {
     const options = parseObject(key.options);
     const current = JSON.stringify(options.usage_anchor ?? null);

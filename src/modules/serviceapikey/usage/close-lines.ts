@@ -1,0 +1,70 @@
+// What the close of a usage period bills (CONTRACT §12, issue 23 item 5): each meter's figures — the period's quantity,
+// the included units, the units beyond them and their price in minor units, rounded half-up once per meter — and the
+// overage invoice's lines: `calls` first, then the plan's meters in the plan's order, one line per meter with an
+// amount. The pricing is meterSummaries' (meter-summary.ts: overageUnits, then overageMinor), so what get_info
+// projected is what the close bills. Pure: no I/O.
+import { overageMinor, overageUnits, type OverageRule } from '../../../lib/usage-pricing.ts';
+import type { UsageLine } from '../../invoice/service.ts';
+import type { MeterOptions } from './meters-config.ts';
+
+/** One meter as billed at a close. */
+export interface BilledMeter {
+  code: string;
+  name: string;
+  unit: string;
+  aggregation: MeterOptions['aggregation'];
+  used: number;
+  /** Null: unlimited. */
+  included: number | null;
+  overage_units: number;
+  /** Minor units; 0 when the meter has no overage price or stayed within its included units. */
+  amount: number;
+}
+
+/** The built-in meter's name and unit, as its invoice line has always read ("750 calls over the 1,000 included"). */
+export const CALLS_NAME = 'Calls';
+export const CALLS_UNIT = 'calls';
+
+/** invoice_items.title is varchar(255). */
+const MAX_TITLE = 255;
+
+/** A meter's figures for the period's quantity `used`, priced by `overage` (null: nothing is billed). */
+export function billMeter(
+  meter: Pick<BilledMeter, 'code' | 'name' | 'unit' | 'aggregation' | 'included'> & { overage: OverageRule | null },
+  used: number,
+  precision: number,
+): BilledMeter {
+  const units = meter.overage === null ? 0 : overageUnits(used, meter.included);
+  const amount = meter.overage === null ? 0 : overageMinor(meter.overage, units, precision);
+  return { code: meter.code, name: meter.name, unit: meter.unit, aggregation: meter.aggregation, used, included: meter.included, overage_units: units, amount };
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/**
+ * The invoice line's title: "AI API — usage 2026-11-01 to 2026-11-30: 2,500,000 tokens over the 1,000,000 included".
+ * The meter is named by its unit; when its name says something else ("Large-model tokens" counted in tokens) the name
+ * comes first: "AI API — Large-model tokens, usage …". A title past 255 characters shortens the order's title.
+ */
+export function usageLineTitle(
+  orderTitle: string,
+  periodStart: string,
+  periodEnd: string,
+  units: number,
+  included: number | null,
+  meter: { name: string; unit: string } = { name: CALLS_NAME, unit: CALLS_UNIT },
+): string {
+  const last = new Date(Date.parse(periodEnd) - 1000).toISOString().slice(0, 10);
+  const named = meter.name.toLowerCase() === meter.unit.toLowerCase() ? '' : `${meter.name}, `;
+  const tail = ` — ${named}usage ${periodStart.slice(0, 10)} to ${last}: ${count(units)} ${meter.unit} over the ${count(included ?? 0)} included`;
+  const room = MAX_TITLE - tail.length;
+  const head = orderTitle.length <= room ? orderTitle : `${orderTitle.slice(0, Math.max(0, room - 1))}…`;
+  return `${head}${tail}`.slice(0, MAX_TITLE);
+}
+
+/** The overage invoice's lines: `calls` first, then `meters` in their order, each with an amount. */
+export function invoiceLines(orderTitle: string, periodStart: string, periodEnd: string, calls: BilledMeter, meters: readonly BilledMeter[]): UsageLine[] {
+  return [calls, ...meters]
+    .filter((meter) => meter.amount > 0)
+    .map((meter) => ({ title: usageLineTitle(orderTitle, periodStart, periodEnd, meter.overage_units, meter.included, meter), amount: meter.amount }));
+}
