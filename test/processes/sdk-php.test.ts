@@ -1,0 +1,114 @@
+// Issue 27 items 1–2, the PHP SDK (packages/sdk-php): its own PHP test scripts (packages/sdk-php/tests/run.php, a tiny
+// runner of their own: PHPUnit cannot be downloaded here) against a real Tollgate process, a fault server for the
+// failures (garbage, slow, 502, lost answers), and "a plain PHP app guarded by the SDK" served by `php -S`.
+// The PHP runs go in three groups: `main` with Tollgate up; `outage` after Tollgate is killed; `restarted` after it
+// is started again on the same port and data. What only the database can tell (each tracked event stored exactly once,
+// including one tracked during the outage and sent by a later request) is checked here.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sellKey, startTollgate, type TollgateProcess } from '../../packages/sdk/test/server.ts';
+import { startFaultServer, type FaultServer } from './sdk-php-faults.ts';
+
+const SDK = resolve(import.meta.dirname, '../../packages/sdk-php');
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address() as { port: number };
+  await new Promise((done) => probe.close(done));
+  return port;
+}
+
+/** `php tests/run.php <group>`: resolves with its output, whatever its exit code (the caller asserts on both). */
+function runPhp(group: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
+  return new Promise((done) => {
+    // APCu on for the CLI, so the tests can exercise the shared cache as well as the per-request one.
+    execFile('php', ['-d', 'apc.enable_cli=1', 'tests/run.php', group], { cwd: SDK, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      done({ code, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
+  let server: TollgateProcess;
+  let faults: FaultServer;
+  let app: ChildProcess | null = null;
+  let appLog = '';
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-sdk-php-'));
+  const eventsFile = join(dataDir, 'tracked-events.jsonl');
+  let env: Record<string, string> = {};
+
+  beforeAll(async () => {
+    server = await startTollgate({ DATA_DIR: dataDir, DATABASE_URL: `sqlite:${join(dataDir, 'tollgate.db')}` });
+    const verifier = (await server.admin('staff/verifier_create', { name: 'PHP SDK tests' })).result as { token: string };
+    const valid = await sellKey(server, { custom: { tier: 'pro' }, meters: [{ code: 'tokens', name: 'Tokens', unit: 'token', aggregation: 'sum' }] });
+    const disabled = await sellKey(server, { custom: { tier: 'pro' } });
+    await server.admin('serviceapikey/update', { order_id: disabled.orderId, valid: false });
+    const limited = await sellKey(server, { enforce_limit: true, custom: { monthlyLimit: 3 } });
+    const sharedLimit = await sellKey(server, { enforce_limit: true, custom: { monthlyLimit: 4 } });
+    const rated = await sellKey(server, { rate_limit: { limit: 1, window_seconds: 60 } });
+    faults = await startFaultServer(() => server.baseUrl);
+    const appPort = await freePort();
+    env = {
+      TOLLGATE_URL: server.baseUrl,
+      TOLLGATE_VERIFIER_TOKEN: verifier.token,
+      TOLLGATE_ADMIN_TOKEN: server.adminToken,
+      FAULT_URL: faults.url,
+      APP_URL: `http://127.0.0.1:${appPort}`,
+      KEYS: JSON.stringify({ valid, disabled, limited, 'shared-limit': sharedLimit, rated }),
+      EVENTS_FILE: eventsFile,
+    };
+    // The plain PHP app: every request goes through tests/app/index.php, which guards it with the SDK.
+    app = spawn('php', ['-d', 'apc.enable_cli=1', '-S', `127.0.0.1:${appPort}`, 'tests/app/index.php'], { cwd: SDK, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    app.stdout?.on('data', (chunk: Buffer) => (appLog += chunk.toString()));
+    app.stderr?.on('data', (chunk: Buffer) => (appLog += chunk.toString()));
+    for (let attempt = 0; !(await fetch(env.APP_URL!).then(() => true, () => false)); attempt++) {
+      if (attempt > 200 || app.exitCode !== null) throw new Error(`php -S did not start: ${appLog}`);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    if (app !== null && app.exitCode === null) {
+      const exited = new Promise((done) => app!.once('exit', done));
+      app.kill('SIGTERM');
+      await exited;
+    }
+    await faults?.close();
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('passes its PHP tests with Tollgate up: checks, cache, usage exactly once, failures, middleware, the php -S app', async () => {
+    const { code, output } = await runPhp('main', env);
+    expect(code, `${output}\n--- php -S app log ---\n${appLog}`).toBe(0);
+  }, 90_000);
+
+  it('passes its PHP tests with Tollgate killed (UNAVAILABLE, failOpen, the app answers 503), then restarted', async () => {
+    await server.kill();
+    const down = await runPhp('outage', env);
+    expect(down.code, `${down.output}\n--- php -S app log ---\n${appLog}`).toBe(0);
+    await server.restart();
+    const back = await runPhp('restarted', env);
+    expect(back.code, `${back.output}\n--- php -S app log ---\n${appLog}`).toBe(0);
+  }, 120_000);
+
+  it('stored every event the PHP tests tracked exactly once, with its value (also the one tracked during the outage)', () => {
+    const tracked = readFileSync(eventsFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id: string; value: number });
+    expect(tracked.length).toBeGreaterThan(5);
+    const db = new SqliteDatabase(join(dataDir, 'tollgate.db'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT event_id AS id, COUNT(*) AS n, MAX(value) AS value FROM usage_events GROUP BY event_id').all() as Array<{ id: string; n: number; value: number }>;
+      const stored = new Map(rows.map((row) => [row.id, row]));
+      for (const event of tracked) expect(stored.get(event.id), event.id).toEqual({ id: event.id, n: 1, value: event.value });
+    } finally {
+      db.close();
+    }
+  });
+});
