@@ -26,7 +26,7 @@ Runner::test('the php -S app: a valid key passes (X-API-Key or Bearer), no key 4
 });
 
 Runner::test('the php -S app: over the limit 429 with Retry-After', function (): void {
-    $reply = World::app('/data', ['X-API-Key: ' . World::key('limited')['key']]);
+    $reply = World::app('/data', ['X-API-Key: ' . World::usedUpKey()]);
     assertSame(429, $reply['status'], $reply['body']);
     assertSame('LIMIT_EXCEEDED', $reply['json']['error']['code'] ?? null);
     assertTrue((int) ($reply['headers']['retry-after'] ?? 0) >= 1, 'Retry-After');

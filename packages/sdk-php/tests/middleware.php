@@ -106,7 +106,7 @@ Runner::test('PSR-15 and Laravel: valid passes with the verdict; no key, disable
         ['no key', $tollgate, [], 401, 'MISSING_KEY', null],
         ['disabled', $tollgate, ['X-API-Key' => World::key('disabled')['key']], 401, 'INVALID_KEY', null],
         ['unknown', $tollgate, ['X-API-Key' => 'FFFFFFFF-FFFFFFFF-FFFFFFFF-FFFFFFFF'], 401, 'INVALID_KEY', null],
-        ['limit', $tollgate, ['X-API-Key' => World::key('limited')['key']], 429, 'LIMIT_EXCEEDED', 'period'],
+        ['limit', $tollgate, ['X-API-Key' => World::usedUpKey()], 429, 'LIMIT_EXCEEDED', 'period'],
         ['down', $down, ['X-API-Key' => World::key('valid')['key']], 503, 'UNAVAILABLE', '1'],
         ['refused', $refused, ['X-API-Key' => World::key('valid')['key']], 500, 'VERIFIER_UNAUTHORIZED', null],
     ];

@@ -31,6 +31,16 @@ final class World
         return json_decode(self::env('KEYS'), true, 512, JSON_THROW_ON_ERROR)[$which];
     }
 
+    /** The limited key (enforce_limit, monthlyLimit 3), its quota used up first if check.php has not done it. */
+    public static function usedUpKey(): string
+    {
+        $key = self::key('limited')['key'];
+        $client = self::client(['cacheTtl' => 0.0]);
+        for ($i = 0; $i < 4 && $client->check($key)->reason === \Tollgate\Reason::VALID; $i++) {
+        }
+        return $key;
+    }
+
     /** A client of the real Tollgate (or of `$url`), logging into World::$logged rather than error_log. */
     public static function client(array $options = [], ?string $url = null, ?string $token = null): Client
     {
