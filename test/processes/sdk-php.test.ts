@@ -5,7 +5,7 @@
 // is started again on the same port and data. What only the database can tell (each tracked event stored exactly once,
 // including one tracked during the outage and sent by a later request) is checked here.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -98,6 +98,18 @@ describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
     const back = await runPhp('restarted', env);
     expect(back.code, `${back.output}\n--- php -S app log ---\n${appLog}`).toBe(0);
   }, 120_000);
+
+  it("its README's PHP snippets are valid PHP (php -l)", async () => {
+    const readme = readFileSync(join(SDK, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```php\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
+    for (const block of blocks) {
+      const file = join(dataDir, 'snippet.php');
+      writeFileSync(file, `<?php\n${block}`);
+      const lint = await new Promise<string>((done) => execFile('php', ['-l', file], (error, stdout, stderr) => done(error === null ? 'ok' : `${stdout}${stderr}`)));
+      expect(lint, block).toBe('ok');
+    }
+  });
 
   it('stored every event the PHP tests tracked exactly once, with its value (also the one tracked during the outage)', () => {
     const tracked = readFileSync(eventsFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id: string; value: number });
