@@ -77,21 +77,22 @@ describe.runIf(HAVE_CHROMIUM)('Developers: verifier tokens and the SDK quick sta
     expectError(await check(second), 205, 401);
   });
 
-  it("shows the SDK quick start for Express, Fastify, Hono and plain HTTP with this instance's base URL", async () => {
+  it("shows the SDK quick start for Express, Fastify, Hono, PHP and plain HTTP with this instance's base URL", async () => {
     await staff.getByRole('heading', { name: 'SDK quick start' }).waitFor();
     await settled(staff);
     expect(await staff.getByTestId('base-url').textContent()).toBe(PUBLIC_URL);
     const section = staff.locator('section', { has: staff.getByRole('heading', { name: 'SDK quick start' }) });
-    for (const heading of ['Express', 'Fastify', 'Hono', 'Plain HTTP (any language)']) {
+    for (const heading of ['Express', 'Fastify', 'Hono', 'PHP', 'Plain HTTP (any language)']) {
       await section.getByRole('heading', { name: heading, exact: true }).waitFor();
     }
     const code = await section.locator('pre code').allTextContents();
-    expect(code).toHaveLength(4);
+    expect(code).toHaveLength(5);
     for (const snippet of code.slice(0, 3)) expect(snippet).toContain(`new Tollgate({ baseUrl: '${PUBLIC_URL}'`);
     expect(code[0]).toContain("from '@tollgate/sdk/express'");
     expect(code[1]).toContain("from '@tollgate/sdk/fastify'");
     expect(code[2]).toContain("from '@tollgate/sdk/hono'");
-    expect(code[3]).toContain(`${PUBLIC_URL}/api/admin/serviceapikey/get_info`);
+    expect(code[3]).toContain(`new \\Tollgate\\Client('${PUBLIC_URL}'`);
+    expect(code[4]).toContain(`${PUBLIC_URL}/api/admin/serviceapikey/get_info`);
     await section.screenshot({ path: join(SHOTS, 'developers-quick-start.png') });
   });
 });

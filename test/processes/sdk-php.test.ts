@@ -1,17 +1,19 @@
 // Issue 27 items 1–2, the PHP SDK (packages/sdk-php): its own PHP test scripts (packages/sdk-php/tests/run.php, a tiny
 // runner of their own: PHPUnit cannot be downloaded here) against a real Tollgate process, a fault server for the
 // failures (garbage, slow, 502, lost answers), and "a plain PHP app guarded by the SDK" served by `php -S`.
+// The Developers page's PHP quick start is served by `php -S` as printed, against the same Tollgate.
 // The PHP runs go in three groups: `main` with Tollgate up; `outage` after Tollgate is killed; `restarted` after it
 // is started again on the same port and data. What only the database can tell (each tracked event stored exactly once,
 // including one tracked during the outage and sent by a later request) is checked here.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sellKey, startTollgate, type TollgateProcess } from '../../packages/sdk/test/server.ts';
+import { phpQuickStart } from '../../web/src/admin/quick-start-php.ts';
 import { startFaultServer, type FaultServer } from './sdk-php-faults.ts';
 
 const SDK = resolve(import.meta.dirname, '../../packages/sdk-php');
@@ -35,11 +37,41 @@ function runPhp(group: string, env: Record<string, string>): Promise<{ code: num
   });
 }
 
+interface PhpServer {
+  url: string;
+  log: () => string;
+  stop: () => Promise<void>;
+}
+
+/** `php -S` on a free port with `script` as the router (every request goes through it); resolves once it answers. */
+async function phpServer(cwd: string, script: string, env: Record<string, string>): Promise<PhpServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn('php', ['-d', 'apc.enable_cli=1', '-S', `127.0.0.1:${port}`, script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((done) => child.once('exit', done));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  for (let attempt = 0; !(await fetch(url).then(() => true, () => false)); attempt++) {
+    if (attempt > 200 || child.exitCode !== null) {
+      await stop();
+      throw new Error(`php -S ${script} did not start: ${log}`);
+    }
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  return { url, log: () => log, stop };
+}
+
 describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
   let server: TollgateProcess;
   let faults: FaultServer;
-  let app: ChildProcess | null = null;
-  let appLog = '';
+  let app: PhpServer | null = null;
+  const appLog = () => app?.log() ?? '';
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-sdk-php-'));
   const eventsFile = join(dataDir, 'tracked-events.jsonl');
   let env: Record<string, string> = {};
@@ -54,32 +86,21 @@ describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
     const sharedLimit = await sellKey(server, { enforce_limit: true, custom: { monthlyLimit: 4 } });
     const rated = await sellKey(server, { rate_limit: { limit: 1, window_seconds: 60 } });
     faults = await startFaultServer(() => server.baseUrl);
-    const appPort = await freePort();
     env = {
       TOLLGATE_URL: server.baseUrl,
       TOLLGATE_VERIFIER_TOKEN: verifier.token,
       TOLLGATE_ADMIN_TOKEN: server.adminToken,
       FAULT_URL: faults.url,
-      APP_URL: `http://127.0.0.1:${appPort}`,
       KEYS: JSON.stringify({ valid, disabled, limited, 'shared-limit': sharedLimit, rated }),
       EVENTS_FILE: eventsFile,
     };
     // The plain PHP app: every request goes through tests/app/index.php, which guards it with the SDK.
-    app = spawn('php', ['-d', 'apc.enable_cli=1', '-S', `127.0.0.1:${appPort}`, 'tests/app/index.php'], { cwd: SDK, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    app.stdout?.on('data', (chunk: Buffer) => (appLog += chunk.toString()));
-    app.stderr?.on('data', (chunk: Buffer) => (appLog += chunk.toString()));
-    for (let attempt = 0; !(await fetch(env.APP_URL!).then(() => true, () => false)); attempt++) {
-      if (attempt > 200 || app.exitCode !== null) throw new Error(`php -S did not start: ${appLog}`);
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    app = await phpServer(SDK, 'tests/app/index.php', env);
+    env.APP_URL = app.url;
   }, 180_000);
 
   afterAll(async () => {
-    if (app !== null && app.exitCode === null) {
-      const exited = new Promise((done) => app!.once('exit', done));
-      app.kill('SIGTERM');
-      await exited;
-    }
+    await app?.stop();
     await faults?.close();
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -87,16 +108,41 @@ describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
 
   it('passes its PHP tests with Tollgate up: checks, cache, usage exactly once, failures, middleware, the php -S app', async () => {
     const { code, output } = await runPhp('main', env);
-    expect(code, `${output}\n--- php -S app log ---\n${appLog}`).toBe(0);
+    expect(code, `${output}\n--- php -S app log ---\n${appLog()}`).toBe(0);
   }, 90_000);
+
+  it("serves the Developers page's PHP quick start as printed, with this instance's URL: it guards like the Node middleware", async () => {
+    const dir = join(dataDir, 'quick-start');
+    mkdirSync(join(dir, 'vendor'), { recursive: true });
+    // Where Composer would put its autoloader: the SDK's own, which loads the same classes and guard().
+    writeFileSync(join(dir, 'vendor/autoload.php'), `<?php\nrequire ${JSON.stringify(join(SDK, 'autoload.php'))};\n`);
+    const [heading, language, code] = phpQuickStart(server.baseUrl);
+    expect([heading, language]).toEqual(['PHP', 'php']);
+    writeFileSync(join(dir, 'index.php'), code);
+    const keys = JSON.parse(env.KEYS!) as Record<string, { key: string }>;
+    const quickStart = await phpServer(dir, 'index.php', { TOLLGATE_VERIFIER_TOKEN: env.TOLLGATE_VERIFIER_TOKEN! });
+    try {
+      const valid = await fetch(quickStart.url, { headers: { 'x-api-key': keys.valid!.key } });
+      expect(valid.status, quickStart.log()).toBe(200);
+      expect(await valid.json()).toEqual({ tier: 'pro' });
+      const none = await fetch(quickStart.url);
+      expect(none.status).toBe(401);
+      expect(await none.json()).toMatchObject({ error: { code: 'MISSING_KEY' } });
+      const disabled = await fetch(quickStart.url, { headers: { authorization: `Bearer ${keys.disabled!.key}` } });
+      expect(disabled.status).toBe(401);
+      expect(await disabled.json()).toMatchObject({ error: { code: 'INVALID_KEY' } });
+    } finally {
+      await quickStart.stop();
+    }
+  }, 30_000);
 
   it('passes its PHP tests with Tollgate killed (UNAVAILABLE, failOpen, the app answers 503), then restarted', async () => {
     await server.kill();
     const down = await runPhp('outage', env);
-    expect(down.code, `${down.output}\n--- php -S app log ---\n${appLog}`).toBe(0);
+    expect(down.code, `${down.output}\n--- php -S app log ---\n${appLog()}`).toBe(0);
     await server.restart();
     const back = await runPhp('restarted', env);
-    expect(back.code, `${back.output}\n--- php -S app log ---\n${appLog}`).toBe(0);
+    expect(back.code, `${back.output}\n--- php -S app log ---\n${appLog()}`).toBe(0);
   }, 120_000);
 
   it("its README's PHP snippets are valid PHP (php -l)", async () => {

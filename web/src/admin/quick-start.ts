@@ -3,6 +3,7 @@
 import { html } from 'htm/preact';
 import { call } from '../lib/api.ts';
 import { ErrorMessage, Loading, useLoad } from '../lib/ui.ts';
+import { phpQuickStart } from './quick-start-php.ts';
 
 const IMPORT = (framework: string) => `import { Tollgate } from '@tollgate/sdk';
 import { tollgate${framework} } from '@tollgate/sdk/${framework.toLowerCase()}';`;
@@ -39,6 +40,7 @@ ${CLIENT(baseUrl)}
 const app = new Hono<{ Variables: { tollgate: VerifyResult } }>().use(tollgateHono(tollgate));
 app.get('/data', (c) => c.json({ tier: c.get('tollgate').config?.tier }));`,
     ],
+    phpQuickStart(baseUrl),
     [
       'Plain HTTP (any language)',
       'sh',
