@@ -147,6 +147,12 @@ final class Client
         if ($properties !== null) {
             $event['properties'] = (object) $properties;
         }
+        // Refused now, to the caller, rather than failing a whole batch at flush() (invalid UTF-8, a resource…).
+        try {
+            json_encode($event, JSON_THROW_ON_ERROR);
+        } catch (\JsonException $error) {
+            throw new \InvalidArgumentException("the event cannot be sent as JSON: {$error->getMessage()}", 0, $error);
+        }
         $this->outbox->addEvent($event);
         return $id;
     }

@@ -21,6 +21,12 @@ final class UsageOutbox
     /** Below the server's 1 MB body limit with room to spare for the envelope and multi-byte characters. */
     private const MAX_EVENT_BYTES_PER_CALL = 512_000;
     private const MAX_ITEMS_PER_REPORT = 10_000;
+    /**
+     * What may wait for Tollgate (in APCu, for the whole pool): about 10 MB of events at most, so an outage of hours
+     * cannot fill the shared memory or make every request rewrite an ever longer list. The newest are dropped past it.
+     */
+    private const MAX_UNSENT_EVENTS = 20_000;
+    private const MAX_UNSENT_REPORTS = 1_000;
     /** Pauses before the 2nd and 3rd attempt of one flush: short, since flushing happens at the end of a request. */
     private const RETRY_PAUSES_MS = [50, 200];
 
@@ -55,7 +61,11 @@ final class UsageOutbox
         return $this->uses !== [] || $this->events !== [];
     }
 
-    /** Sends everything: this client's usage and whatever earlier sends left in the store. Never throws. */
+    /**
+     * Sends everything: this client's usage and whatever earlier sends left in the store. Once a send fails for a
+     * reason that may pass (Tollgate down), the rest is kept without trying: during an outage a request spends one
+     * send's retries, not one per queued batch.
+     */
     public function flush(Transport $transport): void
     {
         $reports = $this->newReports();
@@ -67,26 +77,42 @@ final class UsageOutbox
             $this->store->delete($this->listKey());
             return [array_merge($left['reports'], $reports), array_merge($left['events'], $events)];
         });
+        $down = false;
         $unsentReports = [];
         foreach ($reports as $batch) {
-            if (!$this->sendWithRetries(fn () => $this->sendReport($transport, $batch), 'usage report')) {
+            if ($down || !$this->sendWithRetries(fn () => $this->sendReport($transport, $batch), 'usage report')) {
+                $down = true;
                 $unsentReports[] = $batch;
             }
         }
         $unsentEvents = [];
         foreach ($this->chunks($events) as $chunk) {
-            if (!$this->sendWithRetries(fn () => $this->sendEvents($transport, $chunk), 'usage events')) {
+            if ($down || !$this->sendWithRetries(fn () => $this->sendEvents($transport, $chunk), 'usage events')) {
+                $down = true;
                 array_push($unsentEvents, ...$chunk);
             }
         }
         if ($unsentReports !== [] || $unsentEvents !== []) {
-            $this->store->locked(function () use ($unsentReports, $unsentEvents): void {
-                $left = $this->store->get($this->listKey()) ?? ['reports' => [], 'events' => []];
-                $this->store->set($this->listKey(), [
-                    'reports' => array_merge($unsentReports, $left['reports']),
-                    'events' => array_merge($unsentEvents, $left['events']),
-                ], 0);
-            });
+            $this->keep($unsentReports, $unsentEvents);
+        }
+    }
+
+    /** Puts unsent usage back in the store, oldest first, within the caps (what is over them is dropped, and said). */
+    private function keep(array $reports, array $events): void
+    {
+        $dropped = $this->store->locked(function () use ($reports, $events): int {
+            $left = $this->store->get($this->listKey()) ?? ['reports' => [], 'events' => []];
+            $reports = array_merge($reports, $left['reports']);
+            $events = array_merge($events, $left['events']);
+            $dropped = max(0, count($reports) - self::MAX_UNSENT_REPORTS) + max(0, count($events) - self::MAX_UNSENT_EVENTS);
+            $this->store->set($this->listKey(), [
+                'reports' => array_slice($reports, 0, self::MAX_UNSENT_REPORTS),
+                'events' => array_slice($events, 0, self::MAX_UNSENT_EVENTS),
+            ], 0);
+            return $dropped;
+        });
+        if ($dropped > 0) {
+            ($this->onError)(new \OverflowException("{$dropped} unsent usage batches or events dropped: too many waiting while Tollgate cannot be reached"), 'usage dropped');
         }
     }
 

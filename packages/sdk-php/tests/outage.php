@@ -34,6 +34,19 @@ Runner::test('Tollgate stopped: events that cannot be sent stay queued with thei
     // This one is lost with its client (memory store, one request): what the README says of the memory cache.
 });
 
+Runner::test('Tollgate stopped: a flush with many calls queued gives up after the first one fails, keeping them all', function (): void {
+    $client = World::client();
+    for ($i = 0; $i < 2500; $i++) {
+        $client->track(World::key('valid')['key'], 'tokens', $i);
+    }
+    $started = microtime(true);
+    $client->flush();
+    $took = microtime(true) - $started;
+    assertSame(2500, count($client->unsent()['events']), 'events kept');
+    // One call's three attempts (pauses of 50 and 200 ms), not three calls' worth.
+    assertTrue($took < 0.6, "flush took {$took} s");
+});
+
 Runner::test('Tollgate stopped: a failOpen app serves, and keeps the event it tracked in APCu for a later request', function (): void {
     $reply = World::app('/open/track?value=17', ['X-API-Key: ' . World::key('valid')['key']]);
     assertSame(200, $reply['status'], $reply['body']);
@@ -41,4 +54,18 @@ Runner::test('Tollgate stopped: a failOpen app serves, and keeps the event it tr
     // Sent by the first request after Tollgate is back (restarted.php), then checked in the database.
     World::recordTracked($reply['json']['event'], 17);
     file_put_contents(World::env('EVENTS_FILE') . '.outage', $reply['json']['event']);
+});
+
+Runner::test('Tollgate stopped: at most 20,000 events wait; past that the newest are dropped, and that is logged', function (): void {
+    World::resetLog();
+    $client = World::client();
+    $key = World::key('valid')['key'];
+    for ($i = 0; $i < 20_050; $i++) {
+        $client->track($key, 'tokens', $i);
+    }
+    $client->flush();
+    $events = $client->unsent()['events'];
+    assertSame(20_000, count($events), 'events kept');
+    assertSame([0, 19_999], [$events[0]['value'], $events[19_999]['value']], 'the oldest kept');
+    assertSame(1, count(array_filter(World::$logged, static fn (string $line): bool => str_contains($line, '50 unsent usage batches or events dropped'))), json_encode(World::$logged));
 });

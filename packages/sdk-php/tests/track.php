@@ -53,7 +53,7 @@ Runner::test('an event Tollgate rejects (unknown meter) is logged and not retrie
     assertTrue(str_contains(World::$logged[0], 'UNKNOWN_METER'), World::$logged[0]);
 });
 
-Runner::test('track() refuses what can never be an event: a negative or infinite value, a list for properties, no meter', function (): void {
+Runner::test('track() refuses what can never be an event: a negative or infinite value, a list or non-UTF-8 properties, no meter', function (): void {
     $client = World::client();
     foreach ([[-1, null], [INF, null], [NAN, null], [1, ['a', 'b']]] as [$value, $properties]) {
         try {
@@ -61,6 +61,11 @@ Runner::test('track() refuses what can never be an event: a negative or infinite
             throw new AssertionFailed('accepted ' . var_export([$value, $properties], true));
         } catch (\InvalidArgumentException) {
         }
+    }
+    try {
+        $client->track('K', 'tokens', 1, ['name' => "\xC3\x28"]);
+        throw new AssertionFailed('accepted properties that are not UTF-8');
+    } catch (\InvalidArgumentException) {
     }
     try {
         $client->track('K', '');
