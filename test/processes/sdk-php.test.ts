@@ -1,12 +1,13 @@
 // Issue 27 items 1–2, the PHP SDK (packages/sdk-php): its own PHP test scripts (packages/sdk-php/tests/run.php, a tiny
 // runner of their own: PHPUnit cannot be downloaded here) against a real Tollgate process, a fault server for the
 // failures (garbage, slow, 502, lost answers), and "a plain PHP app guarded by the SDK" served by `php -S`.
-// The Developers page's PHP quick start is served by `php -S` as printed, against the same Tollgate.
+// The Developers page's PHP quick start is served by `php -S` as printed, against the same Tollgate; the SDK installs
+// with Composer by path and by VCS.
 // The PHP runs go in three groups: `main` with Tollgate up; `outage` after Tollgate is killed; `restarted` after it
 // is started again on the same port and data. What only the database can tell (each tracked event stored exactly once,
 // including one tracked during the outage and sent by a later request) is checked here.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -135,6 +136,35 @@ describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
       await quickStart.stop();
     }
   }, 30_000);
+
+  it('installs with Composer by path and by VCS (a repository with the package at its root), offline, and checks a key from there', async () => {
+    const keys = JSON.parse(env.KEYS!) as Record<string, { key: string }>;
+    const tools = { PATH: process.env.PATH ?? '', HOME: dataDir, COMPOSER_HOME: join(dataDir, 'composer-home'), COMPOSER_ALLOW_SUPERUSER: '1', COMPOSER_NO_INTERACTION: '1' };
+    const run = (file: string, args: string[], cwd: string, extra: Record<string, string> = {}) =>
+      new Promise<string>((done, fail) =>
+        execFile(file, args, { cwd, env: { ...tools, ...extra }, timeout: 60_000 }, (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`${file} ${args.join(' ')}: ${stdout}${stderr}`)))),
+      );
+    // By VCS: a repository holding the SDK at its root, as `git subtree split --prefix packages/sdk-php` makes one.
+    const vcs = join(dataDir, 'sdk-php-repo');
+    cpSync(SDK, vcs, { recursive: true });
+    await run('git', ['init', '-q'], vcs);
+    await run('git', ['add', '-A'], vcs);
+    await run('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', 'commit', '-qm', 'tollgate/sdk'], vcs);
+    await run('git', ['tag', 'v0.1.0'], vcs);
+    const installs: Array<[string, unknown]> = [
+      ['path', { repositories: [{ type: 'path', url: SDK, options: { symlink: false } }, { 'packagist.org': false }], require: { 'tollgate/sdk': '*@dev' } }],
+      ['vcs', { repositories: [{ type: 'vcs', url: vcs }, { 'packagist.org': false }], require: { 'tollgate/sdk': '^0.1' } }],
+    ];
+    for (const [how, manifest] of installs) {
+      const project = join(dataDir, `composer-${how}`);
+      mkdirSync(project);
+      writeFileSync(join(project, 'composer.json'), JSON.stringify(manifest));
+      await run('composer', ['install', '--no-progress'], project);
+      const script = 'require "vendor/autoload.php"; $c = new Tollgate\\Client(getenv("U"), getenv("T")); echo json_encode([$c->check(getenv("K"))->reason, function_exists("Tollgate\\guard")]);';
+      const out = await run('php', ['-r', script], project, { U: server.baseUrl, T: env.TOLLGATE_VERIFIER_TOKEN!, K: keys.valid!.key });
+      expect(JSON.parse(out), how).toEqual(['VALID', true]);
+    }
+  }, 60_000);
 
   it('passes its PHP tests with Tollgate killed (UNAVAILABLE, failOpen, the app answers 503), then restarted', async () => {
     await server.kill();

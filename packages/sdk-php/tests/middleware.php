@@ -3,8 +3,9 @@
 declare(strict_types=1);
 
 // The middleware answers, through each adapter: the shared table (Refusal), the key readers, the PSR-15 middleware
-// with real PSR-7 messages (Debian's php-psr interfaces and nyholm/psr7), the Laravel middleware with Laravel's own
-// Request and JsonResponse (Debian's php-illuminate-http). Each answers like the Node SDK's middleware.
+// with real PSR-7 messages and factories (Debian's php-nyholm-psr7; the PSR-15 interfaces from lib/psr15), the Laravel
+// middleware with Laravel's own Request and JsonResponse (Debian's php-illuminate-http). Each answers like the Node
+// SDK's middleware.
 
 namespace Tollgate\Tests;
 
@@ -24,10 +25,11 @@ use Tollgate\Refusal;
 
 foreach (['/usr/share/php/Nyholm/Psr7/autoload.php', '/usr/share/php/Illuminate/Http/autoload.php'] as $library) {
     if (!is_file($library)) {
-        throw new \RuntimeException("{$library} is missing: apt-get install php8.2-psr php-nyholm-psr7 php-illuminate-http (.ci/run does)");
+        throw new \RuntimeException("{$library} is missing: apt-get install php-nyholm-psr7 php-illuminate-http (.ci/run does)");
     }
     require_once $library;
 }
+require_once __DIR__ . '/lib/psr15/interfaces.php';
 
 Runner::test('the refusal table: the Node middleware\'s statuses, codes and Retry-After', function (): void {
     $cases = [
