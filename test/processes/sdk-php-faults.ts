@@ -5,6 +5,7 @@
 //   /bad-gateway/...   502 with an HTML page (a proxy in front of a Tollgate that is down)
 //   /too-many/...      429 with Retry-After: 7 (Tollgate's rate limit)
 //   /via/<label>/...   forwards to Tollgate and logs the call under <label>
+//   /delay-writes/<label>/...  the same, but report_usage and usage/ingest reach Tollgate 1.5 s late
 //   /lose/<label>/...  the same, but the first report_usage and the first usage/ingest under <label> lose their answer:
 //                      the connection drops after Tollgate answered (what Tollgate did stays done)
 //   /log/<label>       the calls forwarded under <label>: [{path, body, status, answer, lost}]
@@ -69,10 +70,12 @@ export async function startFaultServer(tollgateUrl: () => string): Promise<Fault
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(logs.get(rest[0] ?? '') ?? []));
         return;
       }
-      if (mode === 'via' || mode === 'lose') {
+      if (mode === 'via' || mode === 'lose' || mode === 'delay-writes') {
         const [label = '', ...path] = rest;
         const target = `/${path.join('/')}`;
         const body = await bodyOf(request);
+        const write = /report_usage|usage\/ingest/.test(target);
+        if (mode === 'delay-writes' && write) await new Promise((done) => setTimeout(done, 1500));
         const forwarded = await fetch(`${tollgateUrl()}${target}`, {
           method: request.method ?? 'POST',
           headers: { authorization: request.headers.authorization ?? '', 'content-type': request.headers['content-type'] ?? 'application/json' },
@@ -81,7 +84,6 @@ export async function startFaultServer(tollgateUrl: () => string): Promise<Fault
         const answer = await forwarded.text();
         const log = logs.get(label) ?? [];
         logs.set(label, log);
-        const write = /report_usage|usage\/ingest/.test(target);
         const lost = mode === 'lose' && write && !log.some((entry) => entry.path === target);
         log.push({ path: target, body: parsed(body), status: forwarded.status, answer: parsed(answer), lost });
         if (lost) {

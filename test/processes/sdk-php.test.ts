@@ -1,13 +1,14 @@
 // Issue 27 items 1–2, the PHP SDK (packages/sdk-php): its own PHP test scripts (packages/sdk-php/tests/run.php, a tiny
 // runner of their own: PHPUnit cannot be downloaded here) against a real Tollgate process, a fault server for the
 // failures (garbage, slow, 502, lost answers), and "a plain PHP app guarded by the SDK" served by `php -S`.
-// The Developers page's PHP quick start is served by `php -S` as printed, against the same Tollgate; the SDK installs
-// with Composer by path and by VCS.
+// The Developers page's PHP quick start is served by `php -S` as printed, against the same Tollgate; the same app runs
+// under a PHP-FPM pool (APCu shared by its workers, usage sent after the response); the SDK installs with Composer by
+// path and by VCS.
 // The PHP runs go in three groups: `main` with Tollgate up; `outage` after Tollgate is killed; `restarted` after it
 // is started again on the same port and data. What only the database can tell (each tracked event stored exactly once,
 // including one tracked during the outage and sent by a later request) is checked here.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sellKey, startTollgate, type TollgateProcess } from '../../packages/sdk/test/server.ts';
 import { phpQuickStart } from '../../web/src/admin/quick-start-php.ts';
 import { startFaultServer, type FaultServer } from './sdk-php-faults.ts';
+import { startFpm } from './sdk-php-fpm.ts';
 
 const SDK = resolve(import.meta.dirname, '../../packages/sdk-php');
 
@@ -136,6 +138,40 @@ describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
       await quickStart.stop();
     }
   }, 30_000);
+
+  it("under PHP-FPM: APCu shares a verdict between the pool's requests, and usage is sent after the response is finished", async () => {
+    const keys = JSON.parse(env.KEYS!) as Record<string, { key: string; orderId: number }>;
+    const dir = join(dataDir, 'fpm');
+    mkdirSync(dir);
+    const pool = await startFpm(dir);
+    const script = join(SDK, 'tests/app/index.php');
+    // FastCGI parameters: the request's headers and URI, and the app's settings (getenv() reads them under FPM).
+    const base = { TOLLGATE_VERIFIER_TOKEN: env.TOLLGATE_VERIFIER_TOKEN!, HTTP_X_API_KEY: keys.valid!.key, REQUEST_URI: '/data' };
+    const usage = async () => ((await server.admin('serviceapikey/usage', { order_id: keys.valid!.orderId })).result as { total: number }).total;
+    const calls = async (label: string, action: string) =>
+      ((await (await fetch(`${faults.url}/log/${label}`)).json()) as Array<{ path: string; answer: { result: unknown } }>).filter((call) => call.path.endsWith(action));
+    try {
+      const before = await usage();
+      for (let i = 0; i < 6; i++) {
+        const answer = await pool.request(script, { ...base, TOLLGATE_URL: `${faults.url}/via/fpm` });
+        expect(answer.status, `${answer.body}\n${pool.log()}`).toBe(200);
+        expect(JSON.parse(answer.body)).toEqual({ tier: 'pro', reason: 'VALID' });
+      }
+      expect(await calls('fpm', 'get_info')).toHaveLength(1);
+      // Five uses answered from APCu, each reported when its request ended: all six counted, once.
+      await expect.poll(usage, { timeout: 5000, interval: 100 }).toBe(before + 6);
+
+      // Usage Tollgate takes 1.5 s to receive: the client has its answer long before (fastcgi_finish_request).
+      const tracked = await pool.request(script, { ...base, REQUEST_URI: '/track?value=21', QUERY_STRING: 'value=21', TOLLGATE_URL: `${faults.url}/delay-writes/fpm-late` });
+      expect(tracked.status, tracked.body).toBe(200);
+      expect(tracked.ms).toBeLessThan(1000);
+      const event = (JSON.parse(tracked.body) as { event: string }).event;
+      appendFileSync(eventsFile, `${JSON.stringify({ id: event, value: 21 })}\n`);
+      await expect.poll(async () => (await calls('fpm-late', 'usage/ingest')).map((call) => call.answer.result), { timeout: 5000, interval: 100 }).toEqual([{ accepted: 1, duplicates: 0, rejected: [] }]);
+    } finally {
+      await pool.stop();
+    }
+  }, 60_000);
 
   it('installs with Composer by path and by VCS (a repository with the package at its root), offline, and checks a key from there', async () => {
     const keys = JSON.parse(env.KEYS!) as Record<string, { key: string }>;
