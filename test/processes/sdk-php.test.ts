@@ -153,7 +153,7 @@ describe('the PHP SDK against a real Tollgate process (issue 27)', () => {
     try {
       const before = await usage();
       for (let i = 0; i < 6; i++) {
-        const answer = await pool.request(script, { ...base, TOLLGATE_URL: `${faults.url}/via/fpm` });
+        const answer = await pool.request(script, { ...base, TOLLGATE_URL: `${faults.url}/via/fpm`, TOLLGATE_CACHE_TTL: '30' });
         expect(answer.status, `${answer.body}\n${pool.log()}`).toBe(200);
         expect(JSON.parse(answer.body)).toEqual({ tier: 'pro', reason: 'VALID' });
       }

@@ -32,12 +32,6 @@ final class CheckResult
         return new self(false, Reason::NOT_FOUND);
     }
 
-    /** The same verdict with other usage figures (a use answered from the cache moves `used` and `remaining`). */
-    public function withUsage(?array $usage): self
-    {
-        return new self($this->valid, $this->reason, $this->orderId, $this->keyId, $this->config, $usage, $this->retryAfter);
-    }
-
     /** @return array<string, mixed> */
     public function toArray(): array
     {
