@@ -77,22 +77,23 @@ describe.runIf(HAVE_CHROMIUM)('Developers: verifier tokens and the SDK quick sta
     expectError(await check(second), 205, 401);
   });
 
-  it("shows the SDK quick start for Express, Fastify, Hono, Python and plain HTTP with this instance's base URL", async () => {
+  it("shows the SDK quick start for Express, Fastify, Hono, Python, PHP and plain HTTP with this instance's base URL", async () => {
     await staff.getByRole('heading', { name: 'SDK quick start' }).waitFor();
     await settled(staff);
     expect(await staff.getByTestId('base-url').textContent()).toBe(PUBLIC_URL);
     const section = staff.locator('section', { has: staff.getByRole('heading', { name: 'SDK quick start' }) });
-    for (const heading of ['Express', 'Fastify', 'Hono', 'Python (Flask)', 'Python (FastAPI)', 'Plain HTTP (any language)']) {
+    for (const heading of ['Express', 'Fastify', 'Hono', 'Python (Flask)', 'Python (FastAPI)', 'PHP', 'Plain HTTP (any language)']) {
       await section.getByRole('heading', { name: heading, exact: true }).waitFor();
     }
     const code = await section.locator('pre code').allTextContents();
-    expect(code).toHaveLength(6);
+    expect(code).toHaveLength(7);
     for (const snippet of code.slice(0, 3)) expect(snippet).toContain(`new Tollgate({ baseUrl: '${PUBLIC_URL}'`);
     expect(code[0]).toContain("from '@tollgate/sdk/express'");
     expect(code[1]).toContain("from '@tollgate/sdk/fastify'");
     expect(code[2]).toContain("from '@tollgate/sdk/hono'");
-    // The Python snippets run as servers in test/processes/sdk-python.test.ts.
+    // The Python snippets run as servers in test/processes/sdk-python.test.ts, the PHP one in sdk-php.test.ts.
     for (const snippet of code.slice(3, 5)) expect(snippet).toContain(`tollgate = Tollgate('${PUBLIC_URL}'`);
+    expect(code[5]).toContain(`new \\Tollgate\\Client('${PUBLIC_URL}'`);
     expect(code.at(-1)).toContain(`${PUBLIC_URL}/api/admin/serviceapikey/get_info`);
     await section.screenshot({ path: join(SHOTS, 'developers-quick-start.png') });
   });

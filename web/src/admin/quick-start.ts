@@ -4,6 +4,7 @@ import { html } from 'htm/preact';
 import { call } from '../lib/api.ts';
 import { ErrorMessage, Loading, useLoad } from '../lib/ui.ts';
 import { pythonQuickStarts } from './quick-start-python.ts';
+import { phpQuickStart } from './quick-start-php.ts';
 
 const IMPORT = (framework: string) => `import { Tollgate } from '@tollgate/sdk';
 import { tollgate${framework} } from '@tollgate/sdk/${framework.toLowerCase()}';`;
@@ -41,6 +42,7 @@ const app = new Hono<{ Variables: { tollgate: VerifyResult } }>().use(tollgateHo
 app.get('/data', (c) => c.json({ tier: c.get('tollgate').config?.tier }));`,
     ],
     ...pythonQuickStarts(baseUrl),
+    phpQuickStart(baseUrl),
     [
       'Plain HTTP (any language)',
       'sh',
