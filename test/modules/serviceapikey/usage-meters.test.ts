@@ -142,6 +142,41 @@ describe('serviceapikey/usage: the meters', () => {
     expect(pastTokens!.used).toBe(42);
   });
 
+  it('shows max as the day greatest and unique_count as the values first seen that day', async () => {
+    const plan = await createPlan(t, {
+      meters: [
+        { code: 'peak', name: 'Peak', unit: 'request/s', aggregation: 'max' },
+        { code: 'users', name: 'Users', unit: 'user', aggregation: 'unique_count', property: 'user' },
+      ],
+    });
+    const { orderId } = await buyKey(t, plan, alice.id);
+    const now = Date.now();
+    const today = isoDay(now);
+    const yesterday = isoDay(now - DAY_MS);
+    const at = (ms: number) => new Date(ms).toISOString();
+    const events = [
+      { id: 'p1', order_id: orderId, meter: 'peak', value: 40, timestamp: at(now - DAY_MS) },
+      { id: 'p2', order_id: orderId, meter: 'peak', value: 9, timestamp: at(now - DAY_MS + 1000) },
+      { id: 'p3', order_id: orderId, meter: 'peak', value: 12, timestamp: at(now - 1000) },
+      ...['ann', 'bob'].map((user) => ({ id: `y-${user}`, order_id: orderId, meter: 'users', timestamp: at(now - DAY_MS), properties: { user } })),
+      ...['ann', 'cy'].map((user) => ({ id: `t-${user}`, order_id: orderId, meter: 'users', timestamp: at(now - 1000), properties: { user } })),
+    ];
+    expect((await t.admin('usage/ingest', { events })).result.accepted).toBe(7);
+    const [peak, users] = (await as(alice, 'serviceapikey/usage', { order_id: orderId, from: yesterday, to: today })).result.meters as MeterAnswer[];
+    // Across a month boundary yesterday is another period, where ann is new again.
+    const sameMonth = yesterday.slice(0, 7) === today.slice(0, 7);
+    expect(peak!.series).toEqual([
+      { day: yesterday, quantity: 40 },
+      { day: today, quantity: 12 },
+    ]);
+    expect(peak!.used).toBe(sameMonth ? 40 : 12);
+    expect(users!.series).toEqual([
+      { day: yesterday, quantity: 2 },
+      { day: today, quantity: sameMonth ? 1 : 2 },
+    ]);
+    expect(users!.used).toBe(sameMonth ? 3 : 2);
+  });
+
   it('gives an empty list for a plan without meters, and keeps the calls fields as they were', async () => {
     const { orderId, key } = await buyKey(t, plain, alice.id);
     expect(await t.call('/api/guest/serviceapikey/check', { key })).toMatchObject({ result: true });
