@@ -137,7 +137,7 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
     usage: adminAction({
       params: UsageParams,
       permission: 'serviceapikey.manage',
-      summary: "Uses per day of an order's keys, or of one key with key_id (default: the current month)",
+      summary: "Uses per day of an order's keys, or of one key with key_id (default: the current month), and each plan meter's days and figures this period",
       result: UsageResult,
       handler: (params, { services }) => services.apikeys.usage(params),
     }),
@@ -184,7 +184,7 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
     }),
     usage: clientAction({
       params: UsageParams,
-      summary: "Uses per day of your order's keys, or of one key with key_id (default: the current month)",
+      summary: "Uses per day of your order's keys, or of one key with key_id (default: the current month), and each plan meter's days and figures this period",
       result: UsageResult,
       handler: (params, { services, identity }) => services.apikeys.usage(params, identity.client.id),
     }),

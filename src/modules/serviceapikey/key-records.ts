@@ -17,6 +17,7 @@ import type { UsageTotals } from './usage/totals.ts';
 import { periodDays } from './usage/usage-period.ts';
 import { planOf, usageOptionsOf } from './usage/usage-plan.ts';
 import { usageReport } from './usage/usage-range.ts';
+import { meterReports } from './usage/meter-series.ts';
 
 type KeyRow = Selectable<Database['api_keys']>;
 
@@ -154,11 +155,20 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
       return toPage(request, total.n, list);
     },
 
-    /** client and admin usage: per day over a range (default: the current usage period), of the order's keys or of one (usage-range.ts). */
+    /**
+     * client and admin usage: per day over a range (default: the current usage period), of the order's keys or of one
+     * (usage-range.ts), and the plan's own meters over the same days with their figures this period (meter-series.ts;
+     * meters are measured per order, so `key_id` narrows the calls alone).
+     */
     usage: async (params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined }, clientId?: number): Promise<UsageReport> => {
       const key = await keysWithOrders(db).where('api_keys.order_id', '=', params.order_id).orderBy('api_keys.id').executeTakeFirst();
-      const current = key === undefined ? undefined : periodDays((await totals.currentUsage(db, key)).period);
-      return usageReport(db, deps.metering, params, clientId, current);
+      // No live key: the answer usageReport gives too (a client never learns more about an order than "not found").
+      if (key === undefined) throw errors.apiKeyNotFound();
+      const { period } = await totals.currentUsage(db, key);
+      // The calls first: they refuse another client's order, or a bad range, before the meters are read.
+      const calls = await usageReport(db, deps.metering, params, clientId, periodDays(period));
+      const meters = usageOptionsOf(parseObject(key.options)).meters ?? [];
+      return { ...calls, meters: await meterReports(db, deps.money, { orderId: params.order_id, meters, periodStart: period.start }, calls.days.map((day) => day.date)) };
     },
   };
 }

@@ -1,5 +1,6 @@
 // The result schemas of the serviceapikey actions (ActionDef.result, CONTRACT §7, §7.1, §11, §12).
 import { Type } from '@sinclair/typebox';
+import { AGGREGATIONS } from '../../lib/meters/events.ts';
 import { CalendarDate, Done, Money, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
 
 export { Done };
@@ -54,4 +55,26 @@ export const KeyRecordResult = Type.Object({ ...recordFields, client_id: Type.In
 export const KeyRecordWithKeys = Type.Object({ ...recordFields, client_id: Type.Integer(), keys: Type.Array(KeyRecordResult) });
 export const ListedKeys = PageOf(Type.Object(recordFields));
 export const CreatedKey = Type.Object({ id: Type.Integer(), api_key: Type.String(), name: Nullable(Type.String()) });
-export const UsageResult = Type.Object({ total: Type.Integer(), days: Type.Array(Type.Object({ date: CalendarDate, count: Type.Integer() })) });
+/** One of the plan's own meters on the days read, with its figures this usage period (issue 23 item 4). */
+const MeterUsage = Type.Object({
+  code: Type.String(),
+  name: Type.String(),
+  unit: Type.String(),
+  aggregation: Type.Union(AGGREGATIONS.map((aggregation) => Type.Literal(aggregation))),
+  series: Type.Array(
+    Type.Object({
+      day: CalendarDate,
+      quantity: Nullable(Type.Integer({ description: "The day's measure; 0 when nothing was measured, null on a latest meter nobody reported that day" })),
+    }),
+  ),
+  used: Type.Integer({ description: "This period's quantity so far (count, sum, max, unique count or latest value)" }),
+  included: Nullable(Type.Integer({ description: 'Units included per period; null: unlimited' })),
+  overage_units: Type.Integer(),
+  overage_amount: Nullable(Money),
+  hard_limit: Nullable(Type.Integer()),
+});
+export const UsageResult = Type.Object({
+  total: Type.Integer(),
+  days: Type.Array(Type.Object({ date: CalendarDate, count: Type.Integer() })),
+  meters: Type.Array(MeterUsage, { description: "The plan's own meters (none: empty), over the same days as `days`; `calls` is `days` and `total`" }),
+});

@@ -1,6 +1,8 @@
 // The records the API key module hands to others: a check's reason, get_info's answer and its usage summary, a key
 // as staff and clients see it.
 import type { CustomParams } from './options.ts';
+import type { MeterReport } from './usage/meter-series.ts';
+import type { CallsReport } from './usage/usage-range.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
@@ -47,4 +49,7 @@ export interface KeyRecord {
   updated_at: string;
 }
 
-export type { UsageReport } from './usage/usage-range.ts';
+/** client and admin serviceapikey/usage: the calls per day, and each of the plan's own meters (issue 23 item 4). */
+export interface UsageReport extends CallsReport {
+  meters: MeterReport[];
+}

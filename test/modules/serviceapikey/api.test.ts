@@ -396,7 +396,7 @@ describe('serviceapikey over HTTP', () => {
     const rows = await t.services.db.selectFrom('api_key_usage').innerJoin('api_keys', 'api_keys.id', 'api_key_usage.api_key_id').select(['day', 'count']).where('api_keys.order_id', '=', orderId).execute();
     expect(rows).toEqual([{ day: today, count: 5 }]);
     const admin = await t.admin('serviceapikey/usage', { order_id: orderId, from: today, to: today });
-    expect(admin.result).toEqual({ total: 5, days: [{ date: today, count: 5 }] });
+    expect(admin.result).toEqual({ total: 5, days: [{ date: today, count: 5 }], meters: [] });
 
     // Date validation.
     for (const params of [

@@ -9,6 +9,7 @@ import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, 
 import { currentPeriod, truthy, type ApiKey, type StaffOrderListItem } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
+import { MeterCharts } from '../lib/meter-charts.ts';
 
 function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
   const value = config?.monthlyLimit;
@@ -261,7 +262,8 @@ export function KeyPage({ id }: { id: number }) {
             <${UsageLine} usage=${service.data?.usage} currency=${service.data?.currency ?? order.data?.currency} />
             <${ErrorMessage} error=${usage.error} />
             ${usage.data
-              ? html`<${UsageChart} title="Checks" days=${usage.data.days} total=${usage.data.total} limit=${monthlyLimit(data.config)} from=${period.from} to=${period.to} />`
+              ? html`<${UsageChart} title="Checks" days=${usage.data.days} total=${usage.data.total} limit=${monthlyLimit(data.config)} from=${period.from} to=${period.to} />
+                  <${MeterCharts} meters=${usage.data.meters} currency=${service.data?.currency ?? order.data?.currency} />`
               : usage.loading
                 ? html`<${Loading} />`
                 : null}

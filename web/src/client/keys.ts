@@ -10,6 +10,7 @@ import { Link } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, Loading, Notice, UsageChart, copyText, useAction, useLoad } from '../lib/ui.ts';
 import { currentPeriod, type ApiKey, type KeyInfo } from '../lib/types.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
+import { MeterCharts } from '../lib/meter-charts.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
 export function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
@@ -212,7 +213,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
     ${usage.data === undefined && usage.loading ? html`<${Loading} label="Loading usage…" />` : null}
     ${usage.data !== undefined
       ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
-`
+          <${MeterCharts} meters=${usage.data.meters} currency=${order.data?.currency} />`
       : null}
     <div class="actions">
       <${Button} busy=${check.busy} onClick=${doCheck}>Check with the server<//>

@@ -545,7 +545,7 @@ export interface paths {
     post: operations["admin_serviceapikey_get"];
   };
   "/api/admin/serviceapikey/usage": {
-    /** Uses per day of an order's keys, or of one key with key_id (default: the current month) */
+    /** Uses per day of an order's keys, or of one key with key_id (default: the current month), and each plan meter's days and figures this period */
     post: operations["admin_serviceapikey_usage"];
   };
   "/api/admin/serviceapikey/create": {
@@ -569,7 +569,7 @@ export interface paths {
     post: operations["client_serviceapikey_get_list"];
   };
   "/api/client/serviceapikey/usage": {
-    /** Uses per day of your order's keys, or of one key with key_id (default: the current month) */
+    /** Uses per day of your order's keys, or of one key with key_id (default: the current month), and each plan meter's days and figures this period */
     post: operations["client_serviceapikey_usage"];
   };
   "/api/client/serviceapikey/create": {
@@ -5045,7 +5045,7 @@ export interface operations {
       };
     };
   };
-  /** Uses per day of an order's keys, or of one key with key_id (default: the current month) */
+  /** Uses per day of an order's keys, or of one key with key_id (default: the current month), and each plan meter's days and figures this period */
   admin_serviceapikey_usage: {
     requestBody: components["requestBodies"]["admin_serviceapikey_usage"];
     responses: {
@@ -5060,6 +5060,24 @@ export interface operations {
                   date: string;
                   count: number;
                 }[];
+              /** @description The plan's own meters (none: empty), over the same days as `days`; `calls` is `days` and `total` */
+              meters: ({
+                  code: string;
+                  name: string;
+                  unit: string;
+                  aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                  series: ({
+                      /** Format: date */
+                      day: string;
+                      quantity: number | null;
+                    })[];
+                  /** @description This period's quantity so far (count, sum, max, unique count or latest value) */
+                  used: number;
+                  included: number | null;
+                  overage_units: number;
+                  overage_amount: string | null;
+                  hard_limit: number | null;
+                })[];
             };
             error: null;
           };
@@ -5172,7 +5190,7 @@ export interface operations {
       };
     };
   };
-  /** Uses per day of your order's keys, or of one key with key_id (default: the current month) */
+  /** Uses per day of your order's keys, or of one key with key_id (default: the current month), and each plan meter's days and figures this period */
   client_serviceapikey_usage: {
     requestBody: components["requestBodies"]["client_serviceapikey_usage"];
     responses: {
@@ -5187,6 +5205,24 @@ export interface operations {
                   date: string;
                   count: number;
                 }[];
+              /** @description The plan's own meters (none: empty), over the same days as `days`; `calls` is `days` and `total` */
+              meters: ({
+                  code: string;
+                  name: string;
+                  unit: string;
+                  aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                  series: ({
+                      /** Format: date */
+                      day: string;
+                      quantity: number | null;
+                    })[];
+                  /** @description This period's quantity so far (count, sum, max, unique count or latest value) */
+                  used: number;
+                  included: number | null;
+                  overage_units: number;
+                  overage_amount: string | null;
+                  hard_limit: number | null;
+                })[];
             };
             error: null;
           };

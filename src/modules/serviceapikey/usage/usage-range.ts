@@ -5,7 +5,8 @@ import type { Database } from '../../../db/schema.ts';
 import { errors } from '../../../platform/errors.ts';
 import { monthBounds, type Metering } from './metering.ts';
 
-export interface UsageReport {
+/** The built-in `calls` meter's part of the answer: uses per day and their total over the range. */
+export interface CallsReport {
   total: number;
   days: Array<{ date: string; count: number }>;
 }
@@ -27,7 +28,7 @@ export async function usageReport(
   params: { order_id: number; key_id?: number | undefined; from?: string | undefined; to?: string | undefined },
   clientId?: number,
   current?: { from: string; to: string },
-): Promise<UsageReport> {
+): Promise<CallsReport> {
   let owned = db.selectFrom('api_keys').select(['id', 'deleted_at']).where('order_id', '=', params.order_id);
   if (clientId !== undefined) owned = owned.where('client_id', '=', clientId);
   const keys = await owned.execute();
@@ -50,7 +51,7 @@ export async function usageReport(
   const counts = new Map<string, number>();
   for (const id of ids) for (const [day, count] of metering.unflushed(id, from, to)) counts.set(day, (counts.get(day) ?? 0) + count);
   for (const row of rows) counts.set(row.day, (counts.get(row.day) ?? 0) + row.count);
-  const days: UsageReport['days'] = [];
+  const days: CallsReport['days'] = [];
   let total = 0;
   for (let ms = fromMs; ms <= toMs; ms += DAY_MS) {
     const date = isoDay(ms);
