@@ -127,8 +127,13 @@ final class Client
         if ($meter === '' || strlen($meter) > 40) {
             throw new \InvalidArgumentException('meter must be the code of a meter on the plan (1–40 characters)');
         }
-        if ($value !== null && (!is_finite((float) $value) || $value < 0)) {
-            throw new \InvalidArgumentException('value must be a finite number ≥ 0, or null for a count meter');
+        // Whole numbers only, as Tollgate takes them (tokens, bytes, milliseconds: sums exact in any order). A float
+        // holding a whole number (3.0) is sent as the integer it is; 0.5 is refused here, not per event at flush().
+        if ($value !== null && (!is_finite((float) $value) || $value < 0 || floor((float) $value) !== (float) $value || $value > 9007199254740991)) {
+            throw new \InvalidArgumentException('value must be a whole number ≥ 0 (below 2^53), or null for a count meter');
+        }
+        if (is_float($value)) {
+            $value = (int) $value;
         }
         if ($properties !== null && $properties !== [] && array_is_list($properties)) {
             throw new \InvalidArgumentException('properties must be an associative array (a JSON object)');

@@ -35,10 +35,10 @@ Runner::test('events tracked are sent at flush() with generated ids; a lost answ
 Runner::test('events still queued when the client goes are sent then (destructor)', function (): void {
     $key = World::key('valid')['key'];
     $client = World::client();
-    $id = $client->track($key, 'tokens', 2.5);
+    $id = $client->track($key, 'tokens', 25);
     unset($client);
-    World::recordTracked($id, 2.5);
-    assertSame(1, World::alreadyStored($key, [['id' => $id, 'value' => 2.5]]), 'the tokens event');
+    World::recordTracked($id, 25);
+    assertSame(1, World::alreadyStored($key, [['id' => $id, 'value' => 25]]), 'the tokens event');
 });
 
 Runner::test('an event Tollgate rejects (unknown meter) is logged and not retried forever', function (): void {
@@ -53,9 +53,9 @@ Runner::test('an event Tollgate rejects (unknown meter) is logged and not retrie
     assertTrue(str_contains(World::$logged[0], 'UNKNOWN_METER'), World::$logged[0]);
 });
 
-Runner::test('track() refuses what can never be an event: a negative or infinite value, a list or non-UTF-8 properties, no meter', function (): void {
+Runner::test('track() refuses what can never be an event: a negative, fractional or infinite value, a list or non-UTF-8 properties, no meter', function (): void {
     $client = World::client();
-    foreach ([[-1, null], [INF, null], [NAN, null], [1, ['a', 'b']]] as [$value, $properties]) {
+    foreach ([[-1, null], [0.5, null], [INF, null], [NAN, null], [1, ['a', 'b']]] as [$value, $properties]) {
         try {
             $client->track('K', 'tokens', $value, $properties);
             throw new AssertionFailed('accepted ' . var_export([$value, $properties], true));
