@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { buyKey, createPlan } from '../../helpers/apikey.ts';
@@ -228,6 +229,28 @@ describe('a listener that fails', () => {
     expect(t.services.apikeys.internals.meterAlerts.pendingCount()).toBe(1);
     await send(t, other.orderId, [1]);
     expect(await sent(orderId)).toEqual(['tokens 80']);
+    expect(t.services.apikeys.internals.meterAlerts.pendingCount()).toBe(0);
+  });
+
+  it('loses no alert when it cannot even read the plans: every order of the batch is looked at again with the next', async () => {
+    const first = await meteredOrder(t);
+    const second = await meteredOrder(t);
+    // The client percentages' table away for a moment, as a database that does not answer.
+    await sql`ALTER TABLE usage_alert_percentages RENAME TO usage_alert_percentages_away`.execute(t.services.db);
+    try {
+      const events = [first, second].map(({ orderId }) => ({ id: `away-${orderId}`, order_id: orderId, meter: 'tokens', value: 1000 }));
+      const reply = await t.admin('usage/ingest', { events });
+      // The events are stored all the same; the alerts wait.
+      expect(reply.result).toEqual({ accepted: 2, duplicates: 0, rejected: [] });
+      expect(t.services.apikeys.internals.meterAlerts.pendingCount()).toBe(2);
+    } finally {
+      await sql`ALTER TABLE usage_alert_percentages_away RENAME TO usage_alert_percentages`.execute(t.services.db);
+    }
+    expect(await sent(first.orderId)).toEqual([]);
+    const third = await meteredOrder(t);
+    await send(t, third.orderId, [1]);
+    expect(await sent(first.orderId)).toEqual(['tokens 80', 'tokens 100']);
+    expect(await sent(second.orderId)).toEqual(['tokens 80', 'tokens 100']);
     expect(t.services.apikeys.internals.meterAlerts.pendingCount()).toBe(0);
   });
 });

@@ -35,17 +35,40 @@ export interface MeterAlertsDeps {
   memo: Pick<AnnouncedMemo, 'allKnown'>;
 }
 
+/** An order's plan as its alerts read it: the options of its first key (deleted or not), which every key shares. */
+interface AlertPlan {
+  clientId: number;
+  options: ReturnType<typeof usageOptionsOf>;
+  config: Record<string, unknown>;
+  /** The client's own percentages, per meter. */
+  own: Map<string, number[]> | undefined;
+}
+
+const LOOKUP_CHUNK = 500;
+
 export function createMeterAlerts({ db, sender, memo }: MeterAlertsDeps) {
-  /** `<order> <period start>` → whether `calls` must be looked at too. */
+  /** `<order> <period start>` → what is still to be looked at after a failure. */
   const pending = new Map<string, MeasuredPeriod>();
 
+  /** The plans of these orders in two reads (not two per order: a batch may name hundreds of orders). */
+  async function plansOf(orderIds: readonly number[]): Promise<Map<number, AlertPlan>> {
+    const plans = new Map<number, AlertPlan>();
+    for (let i = 0; i < orderIds.length; i += LOOKUP_CHUNK) {
+      const part = orderIds.slice(i, i + LOOKUP_CHUNK);
+      const keys = await db.selectFrom('api_keys').select(['order_id', 'client_id', 'options', 'config']).where('order_id', 'in', part).orderBy('id').execute();
+      const own = await clientPercentages(db, part);
+      for (const key of keys) {
+        if (plans.has(key.order_id)) continue;
+        plans.set(key.order_id, { clientId: key.client_id, options: usageOptionsOf(parseObject(key.options)), config: parseObject(key.config), own: own.get(key.order_id) });
+      }
+    }
+    return plans;
+  }
+
   /** Looks at one order's meters in one period and announces what they reached. */
-  async function lookAt(measured: MeasuredPeriod): Promise<void> {
-    const key = await db.selectFrom('api_keys').select(['client_id', 'options', 'config']).where('order_id', '=', measured.orderId).orderBy('id').executeTakeFirst();
-    if (key === undefined) return;
-    const options = usageOptionsOf(parseObject(key.options));
-    const own = (await clientPercentages(db, [measured.orderId])).get(measured.orderId);
-    const period: AlertPeriod = { orderId: measured.orderId, clientId: key.client_id, periodStart: measured.periodStart };
+  async function lookAt(measured: MeasuredPeriod, plan: AlertPlan): Promise<void> {
+    const { options, own } = plan;
+    const period: AlertPeriod = { orderId: measured.orderId, clientId: plan.clientId, periodStart: measured.periodStart };
     const due = (meter: AlertMeter): boolean => meter.included > 0 && meter.percentages.length > 0 && !memo.allKnown(period, meter);
 
     const meters: Array<AlertMeter & Pick<MeterOptions, 'aggregation'>> = [];
@@ -60,10 +83,16 @@ export function createMeterAlerts({ db, sender, memo }: MeterAlertsDeps) {
     }
 
     if (!measured.meters.includes(CALLS_ALERT_METER.code)) return;
-    const included = planOf(options, parseObject(key.config)).included;
+    const included = planOf(options, plan.config).included;
     if (included === null) return;
     const calls: AlertMeter = { ...CALLS_ALERT_METER, included, percentages: mergePercentages(CALLS_PERCENTAGES, own?.get(CALLS_ALERT_METER.code)) };
     if (due(calls)) await sender.send(period, calls, await orderPeriodUses(db, measured.orderId, measured.periodStart));
+  }
+
+  /** Keeps an entry to be looked at with the next batch. */
+  function keep(id: string, entry: MeasuredPeriod): void {
+    if (!pending.has(id) && pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
+    pending.set(id, entry);
   }
 
   return {
@@ -76,14 +105,23 @@ export function createMeterAlerts({ db, sender, memo }: MeterAlertsDeps) {
         const before = work.get(id);
         work.set(id, before === undefined ? entry : { ...entry, meters: [...new Set([...before.meters, ...entry.meters])] });
       }
+      let plans: Map<number, AlertPlan>;
+      try {
+        plans = await plansOf([...new Set([...work.values()].map((entry) => entry.orderId))]);
+      } catch (error) {
+        for (const [id, entry] of work) keep(id, entry);
+        throw error;
+      }
       let failure: unknown;
       for (const [id, entry] of work) {
+        const plan = plans.get(entry.orderId);
+        // An order without a key has no plan to alert on.
+        if (plan === undefined) continue;
         try {
-          await lookAt(entry);
+          await lookAt(entry, plan);
         } catch (error) {
           failure ??= error;
-          if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
-          pending.set(id, entry);
+          keep(id, entry);
         }
       }
       if (failure !== undefined) throw failure;
