@@ -31,7 +31,7 @@ describe.runIf(PG !== '')('alerts of a meter through two processes', () => {
 
     for (let round = 0; round < 3; round++) {
       // Each round: eight batches of 50 events of 10 tokens (4,000 tokens), half through each process, at once.
-      const batches = Array.from({ length: 8 }, (_, b) => Array.from({ length: 50 }, (_, n) => ({ id: `r${round}-b${b}-${n}`, order_id: orderId, meter: 'tokens', value: 10 })));
+      const batches = Array.from({ length: 8 }, (_batch, b) => Array.from({ length: 50 }, (_event, n) => ({ id: `r${round}-b${b}-${n}`, order_id: orderId, meter: 'tokens', value: 10 })));
       const replies = await Promise.all(
         batches.map((events, b) => (b % 2 === 0 ? t.admin('usage/ingest', { events }).then((reply) => ({ status: reply.status, result: reply.result })) : peer.call('admin/usage/ingest', { events }, t.adminToken))),
       );
