@@ -3,7 +3,7 @@
 //   check/      the hot path: the cache, the records behind it, judging a key and counting its use (one road for the
 //               guest and the verifier check)
 //   issuing/    the first key of an order, the order's changes reaching its keys, update, reset, several keys
-//   usage/      metering, usage periods, plans, totals, summaries, reported uses, thresholds, overage
+//   usage/      metering, usage periods, plans, totals, summaries, reported uses, alerts (thresholds), overage
 //   sync/       cross-process: invalidation channels, the key-change sync, the verifiers' events hub
 //   key-records.ts  keys as staff and clients read them
 import type { Kysely } from 'kysely';

@@ -70,8 +70,11 @@ describe('alerts_get and alerts_set', () => {
     expectInvalid(await set({ order_id: orderId, meter: 'tokens', percentages: ['half'] }), 'percentages.0');
     expectInvalid(await set({ order_id: orderId, meter: 'tokens', percentages: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] }), 'percentages');
     const repeated = await set({ order_id: orderId, meter: 'tokens', percentages: [50, 70, 50] });
-    expectInvalid(repeated, 'percentages[2]');
+    expectInvalid(repeated, 'percentages.2');
     expect(repeated.body.error?.message).toContain('repeats 50');
+    // The service checks them too, for callers that do not come through the gateway's schema.
+    await expect(t.services.apikeys.setAlerts({ order_id: orderId, meter: 'tokens', percentages: [0.5] })).rejects.toThrow(/percentages\.0/);
+    await expect(t.services.apikeys.setAlerts({ order_id: orderId, meter: 'tokens', percentages: Array.from({ length: 11 }, (_, n) => n + 1) })).rejects.toThrow(/at most 10/);
     // Ten is the most.
     expect((await set({ order_id: orderId, meter: 'users', percentages: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] })).body.error).toBeNull();
     expect((await set({ order_id: orderId, meter: 'users', percentages: [] })).body.error).toBeNull();

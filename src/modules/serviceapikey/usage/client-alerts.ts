@@ -59,8 +59,8 @@ function checkedPercentages(percentages: readonly number[]): number[] {
   if (percentages.length > MAX_CLIENT_ALERTS) throw errors.invalid('percentages', `must have at most ${MAX_CLIENT_ALERTS} percentages`);
   const seen = new Set<number>();
   percentages.forEach((percentage, index) => {
-    if (!Number.isInteger(percentage) || percentage < 1 || percentage > 100) throw errors.invalid(`percentages[${index}]`, 'must be a whole percentage from 1 to 100');
-    if (seen.has(percentage)) throw errors.invalid(`percentages[${index}]`, `repeats ${percentage}`);
+    if (!Number.isInteger(percentage) || percentage < 1 || percentage > 100) throw errors.invalid(`percentages.${index}`, 'must be a whole percentage from 1 to 100');
+    if (seen.has(percentage)) throw errors.invalid(`percentages.${index}`, `repeats ${percentage}`);
     seen.add(percentage);
   });
   return [...seen].toSorted((a, b) => a - b);
