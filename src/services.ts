@@ -253,6 +253,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
+  usage.onMeasured((measured) => apikeys.alertOnMeasured(measured));
   const usagePruning = createUsagePruning({ db });
   const usageCloser = createUsageCloser({ db, dialect: database.dialect, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({

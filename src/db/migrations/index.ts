@@ -23,6 +23,7 @@ import * as lateRefunds from './025_late_refunds.ts';
 import * as usageEvents from './026_usage_events.ts';
 import * as usageMeterDays from './027_usage_meter_days.ts';
 import * as usageCloseMeters from './028_usage_close_meters.ts';
+import * as meterAlerts from './029_meter_alerts.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '026_usage_events': usageEvents,
   '027_usage_meter_days': usageMeterDays,
   '028_usage_close_meters': usageCloseMeters,
+  '029_meter_alerts': meterAlerts,
 };

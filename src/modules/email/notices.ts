@@ -181,11 +181,14 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
     },
   });
 
-  // Usage plans (CONTRACT §12): 80% and 100% of the included uses, each once per period (serviceapikey/usage/thresholds.ts).
-  events.on('usage.threshold_reached', async ({ orderId, clientId, threshold, used, included }, trx) => {
+  // Usage plans (CONTRACT §12, issue 23): each alert percentage of a meter's included units, once per period
+  // (serviceapikey/usage/alert-sender.ts); the mail names the meter and its unit.
+  events.on('usage.threshold_reached', async ({ orderId, clientId, meterName, unit, threshold, used, included }, trx) => {
     const order = await orderOf(trx, orderId);
     await toClient(trx, clientId, 'usage_threshold', {
       order_title: order?.title ?? `Order #${orderId}`,
+      meter_name: meterName,
+      unit,
       threshold,
       used: used.toLocaleString('en-US'),
       included: included.toLocaleString('en-US'),

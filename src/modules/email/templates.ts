@@ -220,12 +220,12 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
   },
   usage_threshold: {
     title: 'Usage threshold',
-    when: 'An order’s usage reaches 80% and 100% of its included quota (each once per usage period)',
-    subject: '{{order_title}}: {{threshold}}% of the included usage',
+    when: 'A meter of an order reaches one of its alert percentages of the included units (80% and 100% by default, each once per usage period)',
+    subject: '{{order_title}}: {{threshold}}% of the included {{meter_name}}',
     content:
-      '<p>Hello {{name}},</p><p>{{order_title}} has used {{used}} of the {{included}} calls included in this period ' +
-      '({{threshold}}%).</p><p><a href="{{keys_url}}">See the usage</a></p>',
-    vars: { order_title: 'Pro plan', threshold: '80', used: '800', included: '1000', keys_url: 'https://billing.example.com/keys' },
+      '<p>Hello {{name}},</p><p>{{order_title}} has used {{used}} of the {{included}} {{unit}} included in this period ' +
+      'for {{meter_name}} ({{threshold}}%).</p><p><a href="{{keys_url}}">See the usage</a></p>',
+    vars: { order_title: 'Pro plan', meter_name: 'Calls', unit: 'calls', threshold: '80', used: '800', included: '1000', keys_url: 'https://billing.example.com/keys' },
   },
   // Issue 20: the account findings. A change of e-mail to an address another account holds answers the requester as a
   // free one would (L3); the truth goes to the address itself, which its owner reads, with no link.

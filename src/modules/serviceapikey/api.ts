@@ -7,6 +7,7 @@ import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
 import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKeys, UsageResult, VerifierInfoResult } from './key-results.ts';
 import { MAX_GRACE_SECONDS } from './issuing/keys.ts';
 import type { ApiKeyService } from './service.ts';
+import { alertActions } from './alert-actions.ts';
 
 /** The services this module's actions use. */
 export interface ApiKeyNeeds {
@@ -25,6 +26,8 @@ export interface ApiKeyNeeds {
     | 'deleteKey'
     | 'renameKey'
     | 'list'
+    | 'getAlerts'
+    | 'setAlerts'
   >;
 }
 
@@ -168,6 +171,7 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
         return true as const;
       },
     }),
+    ...alertActions.admin,
   },
   client: {
     reset: clientAction({
@@ -212,5 +216,6 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
         return true as const;
       },
     }),
+    ...alertActions.client,
   },
 };

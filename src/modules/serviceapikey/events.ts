@@ -17,7 +17,21 @@ declare module '../../platform/events.ts' {
     'apikey.enabled': ApiKeyEvent;
     /** Staff changed a key's custom parameters. */
     'apikey.updated': ApiKeyEvent;
-    /** An order's uses in its current usage period reached `threshold` percent of its included uses (thresholds.ts). */
-    'usage.threshold_reached': { orderId: number; clientId: number; threshold: 80 | 100; used: number; included: number; periodStart: string };
+    /**
+     * A meter of an order (`calls`, the built-in one, or one of the plan's) reached `threshold` percent of its included
+     * units in the usage period starting at `periodStart` (usage/alert-sender.ts): a percentage of the plan's or one the
+     * client added. `meterName` and `unit` are the plan's words for the meter (for the mail).
+     */
+    'usage.threshold_reached': {
+      orderId: number;
+      clientId: number;
+      meter: string;
+      meterName: string;
+      unit: string;
+      threshold: number;
+      used: number;
+      included: number;
+      periodStart: string;
+    };
   }
 }

@@ -3,7 +3,7 @@
 //   check/      the hot path: the cache, the records behind it, judging a key and counting its use (one road for the
 //               guest and the verifier check)
 //   issuing/    the first key of an order, the order's changes reaching its keys, update, reset, several keys
-//   usage/      metering, usage periods, plans, totals, summaries, reported uses, thresholds, overage
+//   usage/      metering, usage periods, plans, totals, summaries, reported uses, alerts (thresholds), overage
 //   sync/       cross-process: invalidation channels, the key-change sync, the verifiers' events hub
 //   key-records.ts  keys as staff and clients read them
 import type { Kysely } from 'kysely';
@@ -27,6 +27,9 @@ import { Metering } from './usage/metering.ts';
 import { periodOfRow, periodUsageWriter } from './usage/period-usage.ts';
 import { createReportedUses } from './usage/reported-uses.ts';
 import { createThresholdWatcher } from './usage/thresholds.ts';
+import { AnnouncedMemo, createAlertSender } from './usage/alert-sender.ts';
+import { createClientAlerts } from './usage/client-alerts.ts';
+import { createMeterAlerts } from './usage/meter-alerts.ts';
 import { createUsageTotals } from './usage/totals.ts';
 
 export type { KeyInfo, KeyRecord, Reason, UsageReport, UsageSummary } from './types.ts';
@@ -65,7 +68,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const metering = new Metering(db, (error) => log(error, 'usage flush'));
   metering.start();
   // Uses per usage period (what limits and bills read); its flush also announces the usage thresholds crossed.
-  const thresholds = createThresholdWatcher({ db, events: deps.events });
+  // Usage alerts (calls at the flush, the plan's meters after each ingested batch) share one sender and one memo.
+  const alertMemo = new AnnouncedMemo();
+  const alertSender = createAlertSender({ db, events: deps.events, memo: alertMemo });
+  const thresholds = createThresholdWatcher({ db, sender: alertSender, memo: alertMemo });
+  const meterAlerts = createMeterAlerts({ db, sender: alertSender, memo: alertMemo });
+  const clientAlerts = createClientAlerts({ db, dialect: deps.dialect });
   const periodMeter = new Metering(db, (error) => log(error, 'usage flush'), periodUsageWriter(), (rows) => thresholds.afterWrite(rows.map(periodOfRow)));
   periodMeter.start();
   const sync = createKeySync({ ...deps, cache, log });
@@ -79,7 +87,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
-    internals: { cache, hashMemo, metering, channel: sync.channel, blocked: keyCheck.blocked },
+    internals: { cache, hashMemo, metering, channel: sync.channel, blocked: keyCheck.blocked, meterAlerts },
 
     /** Figures for /metrics: answers by reason, key-cache size and hits, usage-flush lag. */
     stats() {
@@ -110,6 +118,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     createKey: (params: { order_id: number; name?: string | undefined }, clientId?: number) => severalKeys.createKey(params, clientId),
     deleteKey: (id: number, clientId?: number) => severalKeys.deleteKey(id, clientId),
     renameKey: (id: number, name: string | null, clientId?: number) => severalKeys.renameKey(id, name, clientId),
+    /** client and admin alerts_get / alerts_set: the client's own alert percentages per meter (usage/client-alerts.ts). */
+    getAlerts: clientAlerts.getAlerts,
+    setAlerts: clientAlerts.setAlerts,
+    /** Listens to ingestion (usage.onMeasured, services.ts): the plan's meters' alerts (usage/meter-alerts.ts). */
+    alertOnMeasured: meterAlerts.onMeasured,
     find: records.find,
     get: records.get,
     list: records.list,

@@ -57,11 +57,13 @@ export interface ApiKeyPeriodUsageTable {
   count: number | string;
 }
 
-/** Migration 013: the usage thresholds announced, once per order, period and threshold. */
+/** Migration 013: the usage alerts sent, once per order, period, meter (migration 029) and threshold. */
 export interface UsageThresholdTable {
   order_id: number;
   period_start: string;
-  /** 80 or 100 (percent of the included uses). */
+  /** Migration 029: the meter's code (`calls` for the built-in meter, and for every row sent before 029). */
+  meter: string;
+  /** A percentage of the meter's included units (1–100): the plan's or the client's. */
   threshold: number;
   used: number | string;
   created_at: string;
@@ -103,12 +105,22 @@ export interface UsageCloseMeterTable {
   amount: number | string;
 }
 
+/** Migration 029: the alert percentages a client added for a meter of their order (client-alerts.ts). */
+export interface UsageAlertPercentageTable {
+  order_id: number;
+  meter: string;
+  /** A whole percentage of the meter's included units, 1–100. */
+  percentage: number;
+  created_at: string;
+}
+
 export interface ApiKeyTables {
   api_keys: ApiKeyTable;
   api_key_usage: ApiKeyUsageTable;
   api_key_usage_batches: ApiKeyUsageBatchTable;
   api_key_period_usage: ApiKeyPeriodUsageTable;
   usage_thresholds: UsageThresholdTable;
+  usage_alert_percentages: UsageAlertPercentageTable;
   usage_closes: UsageCloseTable;
   usage_close_meters: UsageCloseMeterTable;
 }

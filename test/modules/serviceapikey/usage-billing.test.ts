@@ -359,8 +359,8 @@ describe('usage thresholds', () => {
     expect(await announced()).toEqual([]);
     await use(key, 1);
     await flush();
-    expect(await announced()).toEqual([{ order_id: orderId, client_id: buyer.id, threshold: 80, used: 8, included: 10, period_start: '2028-01-01T00:00:00Z' }]);
-    expect(await mails()).toEqual(['Metered plan: 80% of the included usage']);
+    expect(await announced()).toEqual([{ order_id: orderId, client_id: buyer.id, meter: 'calls', meter_name: 'Calls', unit: 'calls', threshold: 80, used: 8, included: 10, period_start: '2028-01-01T00:00:00Z' }]);
+    expect(await mails()).toEqual(['Metered plan: 80% of the included Calls']);
     await use(key, 5);
     await flush();
     await use(key, 5);

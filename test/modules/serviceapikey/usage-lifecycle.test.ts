@@ -85,7 +85,7 @@ describe('a usage-priced plan from purchase to the next period', () => {
     expect(thresholdsReceived()).toEqual([]);
     await use(1);
     await flushAndDeliver();
-    expect(thresholdsReceived()).toEqual([{ order_id: bought.orderId, client_id: bought.clientId, threshold: 80, used: 800, included: 1000, period_start: '2027-04-01T00:00:00Z' }]);
+    expect(thresholdsReceived()).toEqual([{ order_id: bought.orderId, client_id: bought.clientId, meter: 'calls', meter_name: 'Calls', unit: 'calls', threshold: 80, used: 800, included: 1000, period_start: '2027-04-01T00:00:00Z' }]);
     await use(949);
     const info = await t.call('/api/guest/serviceapikey/get_info', { key: keys[0] });
     expect(info.result).toMatchObject({
@@ -100,8 +100,8 @@ describe('a usage-priced plan from purchase to the next period', () => {
     expect(announced[1]!.used).toBeGreaterThanOrEqual(1000);
     expect(receiver.received.every((r) => r.verifyError === null)).toBe(true);
     const mails = await thresholdMails();
-    expect(mails.map((mail) => mail.subject)).toEqual(['Metered API: 80% of the included usage', 'Metered API: 100% of the included usage']);
-    expect(mails[1]!.text).toContain('of the 1,000 calls included in this period (100%)');
+    expect(mails.map((mail) => mail.subject)).toEqual(['Metered API: 80% of the included Calls', 'Metered API: 100% of the included Calls']);
+    expect(mails[1]!.text).toContain('of the 1,000 calls included in this period for Calls (100%)');
     // Each key's share (alternating, get_info on the first key was a use too); together they are the order's 1,750.
     const usageOf = async (keyId?: number) =>
       (await asClient(t, bought.token, 'serviceapikey/usage', keyId === undefined ? { order_id: bought.orderId } : { order_id: bought.orderId, key_id: keyId })).result.total as number;

@@ -560,6 +560,14 @@ export interface paths {
     /** Name a key (null or empty clears the name) */
     post: operations["admin_serviceapikey_rename"];
   };
+  "/api/admin/serviceapikey/alerts_get": {
+    /** Every meter of an order's plan with its alert percentages: the plan's and the client's own */
+    post: operations["admin_serviceapikey_alerts_get"];
+  };
+  "/api/admin/serviceapikey/alerts_set": {
+    /** Replace the client's own alert percentages of one meter of an order (sent in addition to the plan's, each once per period) */
+    post: operations["admin_serviceapikey_alerts_set"];
+  };
   "/api/client/serviceapikey/reset": {
     /** Issue a new key for one of your active orders; grace_seconds keeps the old one working that long */
     post: operations["client_serviceapikey_reset"];
@@ -583,6 +591,14 @@ export interface paths {
   "/api/client/serviceapikey/rename": {
     /** Name one of your keys (null or empty clears the name) */
     post: operations["client_serviceapikey_rename"];
+  };
+  "/api/client/serviceapikey/alerts_get": {
+    /** Every meter of your order's plan with its alert percentages: the plan's and your own */
+    post: operations["client_serviceapikey_alerts_get"];
+  };
+  "/api/client/serviceapikey/alerts_set": {
+    /** Add your own alert percentages to one meter of your order (webhook and mail at each, once per period); [] removes them */
+    post: operations["client_serviceapikey_alerts_set"];
   };
   "/api/guest/serviceapikey/check": {
     /** Whether a key is valid now (true/false); unknown and rate-limited keys are false */
@@ -2285,6 +2301,24 @@ export interface components {
         };
       };
     };
+    admin_serviceapikey_alerts_get: {
+      content: {
+        "application/json": {
+          order_id: number;
+        };
+      };
+    };
+    admin_serviceapikey_alerts_set: {
+      content: {
+        "application/json": {
+          order_id: number;
+          /** @description A meter code of the order's plan; `calls` is the built-in meter */
+          meter: string;
+          /** @description Whole percentages of the meter's included units, 1–100, at most ten, none repeated; [] removes the client's own */
+          percentages: number[];
+        };
+      };
+    };
     client_serviceapikey_reset?: {
       content: {
         "application/json": {
@@ -2336,6 +2370,24 @@ export interface components {
         "application/json": {
           id: number;
           name: string | null;
+        };
+      };
+    };
+    client_serviceapikey_alerts_get: {
+      content: {
+        "application/json": {
+          order_id: number;
+        };
+      };
+    };
+    client_serviceapikey_alerts_set: {
+      content: {
+        "application/json": {
+          order_id: number;
+          /** @description A meter code of the order's plan; `calls` is the built-in meter */
+          meter: string;
+          /** @description Whole percentages of the meter's included units, 1–100, at most ten, none repeated; [] removes the client's own */
+          percentages: number[];
         };
       };
     };
@@ -5136,6 +5188,62 @@ export interface operations {
       };
     };
   };
+  /** Every meter of an order's plan with its alert percentages: the plan's and the client's own */
+  admin_serviceapikey_alerts_get: {
+    requestBody: components["requestBodies"]["admin_serviceapikey_alerts_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              order_id: number;
+              meters: ({
+                  meter: string;
+                  name: string;
+                  unit: string;
+                  /** @description Units included per period; null: unlimited (no alert is ever sent) */
+                  included: number | null;
+                  /** @description The plan's alert percentages */
+                  plan: number[];
+                  /** @description The client's own, sent in addition to the plan's */
+                  client: number[];
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Replace the client's own alert percentages of one meter of an order (sent in addition to the plan's, each once per period) */
+  admin_serviceapikey_alerts_set: {
+    requestBody: components["requestBodies"]["admin_serviceapikey_alerts_set"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              order_id: number;
+              meters: ({
+                  meter: string;
+                  name: string;
+                  unit: string;
+                  /** @description Units included per period; null: unlimited (no alert is ever sent) */
+                  included: number | null;
+                  /** @description The plan's alert percentages */
+                  plan: number[];
+                  /** @description The client's own, sent in addition to the plan's */
+                  client: number[];
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** Issue a new key for one of your active orders; grace_seconds keeps the old one working that long */
   client_serviceapikey_reset: {
     requestBody: components["requestBodies"]["client_serviceapikey_reset"];
@@ -5275,6 +5383,62 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Every meter of your order's plan with its alert percentages: the plan's and your own */
+  client_serviceapikey_alerts_get: {
+    requestBody: components["requestBodies"]["client_serviceapikey_alerts_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              order_id: number;
+              meters: ({
+                  meter: string;
+                  name: string;
+                  unit: string;
+                  /** @description Units included per period; null: unlimited (no alert is ever sent) */
+                  included: number | null;
+                  /** @description The plan's alert percentages */
+                  plan: number[];
+                  /** @description The client's own, sent in addition to the plan's */
+                  client: number[];
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Add your own alert percentages to one meter of your order (webhook and mail at each, once per period); [] removes them */
+  client_serviceapikey_alerts_set: {
+    requestBody: components["requestBodies"]["client_serviceapikey_alerts_set"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              order_id: number;
+              meters: ({
+                  meter: string;
+                  name: string;
+                  unit: string;
+                  /** @description Units included per period; null: unlimited (no alert is ever sent) */
+                  included: number | null;
+                  /** @description The plan's alert percentages */
+                  plan: number[];
+                  /** @description The client's own, sent in addition to the plan's */
+                  client: number[];
+                })[];
+            };
             error: null;
           };
         };
