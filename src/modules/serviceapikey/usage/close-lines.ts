@@ -4,6 +4,7 @@
 // amount. The pricing is meterSummaries' (meter-summary.ts: overageUnits, then overageMinor), so what get_info
 // projected is what the close bills. Pure: no I/O.
 import { overageMinor, overageUnits, type OverageRule } from '../../../lib/usage-pricing.ts';
+import { unitWords } from '../../../lib/usage-terms.ts';
 import type { UsageLine } from '../../invoice/service.ts';
 import type { MeterOptions } from './meters-config.ts';
 
@@ -42,7 +43,8 @@ export function billMeter(
 const count = (n: number): string => n.toLocaleString('en-US');
 
 /**
- * The invoice line's title: "AI API — usage 2026-11-01 to 2026-11-30: 2,500,000 tokens over the 1,000,000 included".
+ * The invoice line's title: "AI API — usage 2026-11-01 to 2026-11-30: 1,500,000 tokens over the 1,000,000 included"
+ * (the units billed: those beyond the included ones).
  * The meter is named by its unit; when its name says something else ("Large-model tokens" counted in tokens) the name
  * comes first: "AI API — Large-model tokens, usage …". A title past 255 characters shortens the order's title.
  */
@@ -55,8 +57,10 @@ export function usageLineTitle(
   meter: { name: string; unit: string } = { name: CALLS_NAME, unit: CALLS_UNIT },
 ): string {
   const last = new Date(Date.parse(periodEnd) - 1000).toISOString().slice(0, 10);
-  const named = meter.name.toLowerCase() === meter.unit.toLowerCase() ? '' : `${meter.name}, `;
-  const tail = ` — ${named}usage ${periodStart.slice(0, 10)} to ${last}: ${count(units)} ${meter.unit} over the ${count(included ?? 0)} included`;
+  // The unit in words as the plans page says it (lib/usage-terms.ts): "token" → "1 token", "1,500,000 tokens".
+  const words = unitWords(meter.unit);
+  const named = [meter.unit, words.many].some((unit) => unit.toLowerCase() === meter.name.toLowerCase()) ? '' : `${meter.name}, `;
+  const tail = ` — ${named}usage ${periodStart.slice(0, 10)} to ${last}: ${count(units)} ${units === 1 ? words.one : words.many} over the ${count(included ?? 0)} included`;
   const room = MAX_TITLE - tail.length;
   const head = orderTitle.length <= room ? orderTitle : `${orderTitle.slice(0, Math.max(0, room - 1))}…`;
   return `${head}${tail}`.slice(0, MAX_TITLE);
