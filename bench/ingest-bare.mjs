@@ -4,7 +4,8 @@
 // as Tollgate's), each batch in its own transaction with ON CONFLICT DO NOTHING and RETURNING, sorted like Tollgate's.
 // What it leaves out is everything Tollgate does besides writing: the ceiling the database sets.
 // SQLite is one synchronous writer, so there it is one loop; on PostgreSQL `connections` loops share the pool.
-// Prints one JSON line: {batches, events, accepted, p50Ms, p99Ms, seconds}.
+// Prints one JSON line: {batches, events, accepted, p50Ms, p99Ms, seconds, cpuMs} (cpuMs: this process's CPU over the
+// loop, user + system: SQLite's work included, as it runs in the process; PostgreSQL's server's work not).
 // Usage: node bench/ingest-bare.mjs '{"database": "sqlite:<file>" | "postgres://…", "orders": […], "meter":…, "connections":…, "seconds":…, "batch":…, "prefix":…}'
 import { performance } from 'node:perf_hooks';
 
@@ -47,6 +48,7 @@ function insertSql(placeholder) {
 
 const totals = { batches: 0, events: 0, accepted: 0 };
 const latencies = [];
+const cpuBefore = process.cpuUsage();
 const started = performance.now();
 const end = started + seconds * 1000;
 const count = (accepted, since) => {
@@ -95,6 +97,7 @@ if (database.startsWith('sqlite:')) {
 }
 
 const elapsed = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
 latencies.sort((a, b) => a - b);
 const at = (q) => (latencies.length === 0 ? 0 : Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10);
-process.stdout.write(`${JSON.stringify({ ...totals, p50Ms: at(0.5), p99Ms: at(0.99), seconds: elapsed })}\n`);
+process.stdout.write(`${JSON.stringify({ ...totals, p50Ms: at(0.5), p99Ms: at(0.99), seconds: elapsed, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
