@@ -15,6 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
 import { REDIS_SERVER, ROOT, adminCall, freshPostgres, sellKey, startTollgate, treeCpuMs, type Running } from './process.ts';
 
 export interface IngestOptions {
@@ -70,6 +72,25 @@ function runHelper(script: string, options: Record<string, unknown>): Promise<Ru
 
 const perSecond = (run: RunResult): number => run.accepted / run.seconds;
 
+/** Rows in the server's usage_events, read beside it (SQLite's WAL lets a reader in while the server writes). */
+async function storedRows(databaseUrl: string): Promise<number> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new SqliteDatabase(databaseUrl.slice('sqlite:'.length), { readonly: true });
+    try {
+      return (db.prepare('select count(*) as n from usage_events').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>('select count(*) as n from usage_events')).rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
 /** The plan, orders, keys and verifier token of one server, made through its admin API. */
 async function prepare(server: Running): Promise<{ keys: string[]; orders: number[]; authorization: string }> {
   const meters = [{ code: METER, name: 'Tokens', unit: 'token', aggregation: 'sum' }];
@@ -115,6 +136,11 @@ async function benchDatabase(database: 'sqlite' | 'pg', options: IngestOptions):
         `  round ${round + 1}/${options.rounds} (bare/Tollgate): ${Math.round(perSecond(bareRun))}/${Math.round(perSecond(serverRun))} events/s, p99 per batch ${bareRun.p99Ms}/${serverRun.p99Ms} ms, CPU per event ${bareCpuUsPerEvent.toFixed(1)}/${cpuUsPerEvent.toFixed(1)} µs\n`,
       );
     }
+    // What the answers called accepted is what the database holds: the figures count stored events, nothing else.
+    const accepted = warm.accepted + rounds.reduce((sum, r) => sum + r.server.accepted, 0);
+    const stored = await storedRows(server.databaseUrl!);
+    if (stored !== accepted) throw new Error(`the server answered ${accepted} events accepted but stored ${stored}`);
+    process.stdout.write(`  ${stored} events stored, as many as the answers accepted\n`);
     return rounds;
   } finally {
     await server.stop();

@@ -27,6 +27,8 @@ export interface Running {
   child: ChildProcess;
   /** Milliseconds from spawn to the first successful answer. */
   startedInMs: number;
+  /** Tollgate's DATABASE_URL (a server started by startTollgate), for a benchmark that checks what it stored. */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -203,7 +205,7 @@ export async function startTollgate(
     stdoutFile,
     // Under valgrind node starts some fifty times slower.
     options.wrapper === undefined ? 60_000 : 300_000,
-  );
+  ).then((running) => ({ ...running, databaseUrl: childEnv.DATABASE_URL! }));
 }
 
 /** The address in the server's "Server listening at http://…" log line (written once it listens). */
