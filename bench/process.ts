@@ -27,6 +27,8 @@ export interface Running {
   child: ChildProcess;
   /** Milliseconds from spawn to the first successful answer. */
   startedInMs: number;
+  /** Tollgate's DATABASE_URL (a server started by startTollgate), for a benchmark that checks what it stored. */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -178,19 +180,44 @@ export async function startTollgate(
     options.viaNpm === true ? ['npm', 'start', '--silent'] : options.wrapper !== undefined ? [...options.wrapper, ...startCommand()] : ['sh', '-c', START_SCRIPT];
   const child = spawn(command!, args, { cwd: ROOT, env: childEnv, detached: true, stdio });
   closeSync(stdout);
+  // Port 0: the server takes a free port itself and its log line names it, so benchmarks run from several worktrees at
+  // once never collide, and nothing polls a port before its server holds it.
+  const cleanup = async (): Promise<void> => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let url = `http://127.0.0.1:${port}`;
+  if (port === 0) {
+    try {
+      url = await listeningUrl(stdoutFile, child);
+    } catch (error) {
+      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+      await cleanup();
+      throw error;
+    }
+  }
   return track(
     name,
-    `http://127.0.0.1:${port}`,
+    url,
     child,
     started,
-    async () => {
-      await database?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    cleanup,
     stdoutFile,
     // Under valgrind node starts some fifty times slower.
     options.wrapper === undefined ? 60_000 : 300_000,
-  );
+  ).then((running) => ({ ...running, databaseUrl: childEnv.DATABASE_URL! }));
+}
+
+/** The address in the server's "Server listening at http://…" log line (written once it listens). */
+async function listeningUrl(stdoutFile: string, child: ChildProcess, timeoutMs = 60_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(readFileSync(stdoutFile, 'utf8'));
+    if (match !== null) return match[1]!;
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}: ${readFileSync(stdoutFile, 'utf8').slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no "Server listening" line within ${timeoutMs} ms`);
 }
 
 /** The start script as a command and its arguments: it is one plain command (`node scripts/start.mjs`). */

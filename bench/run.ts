@@ -1,9 +1,10 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
-// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions) runs one; BENCH_* variables tune them (see docs/benchmarks.md).
+// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions, ingest) runs one; BENCH_* variables tune them (see docs/benchmarks.md).
 import { runCardBench } from './card.ts';
 import { runCheckBench } from './check.ts';
 import { runColdStartBench } from './coldstart.ts';
 import { runCoreBench } from './core.ts';
+import { ingestOptionsFromEnv, runIngestBench } from './ingest.ts';
 import { runInstructionsBench } from './instructions.ts';
 import { runOvershootBench } from './overshoot.ts';
 import { runSearchBench } from './search.ts';
@@ -28,6 +29,7 @@ const suites: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_RATE === undefined ? undefined : Number(process.env.BENCH_RATE),
     ),
   sdk: () => runSdkBench(),
+  ingest: () => runIngestBench(ingestOptionsFromEnv()),
   instructions: () =>
     runInstructionsBench(
       Number(process.env.BENCH_ROUNDS ?? 3),
