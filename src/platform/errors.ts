@@ -47,6 +47,8 @@ export const errors = {
   internal: () => new ApiError(500, 500, 'Internal error'),
   /** A payment provider could not be reached or refused the request (the message says which, never a secret). */
   gatewayFailed: (message: string) => new ApiError(502, 502, message),
+  /** The work could not finish in time and left nothing behind: the same request may be sent again. */
+  tryAgain: (message: string) => new ApiError(503, 503, message),
 } as const;
 
 export function envelopeOf(error: ApiError): { result: null; error: { message: string; code: number } } {

@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { DialectName } from '../../db/database.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
+import { errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { chunks } from './chunks.ts';
 import { meterRejection, soundEvent, type Rejection, type SoundEvent } from './event-checks.ts';
@@ -60,6 +61,15 @@ const INSERT_CHUNK = 500;
 const LOOKUP_CHUNK = 500;
 
 const identity = (orderId: number, eventId: string): string => `${orderId}\u0000${eventId}`;
+
+/**
+ * A batch whose events all fall in periods ending more than this after it started neither waits for the orders' rows
+ * nor looks for a close: a period is closed CLOSE_GRACE_MS (10 s) after its end at the earliest, long after this
+ * batch's transaction has ended — which `store` makes sure of, refusing to commit a batch that took longer.
+ */
+const OPEN_PERIOD_MARGIN_MS = 5 * 60 * 1000;
+/** Kept free of the margin, for the commit itself. */
+const CLOSE_SAFETY_MS = 60 * 1000;
 
 /** What the batch's new events touched: one entry per order and period, with the meters. */
 function measuredOf(stored: readonly StoredEvent[]): Measured[] {
@@ -122,13 +132,18 @@ export function createUsageService({ db, dialect, secrets, log }: UsageDeps) {
    * In one transaction: holds the orders against a concurrent close, refuses events of closed periods, inserts the
    * rest sorted and folds the ones that were new into the rollups. Returns the new events and the refused indexes.
    */
-  async function store(placed: Placed[], nowIso: string): Promise<{ accepted: number; closed: number[]; measured: Measured[] }> {
+  async function store(placed: Placed[], nowIso: string, nowMs: number): Promise<{ accepted: number; closed: number[]; measured: Measured[] }> {
+    const began = Date.now();
     // Every batch inserts in the same (order_id, event_id) order, so two batches sharing events on PostgreSQL wait for
     // each other's row locks in one direction only and never deadlock, whatever their splits.
     placed.sort((a, b) => a.orderId - b.orderId || (a.event.id < b.event.id ? -1 : a.event.id > b.event.id ? 1 : 0));
+    // Only the events of a period that may be closing need the orders held and the closes read (OPEN_PERIOD_MARGIN_MS).
+    const closable = placed.filter((item) => item.period.endMs <= nowMs + OPEN_PERIOD_MARGIN_MS);
     return inTransaction(db, async (trx) => {
-      await holdOrders(trx, dialect, [...new Set(placed.map((item) => item.orderId))]);
-      const closedSet = await closedPeriods(trx, placed);
+      const closedSet = closable.length === 0 ? new Set<string>() : await (async () => {
+        await holdOrders(trx, dialect, [...new Set(closable.map((item) => item.orderId))]);
+        return closedPeriods(trx, closable);
+      })();
       const closed: number[] = [];
       const open = placed.filter((item) => {
         if (!closedSet.has(`${item.orderId} ${item.period.start}`)) return true;
@@ -170,6 +185,10 @@ export function createUsageService({ db, dialect, secrets, log }: UsageDeps) {
         properties: item.event.properties,
       }));
       await foldIntoRollups(trx, stored);
+      // The margin that let this batch skip the closes holds only while the batch is quick: a batch that took longer
+      // (a stalled database) rolls back rather than risk landing in a period closed meanwhile; its events count once
+      // when it is sent again.
+      if (closable.length < placed.length && Date.now() - began > OPEN_PERIOD_MARGIN_MS - CLOSE_SAFETY_MS) throw errors.tryAgain('The batch took too long to store and was not stored: send it again (each event counts once)');
       return { accepted: fresh.length, closed, measured: measuredOf(stored) };
     });
   }
@@ -248,7 +267,7 @@ export function createUsageService({ db, dialect, secrets, log }: UsageDeps) {
         placed.push({ index, orderId, meter, period: plan.periodAt(Date.parse(event.timestamp)), keyId: meter.code === 'calls' ? (key?.keyId ?? plan.callsKeyId) : null, event });
       }
 
-      const stored = placed.length === 0 ? { accepted: 0, closed: [], measured: [] } : await store(placed, nowIso);
+      const stored = placed.length === 0 ? { accepted: 0, closed: [], measured: [] } : await store(placed, nowIso, nowMs);
       await tell(stored.measured);
       for (const index of stored.closed) refuse(index, { code: 'PERIOD_CLOSED', message: "the event's usage period is closed: its usage was billed" });
       rejected.sort((a, b) => a.index - b.index);
