@@ -17,6 +17,7 @@ import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createUsageService, type UsageService } from './modules/usage/service.ts';
+import { periodQuantities } from './modules/usage/quantities.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -186,6 +187,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     keyCacheSize: config.keyCacheSize,
     events,
     money: moneyFor(config.currency),
+    readMeters: periodQuantities,
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));
@@ -250,6 +252,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
+  usage.onMeasured((measured) => apikeys.metersMeasured(measured));
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const cron = createCronService({
     db,

@@ -4917,6 +4917,21 @@ export interface operations {
                 overage_units: number;
                 overage_amount: string | null;
                 hard_limit: number | null;
+                limited_by: string | null;
+                /** @description The plan's own meters, each with this period's quantity and figures (empty: none) */
+                meters: ({
+                    code: string;
+                    name: string;
+                    unit: string;
+                    aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                    /** @description The period's quantity so far (count, sum, max, unique count or latest value) */
+                    used: number;
+                    included: number | null;
+                    /** @description Units beyond the included ones, billed at the close of the period */
+                    overage_units: number;
+                    overage_amount: string | null;
+                    hard_limit: number | null;
+                  })[];
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
@@ -5287,6 +5302,21 @@ export interface operations {
                 overage_units: number;
                 overage_amount: string | null;
                 hard_limit: number | null;
+                limited_by: string | null;
+                /** @description The plan's own meters, each with this period's quantity and figures (empty: none) */
+                meters: ({
+                    code: string;
+                    name: string;
+                    unit: string;
+                    aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                    /** @description The period's quantity so far (count, sum, max, unique count or latest value) */
+                    used: number;
+                    included: number | null;
+                    /** @description Units beyond the included ones, billed at the close of the period */
+                    overage_units: number;
+                    overage_amount: string | null;
+                    hard_limit: number | null;
+                  })[];
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
