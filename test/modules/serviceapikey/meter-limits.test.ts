@@ -140,6 +140,14 @@ describe('a plan meter at its hard limit', () => {
     expect((await info(key)).usage).toMatchObject({ limited_by: null, meters: [{ code: 'requests', used: 2, hard_limit: 10 }] });
   });
 
+  it("a plan without hard limits: get_info's figures follow ingestion at once, and the key stays valid", async () => {
+    const { orderId, key } = await buy(await plan([TOKENS, USERS]));
+    expect((await info(key)).usage.meters).toMatchObject([{ code: 'tokens', used: 0 }, { code: 'users', used: 0 }]);
+    await ingest(orderId, 'tokens', 3, () => ({ value: 500 }));
+    expect((await info(key)).usage).toMatchObject({ limited_by: null, meters: [{ code: 'tokens', used: 1500, overage_units: 500, overage_amount: '5.00' }, { code: 'users', used: 0 }] });
+    expect(await check(key)).toBe(true);
+  });
+
   it('a hard limit of 0 switches the meter off: refused before any event', async () => {
     const { key } = await buy(await plan([TOKENS, requests(0)]));
     expect(await check(key)).toBe(false);

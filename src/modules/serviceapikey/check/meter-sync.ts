@@ -25,17 +25,13 @@ export interface MeterSyncDeps {
 
 export function createMeterSync({ entries, meterState, sync }: MeterSyncDeps) {
   /**
-   * The order's quantities changed: re-read them now when a meter has a hard limit (the check must learn it), else
-   * only mark them stale (get_info re-reads them when asked). Resolves once re-read; nothing to do for an order whose
-   * keys this process has not loaded, or whose period is not the one held.
+   * The order's quantities changed: re-read them now (a hard limit must hold, and get_info shows every meter), one read
+   * at a time per order however many batches arrive. Resolves once re-read; nothing to do for an order whose keys this
+   * process has not loaded, or whose period is not the one held (a backfill into the period before).
    */
   function changed(orderId: number, periodStart: string | null): Promise<void> | null {
     const state = entries.orderUsage(orderId)?.meters ?? null;
     if (state === null || (periodStart !== null && state.periodStart !== periodStart)) return null;
-    if (!state.limited) {
-      state.readAt = 0;
-      return null;
-    }
     return meterState.refresh(orderId, state);
   }
 
