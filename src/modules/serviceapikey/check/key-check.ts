@@ -4,9 +4,8 @@
 // Hot path: the key's HMAC is computed once (and remembered for keys found); a warm cache answers with a Map lookup,
 // a comparison of the record's facts with the current time, and a Map update for the usage count. A plan's meters
 // with a hard limit add one property read: the meter at its limit, worked out when their quantities change
-// (meter-state.ts). Unknown keys are
-// remembered a few seconds and counted against the caller's API_KEY_CHECK_FAILED budget; an address over that budget
-// is refused from a local map until its window ends.
+// (meter-state.ts). Unknown keys are remembered a few seconds and counted against the caller's API_KEY_CHECK_FAILED
+// budget; an address over that budget is refused from a local map until its window ends.
 //
 // The check is handed no HTTP reply: it returns the answer, and its one limit of its own (the failed-lookup budget,
 // once spent) is a 429 whose error carries the RateLimit-* headers; the HTTP layer writes an error's headers.
