@@ -10,15 +10,15 @@
 // once per millisecond (the access log's time stamp) falls on every check here, and the figure errs towards the cost.
 // Needs valgrind (`apt-get install valgrind`); without it this benchmark says so and does nothing.
 // Variants (BENCH_VARIANTS, the first is the reference): sqlite (defaults) and access (ACCESS_LOG=true) by default;
-// bench/check.ts's other SQLite ones (gateway, warn, workers2, sqlite-again) by name. BENCH_WARM and BENCH_CHECKS set the
-// counts.
+// bench/check.ts's other SQLite ones (gateway, ratelimit, warn, workers2, sqlite-again, meters) by name. BENCH_WARM
+// and BENCH_CHECKS set the counts.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VARIANTS } from './check.ts';
-import { BASE_PORT, issueKey, startTollgate } from './process.ts';
+import { VARIANTS, variantKey } from './check.ts';
+import { BASE_PORT, startTollgate } from './process.ts';
 
 const CONNECTIONS = 4;
 
@@ -72,7 +72,7 @@ async function countOne(variant: (typeof VARIANTS)[number], port: number, warm: 
   const server = await startTollgate(variant.name, port, env, { wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all', `--callgrind-out-file=${join(dir, 'callgrind.%p')}`] });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   try {
-    const key = await issueKey(server);
+    const key = await variantKey(server, variant);
     await sendChecks(server.url, key, warm, agent);
     // valgrind's control pipe is named after the HOST and USER its process saw (bench/process.ts sets HOST and no
     // USER): callgrind_control must see the same.
@@ -100,7 +100,7 @@ export async function runInstructionsBench(rounds = 3, wanted = ['sqlite', 'acce
   }
   const variants = wanted.map((name) => {
     const variant = VARIANTS.find((candidate) => candidate.name === name);
-    if (variant === undefined || variant.postgres === true || variant.keyConfig !== undefined) throw new Error(`not a variant this benchmark runs: ${name}`);
+    if (variant === undefined || variant.postgres === true) throw new Error(`not a variant this benchmark runs: ${name}`);
     return variant;
   });
   process.stdout.write(`\nAPI key check under callgrind: instructions per check, ${checks} checks after ${warm} warm-up checks, ${CONNECTIONS} connections\n`);

@@ -18,6 +18,7 @@ import { createClientService, type ClientService } from './modules/client/servic
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createUsageService, type UsageService } from './modules/usage/service.ts';
 import { createUsagePruning, type UsagePruning } from './modules/usage/pruning.ts';
+import { periodQuantities } from './modules/usage/quantities.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -189,6 +190,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     keyCacheSize: config.keyCacheSize,
     events,
     money: moneyFor(config.currency),
+    readMeters: periodQuantities,
   });
   closers.push(() => apikeys.close());
   productTypes.register(createApiKeyProductType(apikeys));
@@ -253,6 +255,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
+  // Hard limits first (the keys of an order at a limit are refused sooner), then the alerts.
+  usage.onMeasured((measured) => apikeys.metersMeasured(measured));
   usage.onMeasured((measured) => apikeys.alertOnMeasured(measured));
   const usagePruning = createUsagePruning({ db });
   const usageCloser = createUsageCloser({ db, dialect: database.dialect, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });

@@ -179,6 +179,29 @@ describe('WORKERS=2', () => {
     await everyWorkerAnswers(true);
   }, 60_000);
 
+  it("events ingested through one worker push an order over a meter's hard limit: every worker refuses within a second", async () => {
+    const meters = [{ code: 'requests', name: 'Requests', unit: 'request', aggregation: 'count', hard_limit: 3 }];
+    const product = await admin(port, 'product/prepare', { title: 'Metered plan', type: 'apikey' });
+    await admin(port, 'product/update', { id: product, status: 'enabled', config: { usage_period: 'calendar_month', meters } });
+    const client = await admin(port, 'client/create', { email: 'meters@example.com', first_name: 'M' });
+    const order = (await admin(port, 'order/create', { client_id: client, product_id: product, activate: true })) as number;
+    const metered = ((await admin(port, 'serviceapikey/get', { order_id: order })) as { api_key: string }).api_key;
+    // Both workers hold the order's quantities (consecutive connections alternate between the workers).
+    for (let i = 0; i < 6; i++) expect((await call(port, 'guest/serviceapikey/check', { key: metered })).result).toBe(true);
+    const events = Array.from({ length: 3 }, (_, i) => ({ id: `cluster-${i}`, order_id: order, meter: 'requests' }));
+    expect(await admin(port, 'usage/ingest', { events })).toMatchObject({ accepted: 3 });
+    // Told through the primary's relay: well before the two-second re-read that would catch a lost message.
+    const started = Date.now();
+    await vi.waitFor(
+      async () => {
+        const answers = await Promise.all(Array.from({ length: 8 }, () => call(port, 'guest/serviceapikey/check', { key: metered })));
+        expect(answers.map((a) => a.result)).toEqual(Array.from({ length: 8 }, () => false));
+      },
+      { timeout: 5000, interval: 50 },
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+  }, 60_000);
+
   it('shares a per-key rate limit between the workers within the documented overshoot', async () => {
     // Low, so that even a busy machine sends several times the limit.
     const limit = 10;

@@ -2,6 +2,7 @@
 // fields, its history, a plan change and the products it may move to, as the services build them.
 import { Type, type TProperties } from '@sinclair/typebox';
 import { Money, Nullable, PageOf, Timestamp } from '../../platform/schemas.ts';
+import { UsageSummary } from '../serviceapikey/key-results.ts';
 
 const OrderStatus = Type.Union(['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'].map((status) => Type.Literal(status)));
 const Period = (description: string) => Nullable(Type.String({ description }));
@@ -54,6 +55,9 @@ const apiKeyServiceFields = {
   config: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, description: 'API key orders: the key’s custom parameters' }))),
   valid: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)], { description: 'API key orders: the validity switch (FOSSBilling’s 0/1)' })),
   max_keys: Type.Optional(Type.Integer({ minimum: 1, description: 'API key orders, once issued: the keys the order may hold' })),
+  // API key orders: this period's use as get_info shows it (the built-in calls meter, the plan's meters, the limit
+  // reached); null before the key is issued.
+  usage: Type.Optional(Nullable(UsageSummary)),
   reason: Nullable(
     Type.String({
       description:

@@ -8,13 +8,15 @@ import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { errors } from '../../platform/errors.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
+import { meterAtLimit, type MeterQuantityReader } from './check/meter-state.ts';
 import { readKeyLimits } from './key-limits.ts';
 import { monthlyLimitOf } from './options.ts';
 import type { KeyRecord, Reason, UsageReport } from './types.ts';
+import { meterSummaries } from './usage/meter-summary.ts';
 import type { Metering } from './usage/metering.ts';
 import { summaryOf, withLimit } from './usage/summary.ts';
 import type { UsageTotals } from './usage/totals.ts';
-import { periodDays } from './usage/usage-period.ts';
+import { periodDays, type UsagePeriod } from './usage/usage-period.ts';
 import { planOf, usageOptionsOf } from './usage/usage-plan.ts';
 import { usageReport } from './usage/usage-range.ts';
 import { meterReports } from './usage/meter-series.ts';
@@ -28,6 +30,14 @@ export interface KeyRecordsDeps {
   totals: Pick<UsageTotals, 'currentUsage'>;
   /** The uses per day, for the usage reports (flushed and not yet). */
   metering: Metering;
+  /** The plan meters' quantities in a period (hard limits, `usage.meters`). */
+  readMeters: MeterQuantityReader;
+}
+
+/** An order's state this period as the check judges it: its uses, and the plan meter at its hard limit (or null). */
+interface Judged {
+  used: number;
+  meterLimit: string | null;
 }
 
 /** The live (not deleted) keys with their order's and client's facts. */
@@ -46,16 +56,21 @@ export function orderKeys(trx: Kysely<Database>, orderId: number) {
   return trx.selectFrom('api_keys').select(['id', 'key_hash', 'grace_hash', 'options', 'deleted_at']).where('order_id', '=', orderId).orderBy('id').execute();
 }
 
+/** Whether the order's uses have reached the built-in meter's stop: the hard limit, or the quota under enforce_limit. */
+function callsLimitReached(row: { options: string; config: string }, used: number): boolean {
+  const options = parseObject(row.options);
+  const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseObject(row.config));
+  if (hardLimit !== null && used >= hardLimit) return true;
+  return options.enforce_limit === true && overage === null && included !== null && used >= included;
+}
+
 /** The check's judgement of a stored key (check/key-check.ts judges the cached record by the same rules). */
-function reasonOf(row: { valid: number; options: string; config: string }, order: { status: string; expires_at: string | null; client_status: string }, used: number): Reason {
+function reasonOf(row: { valid: number; options: string; config: string }, order: { status: string; expires_at: string | null; client_status: string }, judged: Judged): Reason {
   if (row.valid !== 1) return 'DISABLED';
   if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
   if (order.status !== 'active') return 'NOT_ACTIVE';
   if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
-  const options = parseObject(row.options);
-  const { hardLimit, included, overage } = planOf(usageOptionsOf(options), parseObject(row.config));
-  if (hardLimit !== null && used >= hardLimit) return 'LIMIT_EXCEEDED';
-  if (options.enforce_limit === true && overage === null && included !== null && used >= included) return 'LIMIT_EXCEEDED';
+  if (callsLimitReached(row, judged.used) || judged.meterLimit !== null) return 'LIMIT_EXCEEDED';
   return 'VALID';
 }
 
@@ -66,7 +81,21 @@ function rotatingUntil(row: { grace_until: string | null }): string | null {
 export function createKeyRecords(deps: KeyRecordsDeps) {
   const { db, secrets, totals } = deps;
 
-  async function recordOf(trx: Kysely<Database>, row: KeyRow & { status: string; expires_at: string | null; client_status: string; order_period: string | null }, used?: number): Promise<KeyRecord> {
+  /** The plan's meters and their quantities in `period` (none read for a plan without meters). */
+  async function meterQuantities(trx: Kysely<Database>, row: { order_id: number; options: string }, period: UsagePeriod) {
+    const meters = usageOptionsOf(parseObject(row.options)).meters ?? [];
+    const quantities = meters.length === 0 ? new Map<string, number>() : await deps.readMeters(trx, row.order_id, period.start, meters);
+    return { meters, quantities };
+  }
+
+  /** The order's uses this period and the plan meter at its hard limit, as the check would judge them. */
+  async function judgedOf(trx: Kysely<Database>, row: KeyRow & { expires_at: string | null; order_period: string | null }): Promise<Judged> {
+    const { period, used } = await totals.currentUsage(trx, row);
+    const { meters, quantities } = await meterQuantities(trx, row, period);
+    return { used, meterLimit: meterAtLimit(meters, quantities) };
+  }
+
+  async function recordOf(trx: Kysely<Database>, row: KeyRow & { status: string; expires_at: string | null; client_status: string; order_period: string | null }, judged?: Judged): Promise<KeyRecord> {
     return {
       id: row.id,
       name: row.name,
@@ -75,7 +104,7 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
       api_key: secrets.decrypt(row.key_enc),
       valid: row.valid === 1 ? 1 : 0,
       config: parseObject(row.config),
-      reason: reasonOf(row, row, used ?? (await totals.currentUsage(trx, row)).used),
+      reason: reasonOf(row, row, judged ?? (await judgedOf(trx, row))),
       rotating_until: rotatingUntil(row),
       created_at: row.created_at,
       updated_at: row.updated_at,
@@ -108,9 +137,12 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
       if (row === undefined) return { api_key: null, config: null, valid: 0, reason: 'NOT_ACTIVE', usage: null };
       // This period's use and its projected overage, as get_info shows it (the client area and the admin order page).
       const { plan, period, used } = await totals.currentUsage(trx, row);
-      const record = await recordOf(trx, row, used);
+      const { meters, quantities } = await meterQuantities(trx, row, period);
+      const meterLimit = meterAtLimit(meters, quantities);
+      const record = await recordOf(trx, row, { used, meterLimit });
       const limit = monthlyLimitOf(record.config);
-      const usage = withLimit(summaryOf(deps.money, plan, period, used), limit);
+      const metered = { limited_by: callsLimitReached(row, used) ? 'calls' : meterLimit, meters: meterSummaries(deps.money, meters, quantities) };
+      const usage = withLimit(summaryOf(deps.money, plan, period, used), limit, metered);
       return { api_key: record.api_key, config: record.config, valid: record.valid, reason: record.reason, usage, max_keys: readKeyLimits(parseObject(row.options)).max_keys };
     },
 
@@ -120,16 +152,16 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
      */
     find: async (key: string): Promise<{ order_id: number; client_id: number; valid: 0 | 1; reason: Reason }> => {
       const row = await requireKey(db, { key: key.trim() });
-      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, (await totals.currentUsage(db, row)).used) };
+      return { order_id: row.order_id, client_id: row.client_id, valid: row.valid === 1 ? 1 : 0, reason: reasonOf(row, row, await judgedOf(db, row)) };
     },
 
     /** admin/serviceapikey/get: the order's first key, and `keys`: every key of the order with its id and name. */
     get: async (orderId: number): Promise<KeyRecord & { keys: KeyRecord[] }> => {
       const rows = await keysWithOrders(db).where('api_keys.order_id', '=', orderId).orderBy('api_keys.id').execute();
       if (rows.length === 0) throw errors.apiKeyNotFound();
-      const { used } = await totals.currentUsage(db, rows[0]!);
+      const judged = await judgedOf(db, rows[0]!);
       const keys: KeyRecord[] = [];
-      for (const row of rows) keys.push(await recordOf(db, row, used));
+      for (const row of rows) keys.push(await recordOf(db, row, judged));
       return { ...keys[0]!, keys };
     },
 
@@ -145,11 +177,11 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
       const total = await count.executeTakeFirstOrThrow();
       const rows = await rowsQuery.orderBy('api_keys.id', 'desc').limit(request.perPage).offset(request.offset).execute();
       const list: Array<Omit<KeyRecord, 'client_id'>> = [];
-      const usedByOrder = new Map<number, number>();
+      const judgedByOrder = new Map<number, Judged>();
       for (const row of rows) {
-        let used = usedByOrder.get(row.order_id);
-        if (used === undefined) usedByOrder.set(row.order_id, (used = (await totals.currentUsage(db, row)).used));
-        const { client_id: _client, ...record } = await recordOf(db, row, used);
+        let judged = judgedByOrder.get(row.order_id);
+        if (judged === undefined) judgedByOrder.set(row.order_id, (judged = await judgedOf(db, row)));
+        const { client_id: _client, ...record } = await recordOf(db, row, judged);
         list.push(record);
       }
       return toPage(request, total.n, list);

@@ -13,6 +13,19 @@ const Flag = Type.Union([Type.Literal(0), Type.Literal(1)]);
 
 export const KeyString = Type.String({ description: 'The new key' });
 
+/** One meter of the plan this period (issue 23): what it measured and its figures, priced as the close bills them. */
+export const MeterSummary = Type.Object({
+  code: Type.String(),
+  name: Type.String(),
+  unit: Type.String(),
+  aggregation: Type.Union(AGGREGATIONS.map((aggregation) => Type.Literal(aggregation))),
+  used: Type.Integer({ description: "The period's quantity so far (count, sum, max, unique count or latest value)" }),
+  included: Nullable(Type.Integer({ description: 'Units included per period; null: unlimited' })),
+  overage_units: Type.Integer({ description: 'Units beyond the included ones, billed at the close of the period' }),
+  overage_amount: Nullable(Money),
+  hard_limit: Nullable(Type.Integer({ description: 'The quantity at which check refuses the order’s keys (LIMIT_EXCEEDED); null: none' })),
+});
+
 /** A key's usage this period (the order's, over all its keys) with the plan's figures and projected overage. */
 export const UsageSummary = Type.Object({
   period_start: Type.String({ description: 'Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601)' }),
@@ -24,6 +37,10 @@ export const UsageSummary = Type.Object({
   overage_units: Type.Integer({ description: 'Uses beyond the included ones, billed at the close of the period' }),
   overage_amount: Nullable(Money),
   hard_limit: Nullable(Type.Integer()),
+  limited_by: Nullable(
+    Type.String({ description: 'The meter whose hard limit the order has reached this period (`calls`: the built-in one, or its enforced quota), so check refuses its keys; null: none' }),
+  ),
+  meters: Type.Array(MeterSummary, { description: "The plan's own meters, each with this period's quantity and figures (empty: none)" }),
 });
 
 const infoFields = {

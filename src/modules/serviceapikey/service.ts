@@ -19,6 +19,8 @@ import { createKeyEntries } from './check/entries.ts';
 import { KeyHashMemo } from './check/hash-memo.ts';
 import { createKeyCheck } from './check/key-check.ts';
 import { KeyRateLimiter, type LocalCounterStore } from './check/key-rate.ts';
+import { createMeterState, type MeterQuantityReader } from './check/meter-state.ts';
+import { createMeterSync } from './check/meter-sync.ts';
 import { createKeyIssuing } from './issuing/keys.ts';
 import { createSeveralKeys } from './issuing/several-keys.ts';
 import { createKeyRecords, orderKeys } from './key-records.ts';
@@ -56,6 +58,8 @@ export interface ApiKeyServiceDeps {
   log?: (error: unknown, what: string) => void;
   /** The currency overage amounts are projected in (get_info.usage.overage_amount). */
   money: Pick<Money, 'format' | 'precision'>;
+  /** A period's quantity of each meter of a plan (modules/usage/quantities.ts `periodQuantities`): hard limits, get_info. */
+  readMeters: MeterQuantityReader;
 }
 
 export function createApiKeyService(deps: ApiKeyServiceDeps) {
@@ -78,9 +82,12 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   periodMeter.start();
   const sync = createKeySync({ ...deps, cache, log });
   const totals = createUsageTotals({ periodMeter });
-  const entries = createKeyEntries({ db, cache, keyCacheSize: deps.keyCacheSize, totals, log, closed: () => closed });
-  const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync });
-  const records = createKeyRecords({ db, secrets, money, totals, metering });
+  const entries = createKeyEntries({ db, cache, keyCacheSize: deps.keyCacheSize, totals, readMeters: deps.readMeters, log, closed: () => closed });
+  // The plan meters' hard limits on the check: quantities held per order, told of ingested events (check/meter-sync.ts).
+  const meterState = createMeterState({ db, read: deps.readMeters, log, closed: () => closed, onLimitReached: (orderId) => meterSync.limitReached(orderId) });
+  const meterSync = createMeterSync({ entries, meterState, sync });
+  const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState });
+  const records = createKeyRecords({ db, secrets, money, totals, metering, readMeters: deps.readMeters });
   const issuing = createKeyIssuing({ db, secrets, events: deps.events, sync, records, meters: [metering, periodMeter] });
   const severalKeys = createSeveralKeys({ db, dialect: deps.dialect, events: deps.events, freshKey: issuing.freshKey, orderKeys, orderChangedIn: sync.orderChangedIn });
   const reported = createReportedUses({ db, cache, metering, totals, thresholds, sync });
@@ -127,6 +134,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     get: records.get,
     list: records.list,
     usage: records.usage,
+
+    /** Told after an ingested batch committed (modules/usage onMeasured): the meters' hard limits learn of it here and everywhere. */
+    metersMeasured: meterSync.measured,
 
     /** Writes the usage counts now (tests, shutdown). */
     async flushUsage(): Promise<void> {

@@ -3,6 +3,7 @@
 import type { CustomParams } from './options.ts';
 import type { MeterReport } from './usage/meter-series.ts';
 import type { CallsReport } from './usage/usage-range.ts';
+import type { MeterSummary } from './usage/meter-summary.ts';
 
 export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
 
@@ -19,6 +20,14 @@ export interface UsageSummary {
   /** Null when the plan bills no overage. */
   overage_amount: string | null;
   hard_limit: number | null;
+  /**
+   * The meter whose hard limit the order has reached this period, so that check refuses its keys (LIMIT_EXCEEDED):
+   * `calls` for the built-in meter (its hard limit, or the quota under enforce_limit), else a plan meter's code; null
+   * while no limit is reached.
+   */
+  limited_by: string | null;
+  /** Each meter of the plan (issue 23): its quantity this period and its figures; empty for a plan without meters. */
+  meters: MeterSummary[];
 }
 
 export interface KeyInfo {

@@ -105,6 +105,9 @@ describe('serviceapikey over HTTP', () => {
       overage_units: 0,
       overage_amount: null,
       hard_limit: null,
+      // Issue 23: no limit reached, and a plan without meters of its own.
+      limited_by: null,
+      meters: [],
     });
 
     // The client's own list.

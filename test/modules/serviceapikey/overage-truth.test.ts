@@ -78,6 +78,8 @@ describe('what the key pages say (web/src/lib/usage-summary.ts)', () => {
     overage_units: 0,
     overage_amount: '0.00',
     hard_limit: null,
+    limited_by: null,
+    meters: [],
   };
 
   it('past the included calls of an overage plan: calls beyond, the projected charge, not "used up"', () => {

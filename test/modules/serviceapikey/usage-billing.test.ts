@@ -128,15 +128,17 @@ describe('get_info and the limits', () => {
       overage_units: 5,
       overage_amount: '1.00',
       hard_limit: 25,
+      limited_by: null,
+      meters: [],
     });
     await use(key, 10);
     // The 25th use was the last: the hard limit holds even with overage pricing.
     expect(await check(key)).toBe(false);
     const stopped = await info(key);
-    expect(stopped).toMatchObject({ valid: 0, reason: 'LIMIT_EXCEEDED', usage: { used: 25, overage_units: 15, overage_amount: '1.00' } });
+    expect(stopped).toMatchObject({ valid: 0, reason: 'LIMIT_EXCEEDED', usage: { used: 25, overage_units: 15, overage_amount: '1.00', limited_by: 'calls' } });
     // The client area and the admin order page read the same figures from order/service.
     const service = await t.admin('order/service', { id: (await t.admin('order/get_list', { product_id: id })).result.list[0].id });
-    expect(service.result.usage).toMatchObject({ used: 25, included: 10, overage_units: 15, overage_amount: '1.00', hard_limit: 25 });
+    expect(service.result.usage).toMatchObject({ used: 25, included: 10, overage_units: 15, overage_amount: '1.00', hard_limit: 25, limited_by: 'calls' });
   });
 
   it('enforce_limit without overage stops at the included uses (the monthlyLimit parameter by default)', async () => {

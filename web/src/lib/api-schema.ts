@@ -869,6 +869,35 @@ export interface components {
       valid?: 0 | 1;
       /** @description API key orders, once issued: the keys the order may hold */
       max_keys?: number;
+      usage?: ({
+        /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
+        period_start: string;
+        /** @description Calendar month: its last day (YYYY-MM-DD); billing period: its end, exclusive (ISO 8601) */
+        period_end: string;
+        used: number;
+        limit: number | null;
+        remaining: number | null;
+        included: number | null;
+        /** @description Uses beyond the included ones, billed at the close of the period */
+        overage_units: number;
+        overage_amount: string | null;
+        hard_limit: number | null;
+        limited_by: string | null;
+        /** @description The plan's own meters, each with this period's quantity and figures (empty: none) */
+        meters: ({
+            code: string;
+            name: string;
+            unit: string;
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            /** @description The period's quantity so far (count, sum, max, unique count or latest value) */
+            used: number;
+            included: number | null;
+            /** @description Units beyond the included ones, billed at the close of the period */
+            overage_units: number;
+            overage_amount: string | null;
+            hard_limit: number | null;
+          })[];
+      }) | null;
       [key: string]: unknown;
     };
     OrderHistoryEntry: {
@@ -944,6 +973,35 @@ export interface components {
       valid?: 0 | 1;
       /** @description API key orders, once issued: the keys the order may hold */
       max_keys?: number;
+      usage?: ({
+        /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
+        period_start: string;
+        /** @description Calendar month: its last day (YYYY-MM-DD); billing period: its end, exclusive (ISO 8601) */
+        period_end: string;
+        used: number;
+        limit: number | null;
+        remaining: number | null;
+        included: number | null;
+        /** @description Uses beyond the included ones, billed at the close of the period */
+        overage_units: number;
+        overage_amount: string | null;
+        hard_limit: number | null;
+        limited_by: string | null;
+        /** @description The plan's own meters, each with this period's quantity and figures (empty: none) */
+        meters: ({
+            code: string;
+            name: string;
+            unit: string;
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            /** @description The period's quantity so far (count, sum, max, unique count or latest value) */
+            used: number;
+            included: number | null;
+            /** @description Units beyond the included ones, billed at the close of the period */
+            overage_units: number;
+            overage_amount: string | null;
+            hard_limit: number | null;
+          })[];
+      }) | null;
       [key: string]: unknown;
     };
     UpgradableProduct: {
@@ -4969,6 +5027,21 @@ export interface operations {
                 overage_units: number;
                 overage_amount: string | null;
                 hard_limit: number | null;
+                limited_by: string | null;
+                /** @description The plan's own meters, each with this period's quantity and figures (empty: none) */
+                meters: ({
+                    code: string;
+                    name: string;
+                    unit: string;
+                    aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                    /** @description The period's quantity so far (count, sum, max, unique count or latest value) */
+                    used: number;
+                    included: number | null;
+                    /** @description Units beyond the included ones, billed at the close of the period */
+                    overage_units: number;
+                    overage_amount: string | null;
+                    hard_limit: number | null;
+                  })[];
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
@@ -5487,6 +5560,21 @@ export interface operations {
                 overage_units: number;
                 overage_amount: string | null;
                 hard_limit: number | null;
+                limited_by: string | null;
+                /** @description The plan's own meters, each with this period's quantity and figures (empty: none) */
+                meters: ({
+                    code: string;
+                    name: string;
+                    unit: string;
+                    aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                    /** @description The period's quantity so far (count, sum, max, unique count or latest value) */
+                    used: number;
+                    included: number | null;
+                    /** @description Units beyond the included ones, billed at the close of the period */
+                    overage_units: number;
+                    overage_amount: string | null;
+                    hard_limit: number | null;
+                  })[];
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;

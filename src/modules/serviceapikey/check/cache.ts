@@ -9,6 +9,7 @@
 // Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
 // against the current time.
 import type { KeyRateLimit } from '../key-limits.ts';
+import type { OrderMeters } from './meter-state.ts';
 import type { UsagePeriod } from '../usage/usage-period.ts';
 import type { UsagePlan } from '../usage/usage-plan.ts';
 
@@ -24,6 +25,8 @@ export interface OrderUsage {
   /** When `used` was last read from the database (epoch ms); 0 asks for a refresh. */
   usedAt: number;
   refreshing: boolean;
+  /** The plan's meters and their quantities in `period` (meter-state.ts), or null when the plan has none. */
+  meters: OrderMeters | null;
 }
 
 export interface KeyEntry {

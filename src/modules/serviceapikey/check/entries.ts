@@ -1,7 +1,8 @@
 // The check's key records: read from the database on a cache miss (three indexed reads: the key joined with its order
-// and client, the order's key ids, their summed uses in the current usage period), filled into the cache, and kept
-// current in place (the order's count re-read in the background, moved to the next period when one ends). One read
-// per hash at a time: concurrent misses for the same key share it.
+// and client, the order's key ids, their summed uses in the current usage period; a fourth for a plan with meters:
+// their quantities in the period, meter-state.ts), filled into the cache, and kept current in place (the order's
+// count re-read in the background, moved to the next period when one ends). One read per hash at a time: concurrent
+// misses for the same key share it.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
 import { parseObject } from '../../../lib/json.ts';
@@ -11,6 +12,7 @@ import { periodOf, type UsageTotals } from '../usage/totals.ts';
 import { bucketOf, type UsagePeriod } from '../usage/usage-period.ts';
 import { planOf, usageOptionsOf } from '../usage/usage-plan.ts';
 import type { KeyCache, KeyEntry, OrderUsage } from './cache.ts';
+import { orderMetersOf, rollMeters, type MeterQuantityReader, type OrderMeters } from './meter-state.ts';
 
 export interface KeyEntriesDeps {
   db: Kysely<Database>;
@@ -18,6 +20,8 @@ export interface KeyEntriesDeps {
   /** Bounds the shared per-order usage records like the cache bounds its entries. */
   keyCacheSize: number;
   totals: Pick<UsageTotals, 'periodTotal' | 'orderKeyIds' | 'unflushedOf'>;
+  /** The period's quantities of the plan's meters (modules/usage/quantities.ts). */
+  readMeters: MeterQuantityReader;
   log: (error: unknown, what: string) => void;
   /** True once the service is closing: no background refresh starts then. */
   closed: () => boolean;
@@ -44,21 +48,22 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
 
   /** The order's shared usage record, refreshed in place with a total just read (its keys' records keep sharing it). */
-  function orderUsageOf(orderId: number, keyIds: number[], period: UsagePeriod, used: number, now: number): OrderUsage {
+  function orderUsageOf(orderId: number, keyIds: number[], period: UsagePeriod, used: number, meters: OrderMeters | null, now: number): OrderUsage {
     const bucket = bucketOf(period);
     let usage = orderUsage.get(orderId);
     if (usage === undefined) {
       // Bounded like the cache: records still holding a dropped object keep working; they refresh on their own.
       if (orderUsage.size >= deps.keyCacheSize * 2) orderUsage.clear();
-      usage = { keyIds, period, bucket, used, usedAt: now, refreshing: false };
+      usage = { keyIds, period, bucket, used, usedAt: now, refreshing: false, meters };
       orderUsage.set(orderId, usage);
     } else {
-      Object.assign(usage, { keyIds, period, bucket, used, usedAt: now });
+      // A fresh record carries the plan in force (a plan change reloads every key of the order) and its quantities.
+      Object.assign(usage, { keyIds, period, bucket, used, usedAt: now, meters });
     }
     return usage;
   }
 
-  function entryOf(row: EntryRow, keyIds: number[], rotatingUntilMs: number | null, used: number, period: UsagePeriod, now: number): KeyEntry {
+  function entryOf(row: EntryRow, keyIds: number[], rotatingUntilMs: number | null, used: number, meters: OrderMeters | null, period: UsagePeriod, now: number): KeyEntry {
     const config = parseObject(row.config);
     const options = parseObject(row.options);
     return {
@@ -74,7 +79,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
       enforceLimit: options.enforce_limit === true,
       plan: planOf(usageOptionsOf(options), config),
       orderPeriod: row.order_period,
-      usage: orderUsageOf(row.order_id, keyIds, period, used + totals.unflushedOf(keyIds, bucketOf(period)), now),
+      usage: orderUsageOf(row.order_id, keyIds, period, used + totals.unflushedOf(keyIds, bucketOf(period)), meters, now),
       rateLimit: readKeyLimits(options).rate_limit,
       rotatingUntilMs,
       loadedAt: now,
@@ -108,15 +113,20 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
     if (row === undefined) return null;
     // Found by its grace hash: a replaced key, validating until the grace ends (then as unknown as any other).
     const rotatingUntilMs = row.key_hash === hash ? null : row.grace_until === null ? 0 : Date.parse(row.grace_until);
-    const options = parseObject(row.options);
-    const period = periodOf(planOf(usageOptionsOf(options), {}), now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    const options = usageOptionsOf(parseObject(row.options));
+    const period = periodOf(planOf(options, {}), now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
     // The order's keys share its quota: its uses in the period are the sum over all of them.
     const keyIds = await totals.orderKeyIds(db, row.order_id);
     const used = await totals.periodTotal(db, keyIds, period.start);
-    return entryOf(row, keyIds, rotatingUntilMs, used, period, Date.now());
+    const meters = options.meters ?? [];
+    const quantities = meters.length === 0 ? new Map<string, number>() : await deps.readMeters(db, row.order_id, period.start, meters);
+    return entryOf(row, keyIds, rotatingUntilMs, used, orderMetersOf(meters, period.start, quantities, Date.now()), period, Date.now());
   }
 
   return {
+    /** The order's shared usage record in this process, if one of its keys was loaded (told of ingested events). */
+    orderUsage: (orderId: number): OrderUsage | undefined => orderUsage.get(orderId),
+
     /** The key's record from the database, filled into the cache unless an invalidation came meanwhile. */
     load: (hash: string): Promise<KeyEntry | null> => {
       const epoch = cache.epoch;
@@ -163,6 +173,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
       usage.bucket = bucket;
       usage.used = totals.unflushedOf(usage.keyIds, bucket);
       usage.usedAt = 0;
+      if (usage.meters !== null) rollMeters(usage.meters, period.start);
     },
   };
 }

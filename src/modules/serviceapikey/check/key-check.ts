@@ -2,9 +2,10 @@
 // of them: resolve the key to its cached record, judge it against the current time, count one use when valid.
 //
 // Hot path: the key's HMAC is computed once (and remembered for keys found); a warm cache answers with a Map lookup,
-// a comparison of the record's facts with the current time, and a Map update for the usage count. Unknown keys are
-// remembered a few seconds and counted against the caller's API_KEY_CHECK_FAILED budget; an address over that budget
-// is refused from a local map until its window ends.
+// a comparison of the record's facts with the current time, and a Map update for the usage count. A plan's meters
+// with a hard limit add one property read: the meter at its limit, worked out when their quantities change
+// (meter-state.ts). Unknown keys are remembered a few seconds and counted against the caller's API_KEY_CHECK_FAILED
+// budget; an address over that budget is refused from a local map until its window ends.
 //
 // The check is handed no HTTP reply: it returns the answer, and its one limit of its own (the failed-lookup budget,
 // once spent) is a 429 whose error carries the RateLimit-* headers; the HTTP layer writes an error's headers.
@@ -16,11 +17,13 @@ import type { Decision, RateLimiter } from '../../../platform/rate-limit.ts';
 import type { KeySync } from '../sync/key-sync.ts';
 import type { KeyInfo, Reason, UsageSummary } from '../types.ts';
 import type { Metering, UsageClock } from '../usage/metering.ts';
-import { summaryOf, withLimit } from '../usage/summary.ts';
+import { meterSummaries } from '../usage/meter-summary.ts';
+import { NO_METERS, summaryOf, withLimit, type MeteredSummary } from '../usage/summary.ts';
 import type { KeyCache, KeyEntry } from './cache.ts';
 import type { KeyEntries } from './entries.ts';
 import type { KeyHashMemo } from './hash-memo.ts';
 import type { KeyRateLimiter } from './key-rate.ts';
+import type { MeterState } from './meter-state.ts';
 
 /** How old the cached period count of an order with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
@@ -38,6 +41,8 @@ export interface KeyCheckDeps {
   metering: Pick<Metering, 'clock' | 'count'>;
   periodMeter: Pick<Metering, 'count'>;
   sync: Pick<KeySync, 'listen' | 'announce'>;
+  /** The plan meters' quantities, kept fresh in the background (meter-state.ts). */
+  meterState: Pick<MeterState, 'keepFresh'>;
 }
 
 /** The 429 of a spent failed-lookup budget, carrying that budget's RateLimit-* headers before Retry-After. */
@@ -53,7 +58,7 @@ function isValid(_entry: unknown, reason: Reason): boolean {
 }
 
 export function createKeyCheck(deps: KeyCheckDeps) {
-  const { secrets, limiter, cache, hashMemo, keyRates, entries, metering, periodMeter, sync } = deps;
+  const { secrets, limiter, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState } = deps;
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   /** Checks and get_info calls answered, by reason (read by /metrics). */
@@ -85,6 +90,11 @@ export function createKeyCheck(deps: KeyCheckDeps) {
     if (watched(entry)) {
       if (now - entry.usage.usedAt > USAGE_REFRESH_MS) entries.refreshUsage(entry);
       if (limitReached(entry)) return 'LIMIT_EXCEEDED';
+    }
+    const meters = entry.usage.meters;
+    if (meters !== null && meters.limited) {
+      meterState.keepFresh(entry.orderId, meters, now);
+      if (meters.limitedBy !== null) return 'LIMIT_EXCEEDED';
     }
     return 'VALID';
   }
@@ -180,8 +190,16 @@ export function createKeyCheck(deps: KeyCheckDeps) {
     return reason;
   }
 
+  /** The plan's meters' figures, and the meter whose limit stops the key (`calls` first, as judge checks it first). */
+  function meteredOf(entry: KeyEntry): MeteredSummary {
+    const meters = entry.usage.meters;
+    const limitedBy = limitReached(entry) ? 'calls' : (meters?.limitedBy ?? null);
+    if (meters === null) return limitedBy === null ? NO_METERS : { limited_by: limitedBy, meters: [] };
+    return { limited_by: limitedBy, meters: meterSummaries(deps.money, meters.meters, meters.quantities) };
+  }
+
   function usageOf(entry: KeyEntry): UsageSummary {
-    return withLimit(summaryOf(deps.money, entry.plan, entry.usage.period, entry.usage.used), entry.limit);
+    return withLimit(summaryOf(deps.money, entry.plan, entry.usage.period, entry.usage.used), entry.limit, meteredOf(entry));
   }
 
   function infoOf(entry: KeyEntry | null, reason: Reason): KeyInfo {
@@ -218,7 +236,11 @@ export function createKeyCheck(deps: KeyCheckDeps) {
       const clock = metering.clock(now);
       const found = resolve(key, ip, now);
       if (found instanceof Promise) return found.then((entry) => useThen(entry, Date.now(), clock, infoOf));
-      if (found !== null && !watched(found) && now - found.usage.usedAt > USAGE_REFRESH_MS) entries.refreshUsage(found);
+      if (found !== null) {
+        if (!watched(found) && now - found.usage.usedAt > USAGE_REFRESH_MS) entries.refreshUsage(found);
+        // Every meter's figures are shown, hard-limited or not.
+        if (found.usage.meters !== null) meterState.keepFresh(found.orderId, found.usage.meters, now, true);
+      }
       return useThen(found, now, clock, infoOf);
     },
 
@@ -227,6 +249,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const entry = await resolve(key, ip, now);
+      if (entry?.usage.meters != null) meterState.keepFresh(entry.orderId, entry.usage.meters, now, true);
       const info = await useThen(entry, Date.now(), clock, infoOf);
       return { ...info, order_id: entry?.orderId ?? null, key_id: entry?.id ?? null };
     },

@@ -5,6 +5,8 @@
 // since it may have missed messages meanwhile.
 // Besides hashes, a message may carry key references `k<key id>:<order id>` (issue 11): the verifiers' events stream
 // (events-stream.ts) hears of every change from any process through them. Receivers that do not know them skip them.
+// And order references `m<order id>` (issue 23): events ingested somewhere changed the order's meter quantities, so
+// the processes holding them re-read them (check/meter-state.ts) and a meter's hard limit holds everywhere.
 import { sql, type Kysely } from 'kysely';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -27,15 +29,29 @@ export interface InvalidationChannel {
   onKeyChanged: KeyChangeListener | null;
   /** Called when listening (re)starts: messages sent meanwhile are lost (the events stream then says "resync"). */
   onReset: (() => void) | null;
+  /** Called for every order reference received from another process (its meter quantities changed). */
+  onMetersChanged: MetersChangeListener | null;
   close(): Promise<void>;
 }
 
 type ErrorLog = (error: unknown, what: string) => void;
 export type KeyChangeListener = (ref: { keyId: number; orderId: number }) => void;
+export type MetersChangeListener = (orderId: number) => void;
+
+/** What a channel tells of the messages it receives. */
+interface Listeners {
+  onKeyChanged: KeyChangeListener | null;
+  onMetersChanged: MetersChangeListener | null;
+}
 
 /** The message token naming a changed key, for the events stream. */
 export function refToken(keyId: number, orderId: number): string {
   return `k${keyId}:${orderId}`;
+}
+
+/** The message token naming an order whose meter quantities changed. */
+export function metersToken(orderId: number): string {
+  return `m${orderId}`;
 }
 
 function messagesOf(hashes: readonly string[]): string[] {
@@ -44,27 +60,36 @@ function messagesOf(hashes: readonly string[]): string[] {
   return out;
 }
 
-function receive(cache: KeyCache, payload: string, listener: KeyChangeListener | null): void {
+function receive(cache: KeyCache, payload: string, { onKeyChanged, onMetersChanged }: Listeners): void {
   for (const token of payload.split(',')) {
     if (/^[0-9a-f]{64}$/.test(token)) cache.invalidate(token);
-    else if (listener !== null) {
+    else if (token.startsWith('m')) {
+      const order = /^m(\d{1,10})$/.exec(token);
+      if (order !== null && onMetersChanged !== null) onMetersChanged(Number(order[1]));
+    } else if (onKeyChanged !== null) {
       const ref = /^k(\d{1,10}):(\d{1,10})$/.exec(token);
-      if (ref !== null) listener({ keyId: Number(ref[1]), orderId: Number(ref[2]) });
+      if (ref !== null) onKeyChanged({ keyId: Number(ref[1]), orderId: Number(ref[2]) });
     }
   }
+}
+
+/** This process's own key references only (the hashes were dropped from its cache already, its meters re-read). */
+function ownRefs(hashes: readonly string[]): string {
+  return hashes.filter((token) => token.startsWith('k')).join(',');
 }
 
 export class LocalChannel implements InvalidationChannel {
   readonly kind = 'local';
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
+  onMetersChanged: MetersChangeListener | null = null;
   constructor(private readonly cache: KeyCache) {
     cache.trusted = true;
   }
   listen(): void {}
-  /** One process: only the references matter (the hashes were dropped from the cache already). */
+  /** One process: only the key references matter (the hashes were dropped from the cache already). */
   publish(hashes: readonly string[]): void {
-    if (this.onKeyChanged !== null) receive(this.cache, hashes.filter((token) => token.startsWith('k')).join(','), this.onKeyChanged);
+    if (this.onKeyChanged !== null) receive(this.cache, ownRefs(hashes), this);
   }
   close(): Promise<void> {
     return Promise.resolve();
@@ -75,6 +100,7 @@ export class PostgresChannel implements InvalidationChannel {
   readonly kind = 'postgres';
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
+  onMetersChanged: MetersChangeListener | null = null;
   private client: pg.Client | null = null;
   private started = false;
   private closed = false;
@@ -114,7 +140,7 @@ export class PostgresChannel implements InvalidationChannel {
     client.on('error', onLost);
     client.on('end', () => onLost());
     client.on('notification', (message) => {
-      if (message.channel === CHANNEL && message.payload !== undefined) receive(this.cache, message.payload, this.onKeyChanged);
+      if (message.channel === CHANNEL && message.payload !== undefined) receive(this.cache, message.payload, this);
     });
     try {
       await client.connect();
@@ -174,6 +200,7 @@ export class RedisChannel implements InvalidationChannel {
   readonly kind = 'redis';
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
+  onMetersChanged: MetersChangeListener | null = null;
   private subscriber: Redis | null = null;
   private publisher: Redis | null = null;
   private readonly channel: string;
@@ -203,7 +230,7 @@ export class RedisChannel implements InvalidationChannel {
         .catch((error: unknown) => this.log(error, 'Redis subscribe'));
     };
     subscriber.on('message', (channel: string, payload: string) => {
-      if (channel === this.channel) receive(this.cache, payload, this.onKeyChanged);
+      if (channel === this.channel) receive(this.cache, payload, this);
     });
     subscriber.on('close', () => {
       this.cache.trusted = false;
@@ -245,8 +272,9 @@ export class ClusterChannel implements InvalidationChannel {
   readonly kind = 'cluster';
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
+  onMetersChanged: MetersChangeListener | null = null;
   private readonly onMessage = (message: unknown): void => {
-    if (isClusterMessage(message) && message.t === 'tollgate:invalidate') receive(this.cache, message.payload, this.onKeyChanged);
+    if (isClusterMessage(message) && message.t === 'tollgate:invalidate') receive(this.cache, message.payload, this);
   };
   private started = false;
 
@@ -262,7 +290,7 @@ export class ClusterChannel implements InvalidationChannel {
 
   publish(hashes: readonly string[]): void {
     // The primary relays to the other workers only: this worker's own events stream hears its changes here.
-    if (this.onKeyChanged !== null) receive(this.cache, hashes.filter((token) => token.startsWith('k')).join(','), this.onKeyChanged);
+    if (this.onKeyChanged !== null) receive(this.cache, ownRefs(hashes), this);
     if (process.send === undefined || !process.connected) return;
     for (const payload of messagesOf(hashes)) {
       const message: InvalidateMessage = { t: 'tollgate:invalidate', payload };

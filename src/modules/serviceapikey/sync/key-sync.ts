@@ -11,7 +11,7 @@ import type { EventBus } from '../../../platform/events.ts';
 import { afterTransaction, inTransaction } from '../../../platform/transaction.ts';
 import type { KeyCache } from '../check/cache.ts';
 import { KeyEventHub } from './events-stream.ts';
-import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, refToken, type InvalidationChannel } from './invalidation.ts';
+import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, metersToken, refToken, type InvalidationChannel, type MetersChangeListener } from './invalidation.ts';
 
 export interface KeySyncDeps {
   db: Kysely<Database>;
@@ -106,6 +106,14 @@ export function createKeySync(deps: KeySyncDeps) {
     /** Tells every process (the verifiers' streams) that a key changed state without a write (its quota reached). */
     announce: (keyId: number, orderId: number): void => {
       channel.publish([refToken(keyId, orderId)]);
+    },
+    /** Tells the other processes that ingested events changed these orders' meter quantities (check/meter-sync.ts). */
+    metersChanged: (orderIds: readonly number[]): void => {
+      if (orderIds.length > 0) channel.publish(orderIds.map(metersToken));
+    },
+    /** Hears the other processes' `metersChanged` (once listening: after the first lookup that reached the database). */
+    onMetersChanged: (listener: MetersChangeListener): void => {
+      channel.onMetersChanged = listener;
     },
     /** The verifiers' events stream: every key change from any process (starts listening on first use). */
     keyEvents: (): KeyEventHub => {

@@ -6,7 +6,13 @@ import type { UsageSummary } from '../types.ts';
 import { periodDays, type UsagePeriod } from './usage-period.ts';
 import type { UsagePlan } from './usage-plan.ts';
 
-export type PlanSummary = Omit<UsageSummary, 'limit' | 'remaining'>;
+export type PlanSummary = Omit<UsageSummary, 'limit' | 'remaining' | 'limited_by' | 'meters'>;
+
+/** The plan's meters' figures and the one whose hard limit stops the keys (issue 23). */
+export type MeteredSummary = Pick<UsageSummary, 'limited_by' | 'meters'>;
+
+/** A plan without meters, under no limit. */
+export const NO_METERS: MeteredSummary = { limited_by: null, meters: [] };
 
 /** The period's bounds and the plan's figures for `used` uses (the projected overage at today's count). */
 export function summaryOf(money: Pick<Money, 'format' | 'precision'>, plan: UsagePlan, period: UsagePeriod, used: number): PlanSummary {
@@ -23,9 +29,12 @@ export function summaryOf(money: Pick<Money, 'format' | 'precision'>, plan: Usag
   };
 }
 
-/** §7.1's `limit` and `remaining`; an overage plan's `remaining` is to its hard limit, or null (docs/usage-and-billing.md). */
-export function withLimit(summary: PlanSummary, limit: number | null): UsageSummary {
+/**
+ * §7.1's `limit` and `remaining`; an overage plan's `remaining` is to its hard limit, or null (docs/usage-and-billing.md);
+ * then the meters' figures (`metered`).
+ */
+export function withLimit(summary: PlanSummary, limit: number | null, metered: MeteredSummary): UsageSummary {
   const { period_start, period_end, used, ...plan } = summary,
     stop = plan.overage_amount === null ? limit : plan.hard_limit;
-  return { period_start, period_end, used, limit, remaining: stop === null ? null : Math.max(0, stop - used), ...plan };
+  return { period_start, period_end, used, limit, remaining: stop === null ? null : Math.max(0, stop - used), ...plan, limited_by: metered.limited_by, meters: metered.meters };
 }
