@@ -38,12 +38,30 @@ export type Reason =
   /** Tollgate refused the verifier token (unknown, deactivated, or without `serviceapikey.check`); never valid. */
   | 'UNAUTHORIZED';
 
+/** One meter of the plan in `usage.meters` (issue 23): its quantity this period and what it costs. */
+export interface MeterUsage {
+  code: string;
+  name: string;
+  unit: string;
+  aggregation: 'count' | 'sum' | 'max' | 'unique_count' | 'latest';
+  used: number;
+  included: number | null;
+  overage_units: number;
+  /** Projected price of the units beyond `included`; null when the meter bills no overage. */
+  overage_amount: string | null;
+  hard_limit: number | null;
+}
+
 export interface Usage {
   period_start: string;
   period_end: string;
   used: number;
   limit: number | null;
   remaining: number | null;
+  /** The meter whose limit refuses the key (`calls` for the built-in one), or null; absent from older servers. */
+  limited_by?: string | null;
+  /** The plan's meters beside the built-in calls; absent from older servers. */
+  meters?: MeterUsage[];
 }
 
 export interface VerifyResult {

@@ -107,6 +107,19 @@ describe('an AI API plan metered by tokens, requests and users', () => {
     ]);
 
 
+    // The requests meter runs to its hard limit of 50,000: the key stops, and get_info names the meter.
+    expect((await t.call('/api/guest/serviceapikey/check', { key })).result).toBe(true);
+    for (let sent = 10; sent < 50_000; sent += 1000) {
+      const count = Math.min(1000, 50_000 - sent);
+      expect((await ingest(Array.from({ length: count }, (_, i) => ({ id: `r-${sent + i}`, key, meter: 'requests' })))).accepted).toBe(count);
+    }
+    expect((await t.call('/api/guest/serviceapikey/check', { key })).result).toBe(false);
+    const limited = await t.call('/api/guest/serviceapikey/get_info', { key });
+    expect(limited.result).toMatchObject({ valid: 0, reason: 'LIMIT_EXCEEDED', usage: { limited_by: 'requests' } });
+    expect((limited.result.usage.meters as Array<{ code: string; used: number; hard_limit: number | null }>).find((meter) => meter.code === 'requests')).toMatchObject({ used: 50_000, hard_limit: 50_000 });
+    // The SDK hears it too: its verify refuses the key.
+    expect(await sdk.verify(key)).toMatchObject({ valid: false, reason: 'LIMIT_EXCEEDED' });
+
     // The month closes; one overage invoice with a line per billed meter, charged to the saved card, once.
     await sdk.close();
     at('2027-05-01T00:00:30Z');
