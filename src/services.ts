@@ -17,6 +17,8 @@ import { createMetrics, type Metrics } from './platform/metrics.ts';
 import { createClientService, type ClientService } from './modules/client/service.ts';
 import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createUsageService, type UsageService } from './modules/usage/service.ts';
+import { createCreditService, type CreditService } from './modules/credit/service.ts';
+import { createInvoiceCredits, type InvoiceCredits } from './modules/credit/invoice-credits.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -105,6 +107,8 @@ export interface Services {
   usageCloser: UsageCloser;
   /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
+  credits: CreditService;
+  invoiceCredits: InvoiceCredits;
   /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
   gatewayPayments: GatewayPayments;
   /** Auto-pay, gateway customers, saved cards, starting a payment. */
@@ -251,6 +255,16 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
+  const credits = createCreditService({ db, money, log: logSchedulerError });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
+  const invoiceCredits = createInvoiceCredits({
+    db,
+    events,
+    money,
+    invoices,
+    invoicePayments,
+    settings: { fundsMin: () => settings.peek('funds_min_amount'), fundsMax: () => settings.peek('funds_max_amount'), payInvoices: () => settings.peek('credits_pay_invoices') },
+  });
   const cron = createCronService({
     db,
     orders,
@@ -262,9 +276,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
     reminders: notices,
     usage: usageCloser,
+    credits,
     log: logSchedulerError,
   });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
   const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
@@ -324,6 +338,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     apikeys,
     usageCloser,
     invoicePayments,
+    credits,
+    invoiceCredits,
     gatewayPayments,
     payments,
     inboundEvents,

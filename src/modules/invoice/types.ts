@@ -8,7 +8,8 @@ import type { Company } from '../system/service.ts';
 
 export type InvoiceRow = Selectable<Database['invoices']>;
 export interface InvoiceLine {
-  orderId: number;
+  /** Null for a line that buys no order (a `deposit`). */
+  orderId: number | null;
   task: InvoiceTask;
   title: string;
   period: string | null;
