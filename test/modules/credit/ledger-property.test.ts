@@ -30,8 +30,8 @@ function generator(seed: number): (below: number) => number {
 
 /** The model's burn-down order, written independently of src/modules/credit/burn-down.ts. */
 function modelOrder(lots: ModelLot[]): ModelLot[] {
-  const dated = lots.filter((lot) => lot.expiresAt !== null).sort((a, b) => a.expiresAt! - b.expiresAt! || Number(b.promo) - Number(a.promo) || a.order - b.order);
-  const open = lots.filter((lot) => lot.expiresAt === null).sort((a, b) => Number(b.promo) - Number(a.promo) || a.order - b.order);
+  const dated = lots.filter((lot) => lot.expiresAt !== null).toSorted((a, b) => a.expiresAt! - b.expiresAt! || Number(b.promo) - Number(a.promo) || a.order - b.order);
+  const open = lots.filter((lot) => lot.expiresAt === null).toSorted((a, b) => Number(b.promo) - Number(a.promo) || a.order - b.order);
   return [...dated, ...open];
 }
 
