@@ -71,6 +71,13 @@ export const balanceAdminActions = {
       return true;
     },
   }),
+  balance_get_total: adminAction({
+    params: Type.Object({ id: Id }),
+    permission: 'client.manage_balance',
+    summary: "Client `id`'s balance (the sum of its lines) as a decimal string; 404 for an unknown client. Not in FOSSBilling, whose admin reads it from the client record",
+    result: Money,
+    handler: ({ id }, { services }) => services.credits.total(id, true),
+  }),
   balance_delete: adminAction({
     params: Type.Object({ id: Id }),
     permission: 'client.manage_balance',

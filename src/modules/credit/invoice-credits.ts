@@ -42,24 +42,36 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
     return trx.selectFrom('credit_entries').selectAll().where('idempotency_key', '=', key).executeTakeFirst();
   }
 
+  /** What the account can spend now (grants past their expiry are not spendable). The caller holds the lock. */
+  async function spendable(trx: Kysely<Database>, account: Account, now: Date): Promise<number> {
+    const at = isoSeconds(now);
+    return (await openLots(trx, account)).filter((lot) => lot.expiresAt === null || lot.expiresAt > at).reduce((sum, lot) => sum + lot.remaining, 0);
+  }
+
+  /** The invoice's number (given when it is paid), else "#<id>" for staff's eyes. */
+  async function label(trx: Kysely<Database>, id: number): Promise<string> {
+    return (await invoicePayments.payable(trx, id))?.number ?? `#${id}`;
+  }
+
   /**
-   * Pays the unpaid invoice `id` from its client's balance inside `trx`: a `consume` entry for the total, then the
-   * invoice's compare-and-set (orders activated or renewed as by any payment). 'uncovered' when the balance is short:
-   * nothing is written. Throws 409 when the invoice is not payable (paid meanwhile, canceled, stale).
+   * Pays the unpaid invoice `id` from its client's balance inside `trx`: the invoice's compare-and-set (orders
+   * activated or renewed as by any payment), then a `consume` entry for the total naming the invoice by the number the
+   * payment gave it. 'uncovered' when the balance is short: nothing is written. Throws 409 when the invoice is not
+   * payable (paid meanwhile, canceled, stale); the whole transaction then rolls back.
    */
   async function payFromBalance(trx: Kysely<Database>, id: number, now: Date): Promise<'paid' | 'uncovered'> {
     const invoice = await invoicePayments.payable(trx, id);
     if (invoice === null) throw errors.notFound('Invoice');
     const account: Account = { clientId: invoice.clientId, currency: invoice.currency };
     await lockAccount(trx, account, now);
-    let ref = 'balance';
+    // Checked under the lock, so the debit below is covered: no one else spends from this account until we commit.
+    if ((await spendable(trx, account, now)) < invoice.amount) return 'uncovered';
+    // Re-read by the compare-and-set: a concurrent payment that won answers 409 here.
+    await invoices.payInTransaction(trx, id, { transactionId: `balance-invoice-${id}`, gatewayCode: CREDITS_GATEWAY }, now);
     if (invoice.amount > 0) {
-      const written = await debit(trx, account, { kind: 'consume', amount: invoice.amount, key: `invoice:${id}:pay`, invoiceId: id, note: `Payment of invoice ${invoice.number ?? `#${id}`}` }, now);
-      if (isUncovered(written)) return 'uncovered';
-      ref = `credit-${written.id}`;
+      const written = await debit(trx, account, { kind: 'consume', amount: invoice.amount, key: `invoice:${id}:pay`, invoiceId: id, note: `Payment of invoice ${await label(trx, id)}` }, now);
+      if (isUncovered(written)) throw new Error(`The balance of client ${account.clientId} changed under its lock`);
     }
-    // Re-read under the lock: a concurrent payment that won answers 409 here, and this transaction's debit rolls back.
-    await invoices.payInTransaction(trx, id, { transactionId: ref, gatewayCode: CREDITS_GATEWAY }, now);
     return 'paid';
   }
 
@@ -93,14 +105,12 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
     const previous = await trx.selectFrom('credit_entries').select('id').where('invoice_id', '=', invoiceId).where('kind', '=', 'refund').execute();
     const key = `invoice:${invoiceId}:refund:${previous.length + 1}`;
     if (paid !== undefined) {
-      await credit(trx, account, { kind: 'refund', amount, key, invoiceId, note: `Refund of invoice #${invoiceId}, paid from the balance` }, now);
+      await credit(trx, account, { kind: 'refund', amount, key, invoiceId, note: `Refund of invoice ${await label(trx, invoiceId)}, paid from the balance` }, now);
       return;
     }
     // The money went back to the payer: take back the credit it bought, as far as the balance still holds it.
-    const at = isoSeconds(now);
-    const available = (await openLots(trx, account)).filter((lot) => lot.expiresAt === null || lot.expiresAt > at).reduce((sum, lot) => sum + lot.remaining, 0);
-    const take = Math.min(amount, available);
-    if (take > 0) await debit(trx, account, { kind: 'refund', amount: take, key, invoiceId, note: `Top-up invoice #${invoiceId} refunded` }, now, topUp!.id);
+    const take = Math.min(amount, await spendable(trx, account, now));
+    if (take > 0) await debit(trx, account, { kind: 'refund', amount: take, key, invoiceId, note: `Top-up invoice ${await label(trx, invoiceId)} refunded` }, now, topUp!.id);
   });
 
   return {

@@ -23,6 +23,7 @@ export const BalanceLine = Type.Object(
     invoice_id: Nullable(Type.Integer()),
     staff_id: Nullable(Type.Integer()),
     reverses_id: Nullable(Type.Integer({ description: 'The line this compensating adjust reverses (balance_delete)' })),
+    reversed_by: Nullable(Type.Integer({ description: 'The compensating adjust that reversed this line, if one did' })),
     created_at: Timestamp,
   },
   { $id: 'BalanceLine' },

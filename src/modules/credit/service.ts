@@ -27,7 +27,7 @@ export interface CreditServiceDeps {
 export function createCreditService({ db, money, log }: CreditServiceDeps) {
   const accountOf = (clientId: number): Account => ({ clientId, currency: money.currency });
 
-  function toRecord(row: EntryRow): CreditEntryRecord {
+  function toRecord(row: EntryRow, reversedBy: number | null): CreditEntryRecord {
     return {
       id: row.id,
       client_id: row.client_id,
@@ -39,6 +39,7 @@ export function createCreditService({ db, money, log }: CreditServiceDeps) {
       invoice_id: row.invoice_id,
       staff_id: row.staff_id,
       reverses_id: row.reverses_id,
+      reversed_by: reversedBy,
       created_at: row.created_at,
     };
   }
@@ -69,14 +70,19 @@ export function createCreditService({ db, money, log }: CreditServiceDeps) {
       if (filters.date_to !== undefined) query = query.where('created_at', '<=', bound(filters.date_to, true));
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
-      return toPage(request, total.n, rows.map(toRecord));
+      // Which lines of the page a compensating adjust reversed (one query for the page).
+      const ids = rows.map((row) => row.id);
+      const reversals = ids.length === 0 ? [] : await db.selectFrom('credit_entries').select(['id', 'reverses_id']).where('reverses_id', 'in', ids).execute();
+      const reversedBy = new Map(reversals.map((row) => [row.reverses_id, row.id]));
+      return toPage(request, total.n, rows.map((row) => toRecord(row, reversedBy.get(row.id) ?? null)));
     },
 
     /** The balance in minor units: the sum of the client's ledger. */
     balance: (clientId: number): Promise<number> => balanceOf(db, accountOf(clientId)),
 
-    /** balance_get_total: the balance as a decimal string. */
-    async total(clientId: number): Promise<string> {
+    /** balance_get_total: the balance as a decimal string; `mustExist`: 404 for an unknown client (staff name one). */
+    async total(clientId: number, mustExist = false): Promise<string> {
+      if (mustExist) await requireClient(clientId);
       return money.format(await balanceOf(db, accountOf(clientId)));
     },
 

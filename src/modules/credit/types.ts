@@ -16,6 +16,8 @@ export interface CreditEntryRecord {
   staff_id: number | null;
   /** balance_delete's compensating adjust names the entry it reverses. */
   reverses_id: number | null;
+  /** The compensating adjust that reversed this line, if one did. */
+  reversed_by: number | null;
   created_at: string;
 }
 

@@ -113,7 +113,11 @@ describe('client balance', () => {
     expect(await total(client.token)).toBe('7.00');
     const lines = (await t.admin('client/balance_get_list', { client_id: client.id })).result.list;
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatchObject({ type: 'adjust', amount: '-5.00', reverses_id: mistake.id });
+    expect(lines[0]).toMatchObject({ type: 'adjust', amount: '-5.00', reverses_id: mistake.id, reversed_by: null });
+    expect(lines[2]).toMatchObject({ id: mistake.id, reversed_by: lines[0].id });
+    expect((await t.admin('client/balance_get_total', { id: client.id })).result).toBe('7.00');
+    expectError(await t.admin('client/balance_get_total', { id: 99_999_999 }), 404);
+    expectInvalid(await t.admin('client/balance_get_total', {}), 'id');
     // Twice, a reversal itself, an unknown line, a wrong-typed id.
     expectError(await t.admin('client/balance_delete', { id: mistake.id }), 409);
     expectError(await t.admin('client/balance_delete', { id: lines[0].id }), 409);

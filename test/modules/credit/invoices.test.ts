@@ -97,9 +97,9 @@ describe('top-up invoices and paying from the balance', () => {
     expect(invoice.number).not.toBeNull();
     expect((await asClient(t, client.token, 'order/get', { id: bought.order_id })).result.status).toBe('active');
     const [consume] = (await asClient(t, client.token, 'client/balance_get_list')).result.list;
-    expect(consume).toMatchObject({ type: 'consume', amount: '-10.00', invoice_id: bought.invoice_id });
+    expect(consume).toMatchObject({ type: 'consume', amount: '-10.00', invoice_id: bought.invoice_id, description: `Payment of invoice ${invoice.number}` });
     const transactions = (await t.admin('invoice/transaction_get_list', { invoice_id: bought.invoice_id })).result.list;
-    expect(transactions).toEqual([expect.objectContaining({ gateway: 'credits', amount: '10.00', status: 'processed', txn_id: `credit-${consume.id}` })]);
+    expect(transactions).toEqual([expect.objectContaining({ gateway: 'credits', amount: '10.00', status: 'processed', txn_id: `balance-invoice-${bought.invoice_id}` })]);
     // Paid already → 409, nothing more taken.
     expectError(await asClient(t, client.token, 'invoice/pay_with_credits', { hash: bought.invoice_hash }), 409);
     expect(await total(client.token)).toBe('5.00');

@@ -148,6 +148,10 @@ export interface paths {
     /** Adds `amount` to client `id`'s balance as an `adjust` line with the description as its reason, or a promotional `grant` (`type: "grant"` or `expires_at`: spent first, what is left expires); a negative amount takes funds away (409 past the balance). The same `idempotency_key` again adds nothing */
     post: operations["admin_client_balance_add_funds"];
   };
+  "/api/admin/client/balance_get_total": {
+    /** Client `id`'s balance (the sum of its lines) as a decimal string; 404 for an unknown client. Not in FOSSBilling, whose admin reads it from the client record */
+    post: operations["admin_client_balance_get_total"];
+  };
   "/api/admin/client/balance_delete": {
     /** Removes a balance line the ledger way: writes an `adjust` line of the opposite amount naming it (`reverses_id`); 409 when it was removed already, is itself a reversal, or the balance no longer holds the credit */
     post: operations["admin_client_balance_delete"];
@@ -765,6 +769,7 @@ export interface components {
       invoice_id: number | null;
       staff_id: number | null;
       reverses_id: number | null;
+      reversed_by: number | null;
       /** Format: date-time */
       created_at: string;
     };
@@ -1569,6 +1574,13 @@ export interface components {
           /** Format: date-time */
           expires_at?: string;
           idempotency_key?: string;
+        };
+      };
+    };
+    admin_client_balance_get_total: {
+      content: {
+        "application/json": {
+          id: number;
         };
       };
     };
@@ -3326,6 +3338,21 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Client `id`'s balance (the sum of its lines) as a decimal string; 404 for an unknown client. Not in FOSSBilling, whose admin reads it from the client record */
+  admin_client_balance_get_total: {
+    requestBody: components["requestBodies"]["admin_client_balance_get_total"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: string;
             error: null;
           };
         };
