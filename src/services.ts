@@ -255,7 +255,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
   const usageCloser = createUsageCloser({ db, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
-  const credits = createCreditService({ db, money, log: logSchedulerError });
+  const credits = createCreditService({ db, events, money, log: logSchedulerError });
   const invoicePayments = createInvoicePayments({ db, events, invoices, money });
   const invoiceCredits = createInvoiceCredits({
     db,

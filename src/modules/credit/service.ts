@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { errors } from '../../platform/errors.ts';
+import type { EventBus } from '../../platform/events.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
@@ -20,11 +21,18 @@ type EntryRow = Selectable<CreditEntryTable>;
 
 export interface CreditServiceDeps {
   db: Kysely<Database>;
+  events: EventBus;
   money: Money;
   log?: (message: string, error: unknown) => void;
 }
 
-export function createCreditService({ db, money, log }: CreditServiceDeps) {
+export function createCreditService({ db, events, money, log }: CreditServiceDeps) {
+  // A client with balance lines cannot be deleted (the ledger is kept, like orders and invoices): cancel it instead.
+  events.on('client.deleted', async ({ clientId }, trx) => {
+    const line = await trx.selectFrom('credit_entries').select('id').where('client_id', '=', clientId).limit(1).executeTakeFirst();
+    if (line !== undefined) throw errors.conflict('The client has balance lines; cancel the account instead of deleting it');
+  });
+
   const accountOf = (clientId: number): Account => ({ clientId, currency: money.currency });
 
   function toRecord(row: EntryRow, reversedBy: number | null): CreditEntryRecord {

@@ -135,6 +135,15 @@ describe('client balance', () => {
     expect(await total(client.token)).toBe('1.00');
   });
 
+  it('keeps a client with balance lines from being deleted', async () => {
+    const client = await t.createClient();
+    await addFunds({ id: client.id, amount: '1', description: 'x' });
+    expectError(await t.admin('client/delete', { id: client.id }), 409);
+    expect(await total(client.token)).toBe('1.00');
+    const fresh = await t.createClient();
+    expect((await t.admin('client/delete', { id: fresh.id })).result).toBe(true);
+  });
+
   it('removing the same line 10 times at once writes one adjust', async () => {
     const client = await t.createClient();
     await addFunds({ id: client.id, amount: '5', description: 'Once' });
