@@ -196,6 +196,24 @@ describe('top-up invoices and paying from the balance', () => {
     expect(await total(client.token)).toBe('10.00');
   });
 
+  it('with credits_pay_invoices on, the scheduler pays only the renewals the balance covers', async () => {
+    const client = await t.createClient();
+    const orders: number[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const bought = await buy(client.token);
+      expect((await t.admin('invoice/mark_as_paid', { id: bought.invoice_id })).body.error).toBeNull();
+      orders.push(bought.order_id);
+    }
+    await fund(client.id, '25');
+    expect((await t.admin('system/settings_update', { credits_pay_invoices: true })).body.error).toBeNull();
+    // 25 days on: each order is within the 7 days before expiry and gets a renewal invoice of 10.00.
+    // (Other tests' orders renew too; only this client's invoices are looked at.)
+    await t.services.cron.run(new Date(Date.now() + 25 * 86_400_000));
+    const renewals = (await t.admin('invoice/get_list', { client_id: client.id, per_page: 10 })).result.list.filter((invoice: { items: Array<{ task: string }> }) => invoice.items[0]!.task === 'renew');
+    expect(renewals.map((invoice: { status: string }) => invoice.status).toSorted()).toEqual(['paid', 'paid', 'unpaid']);
+    expect(await total(client.token)).toBe('5.00');
+  });
+
   it('gives a refunded invoice paid from the balance back as credit, and takes back a refunded top-up', async () => {
     const client = await t.createClient();
     const bought = await buy(client.token);
