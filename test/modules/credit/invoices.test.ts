@@ -42,6 +42,9 @@ describe('top-up invoices and paying from the balance', () => {
     const invoice = await invoiceByHash(hash);
     expect(invoice).toMatchObject({ client_id: client.id, status: 'unpaid', total: '25.00', tax: '0.00', number: null });
     expect(invoice.items).toEqual([expect.objectContaining({ task: 'deposit', order_id: null, total: '25.00' })]);
+    // Its PDF renders like any invoice's.
+    const pdf = await t.app.inject({ method: 'GET', url: `/api/guest/invoice/pdf?hash=${hash}` });
+    expect([pdf.statusCode, pdf.headers['content-type'], pdf.body.startsWith('%PDF')]).toEqual([200, 'application/pdf', true]);
     expect(await total(client.token)).toBe('0.00');
     // 20 concurrent confirmations: one payment, one top_up.
     const replies = await Promise.all(Array.from({ length: 20 }, () => t.admin('invoice/mark_as_paid', { id: invoice.id })));
