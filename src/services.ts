@@ -19,6 +19,8 @@ import { createCartService, type CartService } from './modules/cart/service.ts';
 import { createUsageService, type UsageService } from './modules/usage/service.ts';
 import { createUsagePruning, type UsagePruning } from './modules/usage/pruning.ts';
 import { periodQuantities } from './modules/usage/quantities.ts';
+import { createCreditService, type CreditService } from './modules/credit/service.ts';
+import { createInvoiceCredits, type InvoiceCredits } from './modules/credit/invoice-credits.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -109,6 +111,8 @@ export interface Services {
   usagePruning: UsagePruning;
   /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
+  credits: CreditService;
+  invoiceCredits: InvoiceCredits;
   /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
   gatewayPayments: GatewayPayments;
   /** Auto-pay, gateway customers, saved cards, starting a payment. */
@@ -260,6 +264,16 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   usage.onMeasured((measured) => apikeys.alertOnMeasured(measured));
   const usagePruning = createUsagePruning({ db });
   const usageCloser = createUsageCloser({ db, dialect: database.dialect, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
+  const credits = createCreditService({ db, events, money, log: logSchedulerError });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
+  const invoiceCredits = createInvoiceCredits({
+    db,
+    events,
+    money,
+    invoices,
+    invoicePayments,
+    settings: { fundsMin: () => settings.peek('funds_min_amount'), fundsMax: () => settings.peek('funds_max_amount'), payInvoices: () => settings.peek('credits_pay_invoices') },
+  });
   const cron = createCronService({
     db,
     orders,
@@ -272,9 +286,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     reminders: notices,
     usage: usageCloser,
     usagePruning,
+    credits,
     log: logSchedulerError,
   });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
   const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
@@ -335,6 +349,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usageCloser,
     usagePruning,
     invoicePayments,
+    credits,
+    invoiceCredits,
     gatewayPayments,
     payments,
     inboundEvents,

@@ -3,6 +3,7 @@
 import type { AccountTables } from '../modules/account/tables.ts';
 import type { CartTables } from '../modules/cart/tables.ts';
 import type { ClientTables } from '../modules/client/tables.ts';
+import type { CreditTables } from '../modules/credit/tables.ts';
 import type { CronTables } from '../modules/cron/tables.ts';
 import type { EmailTables } from '../modules/email/tables.ts';
 import type { InvoiceTables } from '../modules/invoice/tables.ts';
@@ -21,6 +22,7 @@ import type { ListCountsTables } from './list-counts-table.ts';
 export type Database = AccountTables &
   CartTables &
   ClientTables &
+  CreditTables &
   CronTables &
   EmailTables &
   InvoiceTables &

@@ -6,7 +6,7 @@
 import { isoCountries } from './iso-countries.ts';
 import { errors } from './errors.ts';
 
-export type SettingKind = 'text' | 'longtext' | 'email' | 'url' | 'country' | 'prefix' | 'bool' | 'counter' | 'days' | 'offsets' | 'secret';
+export type SettingKind = 'amount' | 'text' | 'longtext' | 'email' | 'url' | 'country' | 'prefix' | 'bool' | 'counter' | 'days' | 'offsets' | 'secret';
 
 export interface SettingSpec {
   kind: SettingKind;
@@ -40,6 +40,11 @@ export const SETTINGS = {
   dunning_retry_days: { kind: 'days', fallback: '1,3,5' },
   /** Reminder days relative to the due date: negative before it, positive after it (overdue). */
   invoice_reminder_days: { kind: 'offsets', fallback: '-3,-1,1,3,7' },
+  /** Top-ups (client/invoice/funds_invoice, FOSSBilling's names): the smallest and largest amount; '' = no bound. */
+  funds_min_amount: { kind: 'amount', fallback: '' },
+  funds_max_amount: { kind: 'amount', fallback: '' },
+  /** Renewal and overage invoices are paid from the client's balance when it covers them (issue 24). */
+  credits_pay_invoices: { kind: 'bool', fallback: 'false' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },
@@ -118,6 +123,9 @@ export function normalizeSetting(name: SettingName, value: unknown, origin: 'sta
   switch (spec.kind) {
     case 'text':
       if (text.length > 255) throw errors.invalid(name, 'must be at most 255 characters');
+      return text;
+    case 'amount':
+      if (text !== '' && !/^\d{1,10}(\.\d{1,4})?$/.test(text)) throw errors.invalid(name, 'must be an amount such as "10.00", or empty for none');
       return text;
     case 'longtext':
       if (text.length > 10_000) throw errors.invalid(name, 'must be at most 10000 characters');

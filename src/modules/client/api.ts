@@ -10,9 +10,10 @@ import { clientRecoveryActions, type ClientRecoveryNeeds } from './recovery-acti
 import { Client, LoginResult } from './results.ts';
 import type { ClientService } from './service.ts';
 import type { TwoFactorService } from '../account/two-factor.ts';
+import { balanceAdminActions, balanceClientActions, type BalanceNeeds } from '../credit/balance-actions.ts';
 
 /** The services the client module's actions use. */
-export interface ClientNeeds extends LimiterHolder, ClientRecoveryNeeds {
+export interface ClientNeeds extends LimiterHolder, ClientRecoveryNeeds, BalanceNeeds {
   clients: Pick<ClientService, 'create' | 'login' | 'loggedIn' | 'list' | 'get' | 'update' | 'delete' | 'changePassword'>;
   twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'>;
 }
@@ -140,5 +141,7 @@ export const clientApi: ModuleApi<ClientNeeds> = {
         return true;
       },
     }),
+    ...balanceAdminActions,
   },
+  client: balanceClientActions,
 };

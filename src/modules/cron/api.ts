@@ -25,6 +25,7 @@ const CronReport = Type.Object(
     invoice_reminders: Count('Payment reminders queued'),
     usage_invoices: Count('Overage invoices issued for usage periods that closed'),
     plan_changes_voided: Count('Unpaid plan-change invoices voided at the end of the period they were priced for'),
+    credits_expired: Count('Grants past their expiry whose unused credit was expired'),
     failed: Count('Orders a job could not change (logged); the next run tries again'),
   },
   { $id: 'CronReport' },

@@ -30,6 +30,8 @@ export interface CronReport {
   usage_invoices: number;
   /** Unpaid plan-change invoices voided at the end of the period they were priced for (issue 20, M2). */
   plan_changes_voided: number;
+  /** Grants past their expiry whose unused credit was expired (issue 24). */
+  credits_expired: number;
   /** Orders a job could not change (logged); the next run tries again. */
   failed: number;
 }
@@ -51,12 +53,14 @@ export interface CronServiceDeps {
   usage?: { closePeriods(now: Date): Promise<{ invoices: number; failed: number }> };
   /** Deletes usage events past their idempotency window and what closed periods no longer need (usage/pruning.ts). */
   usagePruning?: { prune(now: Date): Promise<unknown> };
+  /** Expires what is left of grants past their expiry (credit/service.ts). */
+  credits?: { expireDue(now: Date): Promise<{ expired: number; failed: number }> };
   log?: (message: string, error: unknown) => void;
 }
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, log }: CronServiceDeps) {
+export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, credits, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -170,6 +174,7 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         invoice_reminders: 0,
         usage_invoices: 0,
         plan_changes_voided: 0,
+        credits_expired: 0,
         failed: 0,
       };
       // Usage periods first: a billing period ends at the expiry the renewal jobs below act on.
@@ -185,6 +190,12 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
       } catch (error) {
         report.failed += 1;
         log?.('pruning usage events failed', error);
+      }
+      // Expired credit first, so a renewal invoice issued below is never paid with it.
+      if (credits !== undefined) {
+        const expired = await credits.expireDue(now);
+        report.credits_expired += expired.expired;
+        report.failed += expired.failed;
       }
       await this.renewFreeOrders(now, report);
       // A lapsed plan change first, so the order's renewal can be issued in the same run. A failure is logged and

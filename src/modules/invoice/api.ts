@@ -18,9 +18,10 @@ import type { GatewayRegistry } from '../payment/gateways.ts';
 import type { GatewayPayments } from '../payment/gateway-payments.ts';
 import type { InvoiceService } from './service.ts';
 import type { TaxService } from './taxes.ts';
+import { invoiceCreditAdminActions, invoiceCreditClientActions, type InvoiceCreditNeeds } from '../credit/invoice-actions.ts';
 
 /** The services this module's actions use. */
-export interface InvoiceNeeds {
+export interface InvoiceNeeds extends InvoiceCreditNeeds {
   config: Pick<Config, 'currency'>;
   limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
   invoices: Pick<InvoiceService, 'list' | 'get' | 'getByHash' | 'markAsPaid' | 'cancel' | 'pdf' | 'renewalInvoice'>;
@@ -190,6 +191,7 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
       result: PageOf(Transaction),
       handler: (params, { services }) => services.invoicePayments.listTransactions(params),
     }),
+    ...invoiceCreditAdminActions,
   },
   client: {
     get_list: clientAction({
@@ -217,6 +219,7 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
       result: Type.Integer({ description: 'The invoice id' }),
       handler: ({ order_id }, { services, identity }) => services.invoices.renewalInvoice(order_id, identity.client.id),
     }),
+    ...invoiceCreditClientActions,
   },
   guest: {
     get: guestAction({

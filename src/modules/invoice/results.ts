@@ -12,8 +12,8 @@ const InvoiceItem = Type.Object(
   {
     title: Type.String(),
     order_id: Nullable(Type.Integer()),
-    task: Type.Union([Type.Literal('activate'), Type.Literal('renew'), Type.Literal('change'), Type.Literal('usage')], {
-      description: 'What paying does to the order: activate it, renew it, or move it to another plan; usage: an overage line, paying changes nothing',
+    task: Type.Union([Type.Literal('activate'), Type.Literal('renew'), Type.Literal('change'), Type.Literal('usage'), Type.Literal('deposit')], {
+      description: 'What paying does to the order: activate it, renew it, or move it to another plan; usage: an overage line, paying changes nothing; deposit: a top-up, paying credits the balance',
     }),
     quantity: Type.Integer(),
     price: Money,

@@ -115,7 +115,7 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
     trx: Kysely<Database>,
     clientId: number,
     lines: InvoiceLine[],
-    options: { now?: Date; dueAt?: string | null; discount?: InvoiceDiscount | null } = {},
+    options: { now?: Date; dueAt?: string | null; discount?: InvoiceDiscount | null; taxed?: boolean } = {},
   ): Promise<InvoiceRow> {
     const now = isoSeconds(options.now ?? new Date());
     const subtotal = lines.reduce((sum, line) => sum + line.total, 0);
@@ -134,7 +134,8 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
       country: client.country,
       vat_number: client.vat_number,
     };
-    const rule = client.tax_exempt === 1 ? null : await taxes.forBuyer(trx, client.country, client.state);
+    // A top-up is not taxed (`taxed: false`): the invoices its credit pays carry the tax.
+    const rule = client.tax_exempt === 1 || options.taxed === false ? null : await taxes.forBuyer(trx, client.country, client.state);
     const tax = rule === null ? 0 : percentOf(subtotal - discount, rule.rate);
     const total = subtotal - discount + tax;
     const row = await trx

@@ -6,7 +6,8 @@ import type { ColumnType, Generated } from 'kysely';
 export type InvoiceStatus = 'unpaid' | 'paid' | 'canceled' | 'refunded';
 /** `change`: a plan upgrade (CONTRACT §8), applied when the invoice is paid. */
 /** `usage`: a usage period's overage (CONTRACT §12); paying it runs nothing. */
-export type InvoiceTask = 'activate' | 'renew' | 'change' | 'usage';
+/** `deposit`: a top-up of the client's balance (issue 24); paying it credits the wallet (credit/invoice-credits.ts). */
+export type InvoiceTask = 'activate' | 'renew' | 'change' | 'usage' | 'deposit';
 
 export interface InvoiceTable {
   id: Generated<number>;

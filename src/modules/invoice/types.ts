@@ -17,7 +17,8 @@ export interface UsageLine {
 export type UsageInvoice = { orderId: number; clientId: number } & ({ lines: readonly UsageLine[] } | UsageLine);
 
 export interface InvoiceLine {
-  orderId: number;
+  /** Null for a line that buys no order (a `deposit`). */
+  orderId: number | null;
   task: InvoiceTask;
   title: string;
   period: string | null;

@@ -25,6 +25,8 @@ const TEXT_SETTINGS = [
   ['invoice_next_number', 'Next invoice number'],
   ['dunning_retry_days', 'Retry failed card charges after (days)'],
   ['invoice_reminder_days', 'Invoice reminders (days from due date)'],
+  ['funds_min_amount', 'Smallest top-up (empty: no minimum)'],
+  ['funds_max_amount', 'Largest top-up (empty: no maximum)'],
 ] as const;
 const STRIPE_SECRETS = ['stripe_secret_key', 'stripe_webhook_secret'] as const;
 const MAIL_SECRETS = ['smtp_url', 'smtp_password'] as const;
@@ -33,6 +35,7 @@ const BOOLEAN_SETTINGS = [
   ['require_email_verification', 'Require e-mail verification at sign-up'],
   ['auto_pay_default', 'Charge saved cards automatically by default'],
   ['show_staff_login_link', 'Link to the staff login in the client area’s footer'],
+  ['credits_pay_invoices', 'Pay renewals and overage from the client’s balance when it covers them'],
 ] as const;
 
 function asText(value: unknown): string {

@@ -10,6 +10,7 @@ import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, 
 import type { ClientRecord, Invoice, StaffOrderListItem } from '../lib/types.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 import { periodLabel, usePeriodLabels } from '../lib/labels.ts';
+import { ClientBalance } from './client-balance.ts';
 
 export const CLIENT_STATUSES = [
   ['', 'Any status'],
@@ -284,6 +285,7 @@ export function ClientPage({ id }: { id: number }) {
           />
           <${ClientOrders} clientId=${id} />
           <${ClientInvoices} clientId=${id} />
+          <${ClientBalance} clientId=${id} />
           <${ClientEditForm} client=${data} onSaved=${client.reload} />
           <${ClientAccount} client=${data} />`
       : null}`;

@@ -9,6 +9,7 @@ import { invoiceReference } from '../../../src/lib/invoice-label.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
+import { PayFromBalance } from './wallet.ts';
 import { isCardGateway, PayByCard, PaymentReturn } from './payments.ts';
 
 export function OrdersPage() {
@@ -124,6 +125,7 @@ export function InvoicePage({ id }: { id: number }) {
     ${data !== undefined
       ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
           <${InvoiceDocument} invoice=${data} />
+          <${PayFromBalance} invoice=${data} onPaid=${invoice.reload} />
           <${PayByCard} invoice=${data} />
           ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}
           ${data.status === 'paid' ? html`<p>Thank you, this invoice is paid. <${Link} href="/keys">See your API keys<//>.</p>` : null}`

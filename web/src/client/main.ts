@@ -10,6 +10,7 @@ import { ClientConfirmEmailPage, ForgotPage, LoginPage, ResetPage, SignupPage } 
 import { CartPage, PlansPage } from './shop.ts';
 import { ChangePlanPage, GuestInvoicePage, InvoicePage, InvoicesPage, OrdersPage } from './billing.ts';
 import { KeysPage } from './keys.ts';
+import { WalletPage } from './wallet.ts';
 import { ProfilePage } from './profile.ts';
 import { MessagePage, MessagesPage } from './messages.ts';
 import { BrandLink, Footer, loadBrand } from './brand.ts';
@@ -21,7 +22,7 @@ function useNavigation(user: { email: string } | null | undefined): ReadonlyArra
     ['/cart', cart.count > 0 ? `Cart (${cart.count})` : 'Cart'],
   ] as const;
   return user
-    ? [...shop, ['/keys', 'API keys'], ['/orders', 'Orders'], ['/invoices', 'Invoices'], ['/messages', 'Messages'], ['/profile', 'Profile']]
+    ? [...shop, ['/keys', 'API keys'], ['/orders', 'Orders'], ['/invoices', 'Invoices'], ['/wallet', 'Wallet'], ['/messages', 'Messages'], ['/profile', 'Profile']]
     : [...shop, ['/login', 'Log in'], ['/signup', 'Sign up']];
 }
 
@@ -34,6 +35,7 @@ const ROUTES: readonly Route[] = [
   fixedPage('/keys', KeysPage, 'your API keys'),
   fixedPage('/orders', OrdersPage, 'your orders'),
   fixedPage('/invoices', InvoicesPage, 'your invoices'),
+  fixedPage('/wallet', WalletPage, 'your wallet'),
   // Any segment: the invoice page answers for an id that is not one.
   { path: '/invoices/:id', page: ({ id }) => html`<${InvoicePage} id=${Number(id)} />`, login: 'this invoice' },
   recordPage('/orders/:id/plan', ChangePlanPage, 'your order'),

@@ -140,6 +140,30 @@ export interface paths {
     /** Sets a client's password; ends every session of the client */
     post: operations["admin_client_change_password"];
   };
+  "/api/admin/client/balance_get_list": {
+    /** Ledger lines of every client (or one client's with `client_id`), newest first; the balance is their sum */
+    post: operations["admin_client_balance_get_list"];
+  };
+  "/api/admin/client/balance_add_funds": {
+    /** Adds `amount` to client `id`'s balance as an `adjust` line with the description as its reason, or a promotional `grant` (`type: "grant"` or `expires_at`: spent first, what is left expires); a negative amount takes funds away (409 past the balance). The same `idempotency_key` again adds nothing */
+    post: operations["admin_client_balance_add_funds"];
+  };
+  "/api/admin/client/balance_get_total": {
+    /** Client `id`'s balance (the sum of its lines) as a decimal string; 404 for an unknown client. Not in FOSSBilling, whose admin reads it from the client record */
+    post: operations["admin_client_balance_get_total"];
+  };
+  "/api/admin/client/balance_delete": {
+    /** Removes a balance line the ledger way: writes an `adjust` line of the opposite amount naming it (`reverses_id`); 409 when it was removed already, is itself a reversal, or the balance no longer holds the credit */
+    post: operations["admin_client_balance_delete"];
+  };
+  "/api/client/client/balance_get_list": {
+    /** The caller's balance lines, newest first */
+    post: operations["client_client_balance_get_list"];
+  };
+  "/api/client/client/balance_get_total": {
+    /** The caller's balance (the sum of its lines) as a decimal string in the instance currency */
+    post: operations["client_client_balance_get_total"];
+  };
   "/api/guest/client/create": {
     /** Sign up: creates an active client and starts its session */
     post: operations["guest_client_create"];
@@ -484,6 +508,10 @@ export interface paths {
     /** Payments and refunds, newest first */
     post: operations["admin_invoice_transaction_get_list"];
   };
+  "/api/admin/invoice/pay_with_credits": {
+    /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
+    post: operations["admin_invoice_pay_with_credits"];
+  };
   "/api/client/invoice/get_list": {
     /** The caller's invoices, newest first */
     post: operations["client_invoice_get_list"];
@@ -495,6 +523,14 @@ export interface paths {
   "/api/client/invoice/renewal_invoice": {
     /** The unpaid renewal invoice of an own recurrent order (issued now if there is none); 409 while a plan change of the order is unpaid or the order is canceled at period end */
     post: operations["client_invoice_renewal_invoice"];
+  };
+  "/api/client/invoice/funds_invoice": {
+    /** Issues an unpaid, untaxed top-up invoice for `amount`; paying it by any gateway credits the balance once. Returns the invoice hash, as FOSSBilling. Zero, negative, too many decimals, or outside funds_min_amount..funds_max_amount → 422 */
+    post: operations["client_invoice_funds_invoice"];
+  };
+  "/api/client/invoice/pay_with_credits": {
+    /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
+    post: operations["client_invoice_pay_with_credits"];
   };
   "/api/guest/invoice/get": {
     /** The invoice with this hash */
@@ -736,6 +772,22 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+    };
+    BalanceLine: {
+      id: number;
+      client_id: number;
+      /** @description top_up: a paid top-up invoice; grant: promotional credit (spent first, may expire); consume: spent (an invoice paid from the balance); expire: what was left of a grant at its expiry; refund: a refund moving money into or out of the balance; adjust: staff, with a reason (balance_delete writes one that reverses a line) */
+      type: "top_up" | "grant" | "consume" | "expire" | "refund" | "adjust";
+      description: string;
+      amount: string;
+      currency: string;
+      expires_at: string | null;
+      invoice_id: number | null;
+      staff_id: number | null;
+      reverses_id: number | null;
+      reversed_by: number | null;
+      /** Format: date-time */
+      created_at: string;
     };
     CartItem: {
       /** @description The cart line (cart/remove_item takes it) */
@@ -1067,8 +1119,8 @@ export interface components {
     InvoiceItem: {
       title: string;
       order_id: number | null;
-      /** @description What paying does to the order: activate it, renew it, or move it to another plan; usage: an overage line, paying changes nothing */
-      task: "activate" | "renew" | "change" | "usage";
+      /** @description What paying does to the order: activate it, renew it, or move it to another plan; usage: an overage line, paying changes nothing; deposit: a top-up, paying credits the balance */
+      task: "activate" | "renew" | "change" | "usage" | "deposit";
       quantity: number;
       price: string;
       total: string;
@@ -1186,6 +1238,8 @@ export interface components {
       usage_invoices: number;
       /** @description Unpaid plan-change invoices voided at the end of the period they were priced for */
       plan_changes_voided: number;
+      /** @description Grants past their expiry whose unused credit was expired */
+      credits_expired: number;
       /** @description Orders a job could not change (logged); the next run tries again */
       failed: number;
     };
@@ -1319,6 +1373,9 @@ export interface components {
           auto_pay_default?: boolean | (0 | 1);
           dunning_retry_days?: string;
           invoice_reminder_days?: string;
+          funds_min_amount?: string;
+          funds_max_amount?: string;
+          credits_pay_invoices?: boolean | (0 | 1);
           stripe_secret_key?: string;
           stripe_webhook_secret?: string;
           smtp_password?: string;
@@ -1562,6 +1619,63 @@ export interface components {
           id: number;
           password: string;
           password_confirm: string;
+        };
+      };
+    };
+    admin_client_balance_get_list?: {
+      content: {
+        "application/json": {
+          client_id?: number;
+          id?: number;
+          /** @description YYYY-MM-DD (the whole day) or an ISO 8601 time */
+          date_from?: string;
+          /** @description YYYY-MM-DD (the whole day) or an ISO 8601 time */
+          date_to?: string;
+          /** @description top_up: a paid top-up invoice; grant: promotional credit (spent first, may expire); consume: spent (an invoice paid from the balance); expire: what was left of a grant at its expiry; refund: a refund moving money into or out of the balance; adjust: staff, with a reason (balance_delete writes one that reverses a line) */
+          type?: "top_up" | "grant" | "consume" | "expire" | "refund" | "adjust";
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
+    admin_client_balance_add_funds: {
+      content: {
+        "application/json": {
+          id: number;
+          amount: string | number;
+          description: string;
+          type?: "adjust" | "grant";
+          /** Format: date-time */
+          expires_at?: string;
+          idempotency_key?: string;
+        };
+      };
+    };
+    admin_client_balance_get_total: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_client_balance_delete: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    client_client_balance_get_list?: {
+      content: {
+        "application/json": {
+          /** @description YYYY-MM-DD (the whole day) or an ISO 8601 time */
+          date_from?: string;
+          /** @description YYYY-MM-DD (the whole day) or an ISO 8601 time */
+          date_to?: string;
+          /** @description top_up: a paid top-up invoice; grant: promotional credit (spent first, may expire); consume: spent (an invoice paid from the balance); expire: what was left of a grant at its expiry; refund: a refund moving money into or out of the balance; adjust: staff, with a reason (balance_delete writes one that reverses a line) */
+          type?: "top_up" | "grant" | "consume" | "expire" | "refund" | "adjust";
+          page?: number;
+          per_page?: number;
         };
       };
     };
@@ -2209,6 +2323,13 @@ export interface components {
         };
       };
     };
+    admin_invoice_pay_with_credits: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
     client_invoice_get_list?: {
       content: {
         "application/json": {
@@ -2236,6 +2357,21 @@ export interface components {
       content: {
         "application/json": {
           order_id: number;
+        };
+      };
+    };
+    client_invoice_funds_invoice: {
+      content: {
+        "application/json": {
+          amount: string | number;
+        };
+      };
+    };
+    client_invoice_pay_with_credits?: {
+      content: {
+        "application/json": {
+          id?: number;
+          hash?: string;
         };
       };
     };
@@ -2666,6 +2802,9 @@ export interface operations {
               auto_pay_default: boolean;
               dunning_retry_days: number[];
               invoice_reminder_days: number[];
+              funds_min_amount: string | null;
+              funds_max_amount: string | null;
+              credits_pay_invoices: boolean;
               stripe_secret_key_set: boolean;
               stripe_secret_key_source: ("stored" | "environment") | null;
               stripe_webhook_secret_set: boolean;
@@ -3270,6 +3409,113 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Ledger lines of every client (or one client's with `client_id`), newest first; the balance is their sum */
+  admin_client_balance_get_list: {
+    requestBody: components["requestBodies"]["admin_client_balance_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: components["schemas"]["BalanceLine"][];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Adds `amount` to client `id`'s balance as an `adjust` line with the description as its reason, or a promotional `grant` (`type: "grant"` or `expires_at`: spent first, what is left expires); a negative amount takes funds away (409 past the balance). The same `idempotency_key` again adds nothing */
+  admin_client_balance_add_funds: {
+    requestBody: components["requestBodies"]["admin_client_balance_add_funds"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Client `id`'s balance (the sum of its lines) as a decimal string; 404 for an unknown client. Not in FOSSBilling, whose admin reads it from the client record */
+  admin_client_balance_get_total: {
+    requestBody: components["requestBodies"]["admin_client_balance_get_total"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: string;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Removes a balance line the ledger way: writes an `adjust` line of the opposite amount naming it (`reverses_id`); 409 when it was removed already, is itself a reversal, or the balance no longer holds the credit */
+  admin_client_balance_delete: {
+    requestBody: components["requestBodies"]["admin_client_balance_delete"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The caller's balance lines, newest first */
+  client_client_balance_get_list: {
+    requestBody: components["requestBodies"]["client_client_balance_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: components["schemas"]["BalanceLine"][];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The caller's balance (the sum of its lines) as a decimal string in the instance currency */
+  client_client_balance_get_total: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: string;
             error: null;
           };
         };
@@ -4859,6 +5105,22 @@ export interface operations {
       };
     };
   };
+  /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
+  admin_invoice_pay_with_credits: {
+    requestBody: components["requestBodies"]["admin_invoice_pay_with_credits"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** The caller's invoices, newest first */
   client_invoice_get_list: {
     requestBody: components["requestBodies"]["client_invoice_get_list"];
@@ -4907,6 +5169,38 @@ export interface operations {
           "application/json": {
             /** @description The invoice id */
             result: number;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Issues an unpaid, untaxed top-up invoice for `amount`; paying it by any gateway credits the balance once. Returns the invoice hash, as FOSSBilling. Zero, negative, too many decimals, or outside funds_min_amount..funds_max_amount → 422 */
+  client_invoice_funds_invoice: {
+    requestBody: components["requestBodies"]["client_invoice_funds_invoice"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The invoice hash */
+            result: string;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
+  client_invoice_pay_with_credits: {
+    requestBody: components["requestBodies"]["client_invoice_pay_with_credits"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
             error: null;
           };
         };

@@ -1,0 +1,49 @@
+// Tables of the credit module (migration 032): the prepaid-credit ledger. Only this module writes them. Entries are
+// immutable; a balance is the sum of an account's entries, never a stored number.
+import type { Generated } from 'kysely';
+
+export type CreditKind = 'top_up' | 'grant' | 'consume' | 'expire' | 'refund' | 'adjust';
+
+/** One row per client and currency: what writers lock so spending from one balance is serialised. */
+export interface CreditAccountTable {
+  client_id: number;
+  currency: string;
+  created_at: string;
+  /** Touched by each writer's lock (a no-op update takes the row lock on PostgreSQL). */
+  locked_at: string | null;
+}
+
+export interface CreditEntryTable {
+  id: Generated<number>;
+  client_id: number;
+  currency: string;
+  kind: CreditKind;
+  /** Signed minor units: a credit is positive, a debit negative. */
+  amount: number;
+  /** 1 for promotional credit (grants), 0 for paid. */
+  promotional: Generated<number>;
+  /** Grants only: when what is left of it expires (ISO 8601). */
+  expires_at: string | null;
+  /** Unique: the same source never writes twice. */
+  idempotency_key: string;
+  invoice_id: number | null;
+  staff_id: number | null;
+  note: string | null;
+  /** The entry an `adjust` written by balance_delete compensates. */
+  reverses_id: number | null;
+  created_at: string;
+}
+
+/** What a debit took from which credit ("lot"): a lot's remainder is its amount less its allocations. */
+export interface CreditAllocationTable {
+  id: Generated<number>;
+  debit_id: number;
+  lot_id: number;
+  amount: number;
+}
+
+export interface CreditTables {
+  credit_accounts: CreditAccountTable;
+  credit_entries: CreditEntryTable;
+  credit_allocations: CreditAllocationTable;
+}

@@ -1,0 +1,95 @@
+// The client's wallet (issue 24): the prepaid balance, its history (the ledger, newest first), a top-up form that
+// issues a top-up invoice and opens it to be paid, and "Pay from balance" on an unpaid invoice.
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { call } from '../lib/api.ts';
+import { formatDateTime, formatMoney } from '../lib/format.ts';
+import { navigate } from '../lib/router.ts';
+import { announce, Button, ErrorMessage, Field, FormError, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
+
+const KIND_LABELS: Record<string, string> = {
+  top_up: 'Top-up',
+  grant: 'Promotional credit',
+  consume: 'Spent',
+  expire: 'Expired',
+  refund: 'Refund',
+  adjust: 'Adjustment',
+};
+
+export function WalletPage() {
+  const [page, setPage] = useState(1);
+  const [amount, setAmount] = useState('');
+  const total = useLoad(() => call('client/client/balance_get_total'), []);
+  const lines = useLoad(() => call('client/client/balance_get_list', { page, per_page: 20 }), [page]);
+  const topUp = useAction();
+  const currency = lines.data?.list[0]?.currency ?? null;
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    void topUp.run(async () => {
+      const hash = await call('client/invoice/funds_invoice', { amount: amount.trim() });
+      const invoice = await call('guest/invoice/get', { hash });
+      navigate(`/invoices/${invoice.id}`);
+    });
+  };
+  return html`<h1>Wallet</h1>
+    <section class="card" aria-labelledby="balance-title">
+      <h2 id="balance-title">Balance</h2>
+      <${ErrorMessage} error=${total.error} />
+      ${total.data === undefined ? html`<${Loading} />` : html`<p class="balance" data-testid="wallet-balance"><strong>${formatMoney(total.data, currency)}</strong></p>`}
+      <p>Your balance pays the invoices you choose (“Pay from balance” on an unpaid invoice). Promotional credit is used first and may expire.</p>
+    </section>
+    <section class="card" aria-labelledby="top-up-title">
+      <h2 id="top-up-title">Add funds</h2>
+      <form onSubmit=${submit}>
+        <${Field} label="Amount" name="amount" value=${amount} onInput=${setAmount} required=${true} inputmode="decimal" error=${topUp.error} hint="An invoice for this amount is issued; the balance grows once it is paid." />
+        <${FormError} error=${topUp.error} fields=${['amount']} />
+        <div class="actions"><${Button} type="submit" variant="primary" busy=${topUp.busy}>Create top-up invoice<//></div>
+      </form>
+    </section>
+    <section aria-labelledby="history-title">
+      <h2 id="history-title">History</h2>
+      <${ErrorMessage} error=${lines.error} />
+      ${lines.data === undefined && lines.loading ? html`<${Loading} />` : null}
+      ${lines.data !== undefined && lines.data.list.length === 0 ? html`<p>No balance movements yet.</p>` : null}
+      ${lines.data !== undefined && lines.data.list.length > 0
+        ? html`<div class="table-wrap"><table data-testid="wallet-history">
+            <caption class="sr-only">Balance movements, newest first</caption>
+            <thead><tr><th scope="col">Date</th><th scope="col">Type</th><th scope="col">Description</th><th scope="col" class="num">Amount</th><th scope="col">Expires</th></tr></thead>
+            <tbody>
+              ${lines.data.list.map(
+                (line) => html`<tr>
+                  <td>${formatDateTime(line.created_at)}</td>
+                  <td>${KIND_LABELS[line.type] ?? line.type}</td>
+                  <td>${line.description}</td>
+                  <td class="num">${formatMoney(line.amount, line.currency)}</td>
+                  <td>${line.expires_at === null ? '' : formatDateTime(line.expires_at)}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table></div>`
+        : null}
+      <${Pager} page=${lines.data} onPage=${setPage} label="History pages" />
+    </section>`;
+}
+
+/** "Pay from balance" on an own unpaid invoice (client/invoice/pay_with_credits); `onPaid` reloads the invoice. */
+export function PayFromBalance({ invoice, onPaid }: { invoice: { id: number; status: string; total: string; currency: string; items: ReadonlyArray<{ task: string }> }; onPaid: () => void }) {
+  const balance = useLoad(() => call('client/client/balance_get_total'), [invoice.id]);
+  const action = useAction();
+  // A top-up invoice is never paid from the balance it adds to.
+  if (invoice.status !== 'unpaid' || invoice.items.some((item) => item.task === 'deposit')) return null;
+  if (balance.data === undefined || Number(balance.data) <= 0) return null;
+  const pay = (): void => {
+    void action.run(async () => {
+      await call('client/invoice/pay_with_credits', { id: invoice.id });
+      announce('Paid from your balance.');
+      onPaid();
+    });
+  };
+  return html`<section class="card" aria-labelledby="balance-pay-title">
+    <h2 id="balance-pay-title">Pay from balance</h2>
+    <p>Your balance: <strong>${formatMoney(balance.data, invoice.currency)}</strong>. The invoice total is ${formatMoney(invoice.total, invoice.currency)}.</p>
+    <${ErrorMessage} error=${action.error} />
+    <div class="actions"><${Button} busy=${action.busy} onClick=${pay}>Pay from balance<//></div>
+  </section>`;
+}
