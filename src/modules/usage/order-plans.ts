@@ -23,6 +23,8 @@ export interface OrderPlan {
   /** The live key an event sent by order_id counts its `calls` on (the order's first live key); null: none left. */
   callsKeyId: number | null;
   meters: Map<string, IngestMeter>;
+  /** Whether a meter of the plan has included units (so its alerts may be due; service.ts `Measured.mayAlert`). */
+  hasIncluded: boolean;
   /** The usage period holding an instant (ms), as the order's keys count it. */
   periodAt: (at: number) => UsagePeriod;
 }
@@ -53,6 +55,7 @@ export async function orderPlans(db: Kysely<Database>, orderIds: readonly number
         clientActive: order.client_status === 'active',
         callsKeyId: own.find((key) => key.deleted_at === null)?.id ?? null,
         meters,
+        hasIncluded: (options.meters ?? []).some((meter) => (meter.included ?? 0) > 0),
         periodAt: (at) => usagePeriodAt(plan.period, at, schedule, plan.anchor ?? null),
       });
     }

@@ -13,7 +13,7 @@ import { errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { chunks } from './chunks.ts';
 import { meterRejection, soundEvent, type Rejection, type SoundEvent } from './event-checks.ts';
-import { holdOrders, orderPlans, type IngestMeter, type OrderPlan } from './order-plans.ts';
+import { CALLS_METER, holdOrders, orderPlans, type IngestMeter, type OrderPlan } from './order-plans.ts';
 import { foldIntoRollups, type StoredEvent } from './rollup.ts';
 import type { UsageEventTable } from './tables.ts';
 import type { UsagePeriod } from '../serviceapikey/usage/usage-period.ts';
@@ -34,6 +34,12 @@ export interface Measured {
   periodEnd: string;
   /** Codes of the meters whose quantity the batch changed (`calls` included when it carried calls events). */
   meters: string[];
+  /**
+   * Whether an alert may be due: the plan in force has a meter with included units, or the batch carried `calls`
+   * events (whose included uses are the plan's own). Alerts are percentages of included units, so without any there
+   * is nothing for them to look at — and a busy ingestion is spared reading the plan again for nothing.
+   */
+  mayAlert: boolean;
 }
 
 /** Told after a batch committed what it measured: the hard limits and the alerts react to it (services.ts wires them). */
@@ -50,6 +56,7 @@ export interface UsageDeps {
 interface Placed {
   index: number;
   orderId: number;
+  plan: OrderPlan;
   meter: IngestMeter;
   period: UsagePeriod;
   keyId: number | null;
@@ -72,12 +79,13 @@ const OPEN_PERIOD_MARGIN_MS = 5 * 60 * 1000;
 const CLOSE_SAFETY_MS = 60 * 1000;
 
 /** What the batch's new events touched: one entry per order and period, with the meters. */
-function measuredOf(stored: readonly StoredEvent[]): Measured[] {
+function measuredOf(fresh: readonly Placed[]): Measured[] {
   const touched = new Map<string, Measured>();
-  for (const event of stored) {
-    const key = `${event.orderId} ${event.period.start}`;
-    const entry = touched.get(key) ?? { orderId: event.orderId, periodStart: event.period.start, periodEnd: event.period.end, meters: [] };
-    if (!entry.meters.includes(event.meter.code)) entry.meters.push(event.meter.code);
+  for (const { orderId, period, meter, plan } of fresh) {
+    const key = `${orderId} ${period.start}`;
+    const entry = touched.get(key) ?? { orderId, periodStart: period.start, periodEnd: period.end, meters: [], mayAlert: plan.hasIncluded };
+    if (!entry.meters.includes(meter.code)) entry.meters.push(meter.code);
+    if (meter.code === CALLS_METER) entry.mayAlert = true;
     touched.set(key, entry);
   }
   return [...touched.values()];
@@ -189,7 +197,7 @@ export function createUsageService({ db, dialect, secrets, log }: UsageDeps) {
       // (a stalled database) rolls back rather than risk landing in a period closed meanwhile; its events count once
       // when it is sent again.
       if (closable.length < placed.length && Date.now() - began > OPEN_PERIOD_MARGIN_MS - CLOSE_SAFETY_MS) throw errors.tryAgain('The batch took too long to store and was not stored: send it again (each event counts once)');
-      return { accepted: fresh.length, closed, measured: measuredOf(stored) };
+      return { accepted: fresh.length, closed, measured: measuredOf(fresh) };
     });
   }
 
@@ -264,7 +272,7 @@ export function createUsageService({ db, dialect, secrets, log }: UsageDeps) {
           continue;
         }
         seen.add(id);
-        placed.push({ index, orderId, meter, period: plan.periodAt(Date.parse(event.timestamp)), keyId: meter.code === 'calls' ? (key?.keyId ?? plan.callsKeyId) : null, event });
+        placed.push({ index, orderId, plan, meter, period: plan.periodAt(Date.parse(event.timestamp)), keyId: meter.code === 'calls' ? (key?.keyId ?? plan.callsKeyId) : null, event });
       }
 
       const stored = placed.length === 0 ? { accepted: 0, closed: [], measured: [] } : await store(placed, nowIso, nowMs);

@@ -195,9 +195,17 @@ describe('usage rollups: what the meters measured', () => {
     ];
     expect(await t.services.usage.ingest(events, new Date(Date.UTC(2031, 5, 2)))).toEqual({ accepted: 3, duplicates: 0, rejected: [] });
     expect(heard).toEqual([
-      { orderId, periodStart: '2031-06-01T00:00:00Z', periodEnd: '2031-07-01T00:00:00Z', meters: ['tokens', 'requests'] },
-      { orderId, periodStart: '2031-05-01T00:00:00Z', periodEnd: '2031-06-01T00:00:00Z', meters: ['tokens'] },
+      { orderId, periodStart: '2031-06-01T00:00:00Z', periodEnd: '2031-07-01T00:00:00Z', meters: ['tokens', 'requests'], mayAlert: false },
+      { orderId, periodStart: '2031-05-01T00:00:00Z', periodEnd: '2031-06-01T00:00:00Z', meters: ['tokens'], mayAlert: false },
     ]);
+    // A plan with included units (or a batch with calls) may have alerts due: the listeners are told so.
+    const included = await meteredOrder(t, clientId, [{ code: 'tokens', name: 'Tokens', unit: 'token', aggregation: 'sum', included: 10 }]);
+    const alerting: unknown[] = [];
+    t.services.usage.onMeasured((measured) => {
+      alerting.push(...measured.filter((entry) => entry.orderId === included.orderId || entry.orderId === orderId).map((entry) => [entry.orderId, entry.mayAlert]));
+    });
+    await t.services.usage.ingest([{ id: 'i1', order_id: included.orderId, meter: 'tokens', value: 1 }, { id: 'c1', order_id: orderId, meter: 'calls' }], new Date(Date.UTC(2031, 5, 2)));
+    expect(alerting).toEqual([[included.orderId, true], [orderId, true]]);
     // Duplicates measured nothing: nobody is told.
     heard.length = 0;
     await t.services.usage.ingest(events, new Date(Date.UTC(2031, 5, 2)));

@@ -24,6 +24,8 @@ export interface MeasuredPeriod {
   periodStart: string;
   /** Codes of the meters the batch changed (`calls` included when it carried calls events). */
   meters: readonly string[];
+  /** False when no alert can be due (no meter with included units, no calls): nothing is read for it. */
+  mayAlert?: boolean;
 }
 
 /** Failed (order, period)s kept for the next batch; past this many the oldest are dropped (a later batch catches up). */
@@ -101,10 +103,12 @@ export function createMeterAlerts({ db, sender, memo }: MeterAlertsDeps) {
       const work = new Map(pending);
       pending.clear();
       for (const entry of measured) {
+        if (entry.mayAlert === false) continue;
         const id = `${entry.orderId} ${entry.periodStart}`;
         const before = work.get(id);
         work.set(id, before === undefined ? entry : { ...entry, meters: [...new Set([...before.meters, ...entry.meters])] });
       }
+      if (work.size === 0) return;
       let plans: Map<number, AlertPlan>;
       try {
         plans = await plansOf([...new Set([...work.values()].map((entry) => entry.orderId))]);
