@@ -116,4 +116,15 @@ describe.runIf(HAVE_CHROMIUM)('the meters of a plan, in the browser', () => {
     await staff.getByRole('figure').filter({ hasText: 'Checks' }).waitFor();
     expect(await staff.getByTestId('meter-charts').count()).toBe(0);
   });
+
+  it('charts both meters on the admin order page too, and none for a plan without meters', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    // Logged in by the test above (the same browser context).
+    await staff.goto(`${base}/admin/orders/${meteredOrder}`);
+    await expectMeterCharts(staff.getByRole('main'), today);
+
+    await staff.goto(`${base}/admin/orders/${plainOrder}`);
+    await staff.getByRole('heading', { name: 'Usage this period' }).waitFor();
+    expect(await staff.getByTestId('meter-charts').count()).toBe(0);
+  });
 });

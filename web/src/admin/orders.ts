@@ -8,6 +8,7 @@ import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { InvoiceDocument, invoiceLabel, invoiceTitle } from '../lib/invoice-view.ts';
 import type { AdminOrder, Invoice, TransactionRecord } from '../lib/types.ts';
+import { MeterCharts } from '../lib/meter-charts.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
@@ -246,6 +247,9 @@ function OrderParameters({ service }: { service: Record<string, unknown> | undef
 export function OrderPage({ id }: { id: number }) {
   const order = useLoad(() => call('admin/order/get', { id }), [id]);
   const service = useLoad(() => call('admin/order/service', { id }), [id, order.data?.updated_at]);
+  // An API key plan's meters, charted day by day (issue 23): the same read as the key page's.
+  const isApiKey = order.data?.type === 'apikey';
+  const usage = useLoad(() => (isApiKey ? call('admin/serviceapikey/usage', { order_id: id }) : Promise.resolve(null)), [id, isApiKey, order.data?.updated_at]);
   const labels = usePeriodLabels();
   const data = order.data;
   return html`<h1>Order #${id}${data ? `: ${data.title}` : ''}</h1>
@@ -273,6 +277,7 @@ export function OrderPage({ id }: { id: number }) {
             <${ErrorMessage} error=${service.error} />
             <${OrderParameters} service=${service.data ?? undefined} />
             ${data.type === 'apikey' && service.data ? html`<h3>Usage this period</h3><${UsageLine} usage=${service.data.usage} currency=${data.currency} />` : null}
+            ${usage.data ? html`<${MeterCharts} meters=${usage.data.meters} currency=${data.currency} />` : null}
             ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
             ${data.notes ? html`<h3>Notes</h3><p class="instructions">${data.notes}</p>` : null}
           </section>
