@@ -22,6 +22,7 @@ import * as cronStatus from './022_cron_status.ts';
 import * as lateRefunds from './025_late_refunds.ts';
 import * as usageEvents from './026_usage_events.ts';
 import * as usageMeterDays from './027_usage_meter_days.ts';
+import * as fossbillingIds from './031_fossbilling_ids.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '025_late_refunds': lateRefunds,
   '026_usage_events': usageEvents,
   '027_usage_meter_days': usageMeterDays,
+  '031_fossbilling_ids': fossbillingIds,
 };
