@@ -104,6 +104,18 @@ describe('import fossbilling', () => {
     expect(output).toContain('currency: not imported: EUR');
   });
 
+  it('reads the 0.6/0.7 layout: the staff group on the admin row, the cron account by role', async () => {
+    const admin = await maria.connect();
+    await buildFixture(admin, 'fb06', { clients: 10, lastPatch: '40' });
+    await admin.query(`ALTER TABLE admin ADD role varchar(30) DEFAULT 'staff', ADD admin_group_id bigint(20) DEFAULT '1', DROP COLUMN system_name;
+      UPDATE admin SET role = 'cron' WHERE id = 1; UPDATE admin SET admin_group_id = 2 WHERE id = 3; DROP TABLE admin_group_member`);
+    await admin.end();
+    const { plan, output } = await run(true, 'fb06');
+    expect(output).toContain('FOSSBilling 0.6.x (schema patch 40)');
+    expect(plan.staff.map((s) => [s.fbId, s.values.email, s.values.groupFbId])).toEqual([[2, 'boss@fb.example', 1], [3, 'support@fb.example', 2]]);
+    expect(plan.clients).toHaveLength(10);
+  });
+
   it('a failure part-way rolls the whole run back', async () => {
     const before = await counts();
     // Progress lines are written as each kind finishes: failing on the invoices' means clients, orders and keys were written.
@@ -211,10 +223,8 @@ describe('import fossbilling', () => {
       expect(countsOf(third.plan).clients).toMatchObject({ create: 0, update: 1 });
       expect(countsOf(third.plan).orders).toMatchObject({ create: 0, update: 1 });
       expect((await t.admin('client/get', { id: await tollgateId('client', 9) })).result.first_name).toBe('Renamed');
-      const key = fixture.keys.find((k) => k.fbOrderId === 1)!;
-      // The order is suspended now: its key stops validating once the server's cache of it is gone (a restart).
+      // The running server caches keys without expiry: the documented way is to import with Tollgate stopped.
       expect((await t.admin('order/get', { id: await tollgateId('order', 1) })).result.status).toBe('suspended');
-      expect(key.valid).toBe(true);
     });
   });
 
