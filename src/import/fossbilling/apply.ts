@@ -5,8 +5,9 @@
 // action accepts (password hashes, API tokens and keys as the customers hold them, invoice numbers and hashes,
 // FOSSBilling's timestamps) and it runs as an operator command, like a restore, not as a request.
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import type { InvoiceItemTable } from '../../modules/invoice/tables.ts';
 import { newApiToken, type SecretBox } from '../../lib/crypto.ts';
 import { hashPassword, isLegacyHash } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
@@ -52,7 +53,7 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
         else if (record.action === 'update' && !(await update(id, record.values))) id = await create(record.values);
         map.set(record.fbId, id);
         if (record.action !== 'unchanged') mappingRows.push({ kind, fb_id: record.fbId, tollgate_id: id, fingerprint: record.fingerprint, imported_at: now });
-        if (++done % BATCH === 0) progress(kind, done, list.length);
+        if (++done % BATCH === 0 && done < list.length) progress(kind, done, list.length);
       }
       progress(kind, list.length, list.length);
     }
@@ -134,9 +135,17 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
 type Each = <V>(kind: Kind, list: Array<Planned<V>>, create: (values: V) => Promise<number>, update: (id: number, values: V) => Promise<boolean>) => Promise<void>;
 
 async function writeInvoices(trx: Transaction<Database>, plan: Plan, each: Each, idOf: (kind: Kind, fbId: number) => number): Promise<void> {
+  // Lines are gathered and written 500 at a time: one statement per invoice's line or two was most of the time.
+  let pending: Array<Insertable<InvoiceItemTable>> = [];
+  const flush = async (): Promise<void> => {
+    if (pending.length > 0) await trx.insertInto('invoice_items').values(pending).execute();
+    pending = [];
+  };
   const writeItems = async (invoiceId: number, items: Plan['invoices'][number]['values']['items']): Promise<void> => {
-    const rows = items.map(({ orderFbId, ...item }) => ({ ...item, invoice_id: invoiceId, order_id: orderFbId === null ? null : idOf('order', orderFbId), product_id: null, priced_until: null, covers_until: null }));
-    for (let i = 0; i < rows.length; i += 100) await trx.insertInto('invoice_items').values(rows.slice(i, i + 100)).execute();
+    for (const { orderFbId, ...item } of items) {
+      pending.push({ ...item, invoice_id: invoiceId, order_id: orderFbId === null ? null : idOf('order', orderFbId), product_id: null, priced_until: null, covers_until: null });
+    }
+    if (pending.length >= 500) await flush();
   };
   await each('invoice', plan.invoices, async (v) => {
     const { clientFbId, items, hash, ...row } = v;
@@ -152,6 +161,7 @@ async function writeInvoices(trx: Transaction<Database>, plan: Plan, each: Each,
     await writeItems(id, items);
     return true;
   });
+  await flush();
 }
 
 /** Moves Tollgate's next invoice number past the highest imported one of the same form, so numbers stay unique. */
