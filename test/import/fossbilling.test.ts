@@ -3,7 +3,7 @@
 // with their FOSSBilling password, invoice numbers and totals match, a re-run creates nothing, a dry run writes
 // nothing, a failure rolls everything back, and each bad-record rule is reported and applied.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { ADMIN_EMAIL, createTestApp, type TestApp } from '../helpers/app.ts';
 import { fossbillingIds } from '../../src/import/fossbilling/ids.ts';
 import { importFossbilling, parseImportArgs } from '../../src/import/fossbilling/command.ts';
 import type { Plan } from '../../src/import/fossbilling/plan-types.ts';
@@ -46,6 +46,10 @@ describe('import fossbilling', () => {
     await t.createClient({ email: 'taken@fb.example' });
     const fb = await maria.connect('fb');
     await fb.query("INSERT INTO client (id, email, pass, status, first_name, created_at) VALUES (500000, 'taken@fb.example', NULL, 'active', 'Taken', '2024-01-01 00:00:00')");
+    // A FOSSBilling staff member with the e-mail of Tollgate's administrator, and an invoice number used twice.
+    await fb.query('INSERT INTO admin (id, email, name, status) VALUES (4, ?, ?, ?); INSERT INTO admin_group_member (admin_id, admin_group_id) VALUES (4, 1)', [ADMIN_EMAIL.toUpperCase(), 'Same', 'active']);
+    await fb.query("UPDATE invoice SET nr = '00001' WHERE id = 3");
+    fixture.invoices.find((invoice) => invoice.fbId === 3)!.number = 'FOSS00001-FB3';
     await fb.end();
   }, 120_000);
   afterAll(async () => {
@@ -102,6 +106,8 @@ describe('import fossbilling', () => {
     expect(output).toContain(`balances       ${fixture.balances.clients} clients, ${fixture.balances.total} USD in total: not imported (no ledger yet)`);
     expect(output).toContain('balance 7: not imported: client 7 holds 12.50 USD: not imported (no ledger yet)');
     expect(output).toContain('currency: not imported: EUR');
+    expect(output).toContain(`staff 4: skipped: e-mail ${ADMIN_EMAIL.toLowerCase()} already belongs to Tollgate staff member`);
+    expect(output).toContain('invoice 3: fixed: number FOSS00001 is already used: imported as FOSS00001-FB3');
   });
 
   it('reads the 0.6/0.7 layout: the staff group on the admin row, the cron account by role', async () => {
@@ -173,8 +179,12 @@ describe('import fossbilling', () => {
       expect(login.status, JSON.stringify(login.body)).toBe(200);
       expect(await stored()).toMatch(/^\$argon2id\$/);
       expect((await t.call('/api/guest/client/login', { email: client.email, password: client.password })).status).toBe(200);
-      // A re-run does not put the old bcrypt hash back.
-      await run(false);
+      // A re-run that updates the client (changed in FOSSBilling) does not put the old bcrypt hash back.
+      const fb = await maria.connect('fb');
+      await fb.query('UPDATE client SET last_name = ? WHERE id = ?', ['Moved', client.fbId]);
+      await fb.end();
+      expect(countsOf((await run(false)).plan).clients).toMatchObject({ update: 1 });
+      expect((await t.admin('client/get', { id })).result.last_name).toBe('Moved');
       expect(await stored()).toMatch(/^\$argon2id\$/);
     });
 
