@@ -7,6 +7,7 @@
 //   link. `failed_renew` (still active in FOSSBilling's tables, but its keys refused) becomes `suspended`.
 // - A key is imported with its order; a key no order points at (its order was deleted), one never issued, or one
 //   Tollgate cannot check (shorter than 8 characters, not hexadecimal) is skipped.
+import { precisionOf } from '../../lib/currency.ts';
 import { couldBeKey } from '../../lib/keygen.ts';
 import { normalizeApiKeyConfig, readApiKeyConfig, type ApiKeyConfig } from '../../modules/serviceapikey/options.ts';
 import { isoOf, jsonObject, periodOf, PERIOD_COLUMNS, textOf, toMinor } from './convert.ts';
@@ -133,7 +134,7 @@ export function planOrders(
         type,
         period: periodOf(order.period),
         quantity: Math.max(1, order.quantity ?? 1),
-        price: toMinor(order.price, state.precision),
+        price: toMinor(order.price, precisionOf(currency)),
         currency,
         status,
         reason,
