@@ -2,6 +2,10 @@
 // fixture in FOSSBilling 0.8.5's table layout: keys keep validating with the same custom parameters, clients log in
 // with their FOSSBilling password, invoice numbers and totals match, a re-run creates nothing, a dry run writes
 // nothing, a failure rolls everything back, and each bad-record rule is reported and applied.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, createTestApp, type TestApp } from '../helpers/app.ts';
 import { fossbillingIds } from '../../src/import/fossbilling/ids.ts';
@@ -237,6 +241,26 @@ describe('import fossbilling', () => {
       expect((await t.admin('order/get', { id: await tollgateId('order', 1) })).result.status).toBe('suspended');
     });
   });
+
+  it('runs as `npm run cli -- import fossbilling`: a dry run prints the plan; a refusal exits 1 with the reason', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tollgate-fb-cli-'));
+    const cli = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+      new Promise((resolve) => {
+        const env = { ...process.env, DATABASE_URL: `sqlite:${dir}/tollgate.db`, DATA_DIR: dir, CURRENCY: 'USD', SCHEDULER: 'off' };
+        execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'import', ...args], { env }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr }));
+      });
+    try {
+      const dry = await cli(['fossbilling', '--from', maria.url('fb'), '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain('Dry run: nothing was written');
+      expect(dry.stdout).toMatch(/clients\s+241 new/);
+      const refused = await cli(['fossbilling', '--from', maria.url('old')]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('FOSSBilling 0.5.x or older (schema patch 34) is not supported');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('parses the command line, refusing anything but a mysql URL', () => {
     expect(parseImportArgs(['fossbilling', '--from', 'mysql://u:p@h:3306/db', '--dry-run'])).toEqual({ from: 'mysql://u:p@h:3306/db', dryRun: true });
