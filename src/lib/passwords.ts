@@ -3,7 +3,6 @@
 //
 // Clients imported from FOSSBilling arrive with PHP password_hash() bcrypt hashes (`$2y$…`): those verify once with
 // bcrypt (the library compares in constant time) and the caller then replaces them with argon2id (isLegacyHash).
-import { verify as verifyBcrypt } from '@node-rs/bcrypt';
 import { hash, verify } from '@node-rs/argon2';
 
 /** PHP's `$2y$`, and the `$2a$`/`$2b$` spellings of the same bcrypt. */
@@ -25,7 +24,11 @@ export async function verifyPassword(storedHash: string | null, password: string
     await verify(await dummyHash, password).catch(() => false);
     return false;
   }
-  if (BCRYPT.test(storedHash)) return verifyBcrypt(password, storedHash).catch(() => false);
+  if (BCRYPT.test(storedHash)) {
+    // Loaded on first use: only instances that imported FOSSBilling clients ever meet such a hash.
+    const bcrypt = await import('@node-rs/bcrypt');
+    return bcrypt.verify(password, storedHash).catch(() => false);
+  }
   return verify(storedHash, password).catch(() => false);
 }
 
