@@ -237,6 +237,16 @@ describe('import fossbilling', () => {
       expect(countsOf(third.plan).clients).toMatchObject({ create: 0, update: 1 });
       expect(countsOf(third.plan).orders).toMatchObject({ create: 0, update: 1 });
       expect((await t.admin('client/get', { id: await tollgateId('client', 9) })).result.first_name).toBe('Renamed');
+      // A record deleted in Tollgate since, and changed in FOSSBilling, is created again.
+      const taxId = await tollgateId('tax', 1);
+      expect((await t.admin('invoice/tax_delete', { id: taxId })).status).toBe(200);
+      const fb2 = await maria.connect('fb');
+      await fb2.query("UPDATE tax SET taxrate = '22' WHERE id = 1");
+      await fb2.end();
+      expect(countsOf((await run(false)).plan)['tax rules']).toMatchObject({ update: 1 });
+      const recreated = await tollgateId('tax', 1);
+      expect(recreated).not.toBe(taxId);
+      expect((await t.admin('invoice/tax_get', { id: recreated })).result).toMatchObject({ name: 'VAT', country: 'NL' });
       // The running server caches keys without expiry: the documented way is to import with Tollgate stopped.
       expect((await t.admin('order/get', { id: await tollgateId('order', 1) })).result.status).toBe('suspended');
     });

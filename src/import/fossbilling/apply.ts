@@ -30,6 +30,16 @@ export interface ApplyDeps {
   counterDefault: number;
 }
 
+/** Ids of rows inserted in one statement, in the order given, matched by a unique column they were returned with. */
+function inOrder<K extends string>(wanted: K[], returned: Array<{ id: number; key: K }>): number[] {
+  const byKey = new Map(returned.map((row) => [row.key, row.id]));
+  return wanted.map((key) => {
+    const id = byKey.get(key);
+    if (id === undefined) throw new Error('internal: an inserted row was not returned');
+    return id;
+  });
+}
+
 export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefault }: ApplyDeps): Promise<void> {
   await inTransaction(db, async (trx) => {
     const ids = new Map<Kind, Map<number, number>>();
@@ -41,20 +51,45 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
       return id;
     };
 
-    /** Creates or updates each record of a kind and remembers FOSSBilling id → Tollgate id. */
-    async function each<V>(kind: Kind, list: Array<Planned<V>>, create: (values: V) => Promise<number>, update: (id: number, values: V) => Promise<boolean>): Promise<void> {
+    /**
+     * Creates or updates each record of a kind and remembers FOSSBilling id → Tollgate id. With `createMany`, new
+     * records are inserted 500 per statement (it must answer their ids in order: it matches them by a unique column).
+     */
+    async function each<V>(
+      kind: Kind,
+      list: Array<Planned<V>>,
+      create: (values: V) => Promise<number>,
+      update: (id: number, values: V) => Promise<boolean>,
+      createMany?: (values: V[]) => Promise<number[]>,
+    ): Promise<void> {
       const map = new Map<number, number>();
       ids.set(kind, map);
       let done = 0;
-      for (const record of list) {
-        let id = record.tollgateId;
-        if (record.action === 'create' || id === null) id = await create(record.values);
-        // A mapped record deleted in Tollgate since the last run is created again.
-        else if (record.action === 'update' && !(await update(id, record.values))) id = await create(record.values);
-        map.set(record.fbId, id);
-        if (record.action !== 'unchanged') mappingRows.push({ kind, fb_id: record.fbId, tollgate_id: id, fingerprint: record.fingerprint, imported_at: now });
+      const record = (entry: Planned<V>, id: number): void => {
+        map.set(entry.fbId, id);
+        if (entry.action !== 'unchanged') mappingRows.push({ kind, fb_id: entry.fbId, tollgate_id: id, fingerprint: entry.fingerprint, imported_at: now });
         if (++done % BATCH === 0 && done < list.length) progress(kind, done, list.length);
+      };
+      let pending: Array<Planned<V>> = [];
+      const flush = async (): Promise<void> => {
+        if (createMany === undefined || pending.length === 0) return;
+        const created = await createMany(pending.map((entry) => entry.values));
+        pending.forEach((entry, index) => record(entry, created[index]!));
+        pending = [];
+      };
+      for (const entry of list) {
+        let id = entry.tollgateId;
+        if ((entry.action === 'create' || id === null) && createMany !== undefined) {
+          pending.push(entry);
+          if (pending.length >= BATCH) await flush();
+          continue;
+        }
+        if (entry.action === 'create' || id === null) id = await create(entry.values);
+        // A mapped record deleted in Tollgate since the last run is created again.
+        else if (entry.action === 'update' && !(await update(id, entry.values))) id = await create(entry.values);
+        record(entry, id);
       }
+      await flush();
       progress(kind, list.length, list.length);
     }
     const changed = (result: { numUpdatedRows: bigint }): boolean => result.numUpdatedRows > 0n;
@@ -74,11 +109,11 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
       return changed(await trx.updateTable('staff').set({ email: v.email, name: v.name, status: v.status, admin_group_id: groupOf(v.groupFbId), updated_at: v.updated_at, ...token }).where('id', '=', id).executeTakeFirst());
     });
 
-    await each('client', plan.clients, async (v) => {
-      const { apiToken, ...row } = v;
+    const clientRow = ({ apiToken, ...row }: Plan['clients'][number]['values']) => {
       const token = apiToken ?? newApiToken();
-      return (await trx.insertInto('clients').values({ ...row, api_token_hash: secrets.hash(token), api_token_enc: secrets.encrypt(token), self_signup: 0 }).returning('id').executeTakeFirstOrThrow()).id;
-    }, async (id, v) => {
+      return { ...row, api_token_hash: secrets.hash(token), api_token_enc: secrets.encrypt(token), self_signup: 0 };
+    };
+    await each('client', plan.clients, async (v) => (await trx.insertInto('clients').values(clientRow(v)).returning('id').executeTakeFirstOrThrow()).id, async (id, v) => {
       const { apiToken, password_hash: passwordHash, ...row } = v;
       const current = await trx.selectFrom('clients').select('password_hash').where('id', '=', id).executeTakeFirst();
       if (current === undefined) return false;
@@ -86,6 +121,9 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
       const password = current.password_hash === null || isLegacyHash(current.password_hash) ? { password_hash: passwordHash } : {};
       const token = apiToken === null ? {} : { api_token_hash: secrets.hash(apiToken), api_token_enc: secrets.encrypt(apiToken) };
       return changed(await trx.updateTable('clients').set({ ...row, ...password, ...token }).where('id', '=', id).executeTakeFirst());
+    }, async (list) => {
+      const rows = list.map(clientRow);
+      return inOrder(rows.map((row) => row.email), await trx.insertInto('clients').values(rows).returning(['id', 'email as key']).execute());
     });
 
     await each('tax', plan.taxes, async (v) => (await trx.insertInto('taxes').values({ ...v, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow()).id,
@@ -102,12 +140,16 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
       return changed(await trx.updateTable('orders').set({ ...row, client_id: idOf('client', clientFbId), product_id: idOf('product', productFbId) }).where('id', '=', id).executeTakeFirst());
     });
 
-    await each('apikey', plan.keys, async (v) => {
-      const row = { order_id: idOf('order', v.orderFbId), client_id: idOf('client', v.clientFbId), key_hash: secrets.hash(v.key), key_enc: secrets.encrypt(v.key), options: v.options, config: v.config, created_at: v.created_at, updated_at: v.updated_at };
-      return (await trx.insertInto('api_keys').values({ ...row, valid: 1, name: null, grace_hash: null, grace_until: null, deleted_at: null }).returning('id').executeTakeFirstOrThrow()).id;
-    }, async (id, v) => {
+    const keyRow = (v: Plan['keys'][number]['values']) => ({
+      order_id: idOf('order', v.orderFbId), client_id: idOf('client', v.clientFbId), key_hash: secrets.hash(v.key), key_enc: secrets.encrypt(v.key), options: v.options,
+      config: v.config, created_at: v.created_at, updated_at: v.updated_at, valid: 1, name: null, grace_hash: null, grace_until: null, deleted_at: null,
+    });
+    await each('apikey', plan.keys, async (v) => (await trx.insertInto('api_keys').values(keyRow(v)).returning('id').executeTakeFirstOrThrow()).id, async (id, v) => {
       const row = { order_id: idOf('order', v.orderFbId), client_id: idOf('client', v.clientFbId), key_hash: secrets.hash(v.key), key_enc: secrets.encrypt(v.key), options: v.options, config: v.config, updated_at: v.updated_at };
       return changed(await trx.updateTable('api_keys').set(row).where('id', '=', id).executeTakeFirst());
+    }, async (list) => {
+      const rows = list.map(keyRow);
+      return inOrder(rows.map((row) => row.key_hash), await trx.insertInto('api_keys').values(rows).returning(['id', 'key_hash as key']).execute());
     });
 
     await writeInvoices(trx, plan, each, idOf);
@@ -132,7 +174,7 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
   });
 }
 
-type Each = <V>(kind: Kind, list: Array<Planned<V>>, create: (values: V) => Promise<number>, update: (id: number, values: V) => Promise<boolean>) => Promise<void>;
+type Each = <V>(kind: Kind, list: Array<Planned<V>>, create: (values: V) => Promise<number>, update: (id: number, values: V) => Promise<boolean>, createMany?: (values: V[]) => Promise<number[]>) => Promise<void>;
 
 async function writeInvoices(trx: Transaction<Database>, plan: Plan, each: Each, idOf: (kind: Kind, fbId: number) => number): Promise<void> {
   // Lines are gathered and written 500 at a time: one statement per invoice's line or two was most of the time.
@@ -147,10 +189,10 @@ async function writeInvoices(trx: Transaction<Database>, plan: Plan, each: Each,
     }
     if (pending.length >= 500) await flush();
   };
+  const invoiceRow = ({ clientFbId, items: _items, hash, ...row }: Plan['invoices'][number]['values']) => ({ ...row, hash: hash ?? freshInvoiceHash(), client_id: idOf('client', clientFbId), discount: 0, promo_code: null });
   await each('invoice', plan.invoices, async (v) => {
-    const { clientFbId, items, hash, ...row } = v;
-    const id = (await trx.insertInto('invoices').values({ ...row, hash: hash ?? freshInvoiceHash(), client_id: idOf('client', clientFbId), discount: 0, promo_code: null }).returning('id').executeTakeFirstOrThrow()).id;
-    await writeItems(id, items);
+    const id = (await trx.insertInto('invoices').values(invoiceRow(v)).returning('id').executeTakeFirstOrThrow()).id;
+    await writeItems(id, v.items);
     return id;
   }, async (id, v) => {
     const { clientFbId, items, hash, ...row } = v;
@@ -160,6 +202,11 @@ async function writeInvoices(trx: Transaction<Database>, plan: Plan, each: Each,
     await trx.deleteFrom('invoice_items').where('invoice_id', '=', id).execute();
     await writeItems(id, items);
     return true;
+  }, async (list) => {
+    const rows = list.map(invoiceRow);
+    const created = inOrder(rows.map((row) => row.hash), await trx.insertInto('invoices').values(rows).returning(['id', 'hash as key']).execute());
+    for (const [index, values] of list.entries()) await writeItems(created[index]!, values.items);
+    return created;
   });
   await flush();
 }
