@@ -275,8 +275,9 @@ describe('import fossbilling', () => {
   it('parses the command line, refusing anything but a mysql URL', () => {
     expect(parseImportArgs(['fossbilling', '--from', 'mysql://u:p@h:3306/db', '--dry-run'])).toEqual({ from: 'mysql://u:p@h:3306/db', dryRun: true });
     expect(parseImportArgs(['fossbilling', '--from', 'mariadb://h/db'])).toEqual({ from: 'mysql://h/db', dryRun: false });
-    expect(() => parseImportArgs(['fossbilling'])).toThrow(/needs --from/);
-    expect(() => parseImportArgs(['fossbilling', '--from', 'postgres://h/db'])).toThrow(/needs --from/);
+    expect(() => parseImportArgs(['fossbilling'], {})).toThrow(/needs --from/);
+    expect(parseImportArgs(['fossbilling', '--dry-run'], { FOSSBILLING_DATABASE_URL: 'mysql://u:secret@h/db' })).toEqual({ from: 'mysql://u:secret@h/db', dryRun: true });
+    expect(() => parseImportArgs(['fossbilling', '--from', 'postgres://h/db'], {})).toThrow(/needs --from/);
     expect(() => parseImportArgs(['whmcs', '--from', 'mysql://h/db'])).toThrow(/Usage/);
   });
 });

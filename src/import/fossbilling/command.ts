@@ -25,11 +25,15 @@ export interface ImportOptions {
   dryRun: boolean;
 }
 
-export function parseImportArgs(args: string[]): ImportOptions {
+/** `--from`, or FOSSBILLING_DATABASE_URL so the password stays out of the process list and the shell's history. */
+export function parseImportArgs(args: string[], env: NodeJS.ProcessEnv = process.env): ImportOptions {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { from: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } } });
   if (positionals[0] !== 'fossbilling' || positionals.length !== 1) throw new Error('Usage: npm run cli -- import fossbilling --from mysql://user:pass@host:port/db [--dry-run]');
-  if (values.from === undefined || !/^(mysql|mariadb):\/\//.test(values.from)) throw new Error('import fossbilling needs --from mysql://user:pass@host:port/database');
-  return { from: values.from.replace(/^mariadb:/, 'mysql:'), dryRun: values['dry-run'] };
+  const from = values.from ?? env.FOSSBILLING_DATABASE_URL;
+  if (from === undefined || !/^(mysql|mariadb):\/\//.test(from)) {
+    throw new Error('import fossbilling needs --from mysql://user:pass@host:port/database (or FOSSBILLING_DATABASE_URL)');
+  }
+  return { from: from.replace(/^mariadb:/, 'mysql:'), dryRun: values['dry-run'] };
 }
 
 /** Runs the import (or its dry run) and returns the plan it followed. */
