@@ -105,7 +105,7 @@ export async function buildFixture(db: Connection, database: string, options: Fi
     const password = shared === null ? `Fossbilling-${id}` : 'Fossbilling-1';
     fixture.clients.push({ fbId: id, email, password });
     clients.push({
-      id, client_group_id: 1 + (id % 2), email, pass: shared ?? phpHash(password), status: 'active', email_approved: 1, tax_exempt: 0, first_name: `First${id}`,
+      id, client_group_id: 1 + (id % 2), email, pass: shared ?? phpHash(password), status: id % 23 === 0 ? 'suspended' : 'active', email_approved: 1, tax_exempt: 0, first_name: `First${id}`,
       last_name: `Last${id}`, phone_cc: '31', phone: '201234567', company: id % 3 === 0 ? `Company ${id}` : null, company_vat: null, address_1: `Street ${id}`,
       city: 'Amsterdam', postcode: '1011AA', country: id % 10 === 0 ? 'Netherlands' : 'NL', currency: 'USD', api_token: randomBytes(16).toString('hex'), created_at: CREATED, updated_at: CREATED,
     });
@@ -126,7 +126,8 @@ export async function buildFixture(db: Connection, database: string, options: Fi
     });
     if (key !== null) {
       const custom = pro ? { tier: 'pro', monthlyLimit: 1000 } : { tier: 'basic', region: 'eu' };
-      fixture.keys.push({ fbOrderId: id, key, valid: status === 'active' && expires !== PAST, custom });
+      // Tollgate also refuses the keys of a suspended client (FOSSBilling looked at the order only): a documented difference.
+      fixture.keys.push({ fbOrderId: id, key, valid: status === 'active' && expires !== PAST && id % 23 !== 0, custom });
     }
     for (let n = 0; n < perClient; n++) {
       const fbId = ++invoiceId;
