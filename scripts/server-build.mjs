@@ -15,7 +15,7 @@ const STAMP = join(SERVER_DIR, '.build-stamp');
 // node_modules then, instead of being parsed with the bundle at every start: PDFs, PostgreSQL, SMTP). pdfkit must stay
 // out in any case: it loads its fonts through its package's own `#standard-fonts/*` imports (bundled, every invoice
 // PDF failed with "Cannot find module").
-const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', 'pg-native', 'vite', 'esbuild', 'pdfkit', 'pg', 'nodemailer'];
+const EXTERNAL = ['better-sqlite3', '@node-rs/argon2', '@node-rs/bcrypt', 'pg-native', 'vite', 'esbuild', 'pdfkit', 'pg', 'nodemailer'];
 
 function newestIn(dir) {
   let newest = 0;

@@ -3,9 +3,11 @@
 //   npm run cron                 (the scheduled jobs once: renewal invoices, suspensions, cancellations, stored provider events)
 //   npm run cli -- create-admin --email a@b.c --password 'Secret123' [--name 'Ann']
 //   npm run cli -- backup <file>  (a consistent copy of the SQLite database, while the server runs)
+//   npm run cli -- import fossbilling --from mysql://user:pass@host:port/db [--dry-run]  (docs/moving-from-fossbilling.md)
 import { parseArgs } from 'node:util';
 import { bootstrap } from './bootstrap.ts';
 import { backupSqlite } from './db/backup.ts';
+import { importFossbilling, parseImportArgs } from './import/fossbilling/command.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
 import { ApiError } from './platform/errors.ts';
 import type { Services } from './services.ts';
@@ -27,6 +29,18 @@ const commands: Record<string, Command> = {
     if (target === undefined || target.startsWith('-')) throw new Error('backup needs a file name: npm run cli -- backup <file>');
     const { file, pages } = await backupSqlite(services.config.databaseUrl, target);
     process.stdout.write(`Wrote ${file} (${pages} pages)\n`);
+  },
+  async import(services, args) {
+    const options = parseImportArgs(args);
+    await services.settings.preload();
+    await importFossbilling(options, {
+      db: services.db,
+      secrets: services.secrets,
+      currency: services.config.currency,
+      invoicePrefix: services.settings.peek('invoice_prefix') ?? 'INV-',
+      counterDefault: Number(services.config.settings.invoice_next_number ?? '1'),
+      out: process.stdout,
+    });
   },
   async 'create-admin'(services, args) {
     const { values } = parseArgs({

@@ -1,6 +1,12 @@
 // argon2id password hashing. Verification of an unknown account runs against a fixed dummy hash so that "no such
 // e-mail" and "wrong password" take the same time.
+//
+// Clients imported from FOSSBilling arrive with PHP password_hash() bcrypt hashes (`$2y$…`): those verify once with
+// bcrypt (the library compares in constant time) and the caller then replaces them with argon2id (isLegacyHash).
 import { hash, verify } from '@node-rs/argon2';
+
+/** PHP's `$2y$`, and the `$2a$`/`$2b$` spellings of the same bcrypt. */
+const BCRYPT = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
 
 // Algorithm.Argon2id is a const enum in the typings; the numeric value keeps isolatedModules happy.
 const ARGON2ID = 2;
@@ -18,7 +24,17 @@ export async function verifyPassword(storedHash: string | null, password: string
     await verify(await dummyHash, password).catch(() => false);
     return false;
   }
+  if (BCRYPT.test(storedHash)) {
+    // Loaded on first use: only instances that imported FOSSBilling clients ever meet such a hash.
+    const bcrypt = await import('@node-rs/bcrypt');
+    return bcrypt.verify(password, storedHash).catch(() => false);
+  }
   return verify(storedHash, password).catch(() => false);
+}
+
+/** True for a hash Tollgate did not make (an imported bcrypt one): rehash it with argon2id once the password is known. */
+export function isLegacyHash(storedHash: string | null): boolean {
+  return storedHash !== null && BCRYPT.test(storedHash);
 }
 
 /** Contract: 8–256 characters with at least one digit, one lower-case and one upper-case letter. */

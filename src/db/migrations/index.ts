@@ -24,6 +24,7 @@ import * as usageEvents from './026_usage_events.ts';
 import * as usageMeterDays from './027_usage_meter_days.ts';
 import * as usageCloseMeters from './028_usage_close_meters.ts';
 import * as meterAlerts from './029_meter_alerts.ts';
+import * as fossbillingIds from './031_fossbilling_ids.ts';
 import * as credits from './032_credits.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -51,5 +52,6 @@ export const migrations: Record<string, Migration> = {
   '027_usage_meter_days': usageMeterDays,
   '028_usage_close_meters': usageCloseMeters,
   '029_meter_alerts': meterAlerts,
+  '031_fossbilling_ids': fossbillingIds,
   '032_credits': credits,
 };

@@ -11,7 +11,7 @@ import { newApiToken, type SecretBox } from '../../lib/crypto.ts';
 import { createdRange, searchText } from '../../platform/list-filters.ts';
 import { searchedId } from '../../lib/searched-id.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
-import { hashPassword, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
+import { hashPassword, isLegacyHash, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { checkCountry, checkPhone, phoneWithCallingCode } from '../system/countries.ts';
@@ -180,9 +180,8 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
   }
 
   async function emailTaken(email: string, exceptId?: number): Promise<boolean> {
-    let query = db.selectFrom('clients').select('id').where('email', '=', email.toLowerCase());
-    if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
-    return (await query.executeTakeFirst()) !== undefined;
+    const query = db.selectFrom('clients').select('id').where('email', '=', email.toLowerCase());
+    return (await (exceptId === undefined ? query : query.where('id', '!=', exceptId)).executeTakeFirst()) !== undefined;
   }
 
   /**
@@ -206,10 +205,11 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       return principalOf(await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst());
     },
 
-    /** The active client with these credentials, or null; same work whether or not the e-mail exists. */
+    /** The active client with these credentials, or null (same work whether the e-mail exists); an imported bcrypt hash becomes argon2id here. */
     async login(email: string, password: string): Promise<ClientPrincipal | null> {
       const row = await db.selectFrom('clients').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
       const ok = await verifyPassword(row?.password_hash ?? null, password);
+      if (ok && row !== undefined && isLegacyHash(row.password_hash)) await db.updateTable('clients').set({ password_hash: await hashPassword(password) }).where('id', '=', row.id).execute();
       return ok ? principalOf(row) : null;
     },
 
