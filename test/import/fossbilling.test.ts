@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, createTestApp, type TestApp } from '../helpers/app.ts';
+import { expectLedgerConsistent } from '../helpers/credit-ledger.ts';
 import { fossbillingIds } from '../../src/import/fossbilling/ids.ts';
 import { importFossbilling, parseImportArgs } from '../../src/import/fossbilling/command.ts';
 import type { Plan } from '../../src/import/fossbilling/plan-types.ts';
@@ -107,8 +108,8 @@ describe('import fossbilling', () => {
     expect(output).toContain(`apikey ${fixture.bad.brokenConfigKey}: fixed: config is not valid JSON`);
     expect(output).toContain(`product ${fixture.bad.hostingProduct}: fixed: type "hosting"`);
     expect(output).toContain(`order ${fixture.bad.failedRenewOrder}: fixed: status failed_renew`);
-    expect(output).toContain(`balances       ${fixture.balances.clients} clients, ${fixture.balances.total} USD in total: not imported (no ledger yet)`);
-    expect(output).toContain('balance 7: not imported: client 7 holds 12.50 USD: not imported (no ledger yet)');
+    expect(output).toContain(`balance total  ${fixture.balances.clients} clients, ${fixture.balances.total} USD in total (credit ledger entries)`);
+    expect(output).toMatch(new RegExp(`balances\\s+${fixture.balances.clients} new`));
     expect(output).toContain('currency: not imported: EUR');
     expect(output).toContain(`staff 4: skipped: e-mail ${ADMIN_EMAIL.toLowerCase()} already belongs to Tollgate staff member`);
     expect(output).toContain('invoice 3: fixed: number FOSS00001 is already used: imported as FOSS00001-FB3');
@@ -139,6 +140,40 @@ describe('import fossbilling', () => {
     beforeAll(async () => {
       ({ plan } = await run(false));
     }, 60_000);
+
+    it('each client balance arrives in the credit ledger; a re-run adds only what changed in FOSSBilling; a fall it cannot cover rolls back', async () => {
+      const total = async (fbId: number) => ((await t.services.db.selectFrom('credit_entries').select((eb) => eb.fn.sum<number>('amount').as('sum')).where('client_id', '=', (await tollgateId('client', fbId))!).executeTakeFirst())?.sum ?? 0);
+      expect(Number(await total(7))).toBe(1250);
+      expect(Number(await total(8))).toBe(0);
+      expect((await t.admin('client/balance_get_total', { id: await tollgateId('client', 7) })).result).toBe('12.50');
+      await expectLedgerConsistent(t.services.db);
+      const entries = async () => (await t.services.db.selectFrom('credit_entries').select('id').execute()).length;
+      const before = await entries();
+      await run(false);
+      expect(await entries()).toBe(before);
+
+      const fb = await maria.connect('fb');
+      await fb.query("INSERT INTO client_balance (client_id, type, amount, created_at) VALUES (7, 'deposit', '5.00', NOW()), (14, 'invoice', '-2.50', NOW())");
+      await fb.end();
+      const again = await run(false);
+      expect(countsOf(again.plan).balances).toMatchObject({ create: 0, update: 2 });
+      expect(Number(await total(7))).toBe(1750);
+      expect(Number(await total(14))).toBe(1000);
+      await expectLedgerConsistent(t.services.db);
+
+      // Client 21 spent its 12.50 in Tollgate; FOSSBilling now says 2.50 less: the run cannot take it and writes nothing.
+      const spender = (await tollgateId('client', 21))!;
+      expect((await t.admin('client/balance_add_funds', { id: spender, amount: '-12.50', description: 'spent in Tollgate' })).body.error).toBeNull();
+      const fb2 = await maria.connect('fb');
+      await fb2.query("INSERT INTO client_balance (client_id, type, amount, created_at) VALUES (21, 'invoice', '-2.50', NOW())");
+      await fb2.end();
+      const count = await entries();
+      await expect(run(false)).rejects.toThrow(/client 21: its FOSSBilling balance fell by 250 minor units/);
+      expect(await entries()).toBe(count);
+      const fb3 = await maria.connect('fb');
+      await fb3.query("DELETE FROM client_balance WHERE client_id = 21 AND amount < 0");
+      await fb3.end();
+    });
 
     it('imports every kind, with progress lines per kind', async () => {
       const c = countsOf(plan);

@@ -16,7 +16,8 @@ import { inTransaction } from '../../platform/transaction.ts';
 import { fossbillingIds } from './ids.ts';
 import { FB_SUPER_ADMIN_GROUP } from './plan-people.ts';
 import { freshInvoiceHash } from './plan-invoices.ts';
-import type { Kind, Plan, Planned } from './plan-types.ts';
+import { credit, debit, isUncovered, lockAccount } from '../../modules/credit/ledger.ts';
+import type { BalanceValues, Kind, Plan, Planned } from './plan-types.ts';
 
 export type Progress = (kind: string, done: number, total: number) => void;
 
@@ -162,6 +163,10 @@ export async function applyPlan(plan: Plan, { db, secrets, progress, counterDefa
       return changed(await trx.updateTable('transactions').set({ ...row, invoice_id: idOf('invoice', invoiceFbId), client_id: idOf('client', clientFbId) }).where('id', '=', id).executeTakeFirst());
     });
 
+    // Balances into the credit ledger (importBalance below); after the clients they belong to.
+    const importedBalance = (v: BalanceValues) => importBalance(trx, { fbId: v.clientFbId, clientId: idOf('client', v.clientFbId), currency: plan.currency, amount: v.amount }, new Date(now));
+    await each('balance', plan.balances, importedBalance, async (_id, v) => (await importedBalance(v)) > 0);
+
     const mapping = fossbillingIds(trx);
     for (let i = 0; i < mappingRows.length; i += BATCH) {
       await mapping
@@ -220,4 +225,29 @@ async function moveInvoiceCounter(trx: Transaction<Database>, next: number, coun
     .values({ name: 'invoice_next_number', value: String(next), updated_at: now })
     .onConflict((oc) => oc.column('name').doUpdateSet({ value: String(next), updated_at: now }))
     .execute();
+}
+
+/**
+ * Brings a client's Tollgate balance to its FOSSBilling balance by what the import writes: the first run credits the
+ * whole balance as an `adjust` entry, a later run whose FOSSBilling balance changed writes the difference (a credit,
+ * or a debit spent in burn-down order), so what the client did in Tollgate meanwhile stays. Entries are keyed
+ * `fossbilling:balance:<client>:<n>`, so the ledger itself says what the import has written. A fall the Tollgate
+ * balance cannot cover (the client spent it here already) fails the run: it rolls back whole, with the reason.
+ * Returns the id of the import's latest entry for the client.
+ */
+async function importBalance(trx: Transaction<Database>, balance: { fbId: number; clientId: number; currency: string; amount: number }, now: Date): Promise<number> {
+  const prefix = `fossbilling:balance:${balance.fbId}:`;
+  const account = { clientId: balance.clientId, currency: balance.currency };
+  await lockAccount(trx, account, now);
+  const written = await trx.selectFrom('credit_entries').select(['id', 'amount']).where('client_id', '=', balance.clientId).where('idempotency_key', 'like', `${prefix}%`).orderBy('id').execute();
+  const imported = written.reduce((sum, row) => sum + row.amount, 0);
+  const difference = balance.amount - imported;
+  if (difference === 0) return written.at(-1)?.id ?? 0;
+  const entry = { kind: 'adjust' as const, amount: Math.abs(difference), key: `${prefix}${written.length + 1}`, note: 'Balance imported from FOSSBilling' };
+  if (difference > 0) return (await credit(trx, account, entry, now)).id;
+  const result = await debit(trx, account, entry, now);
+  if (isUncovered(result)) {
+    throw new Error(`client ${balance.fbId}: its FOSSBilling balance fell by ${-difference} minor units since the last import, but its Tollgate balance holds only ${result.available}`);
+  }
+  return result.id;
 }

@@ -3,8 +3,8 @@
 // The dry run prints this; the real run applies it in one transaction (apply.ts).
 
 /** The kinds the mapping table (migration 031) remembers. */
-export type Kind = 'staff_group' | 'staff' | 'client' | 'tax' | 'product' | 'order' | 'apikey' | 'invoice' | 'transaction';
-export const KINDS: readonly Kind[] = ['staff_group', 'staff', 'client', 'tax', 'product', 'order', 'apikey', 'invoice', 'transaction'];
+export type Kind = 'staff_group' | 'staff' | 'client' | 'tax' | 'product' | 'order' | 'apikey' | 'invoice' | 'transaction' | 'balance';
+export const KINDS: readonly Kind[] = ['staff_group', 'staff', 'client', 'tax', 'product', 'order', 'apikey', 'invoice', 'transaction', 'balance'];
 
 export type Action = 'create' | 'update' | 'unchanged';
 
@@ -63,6 +63,12 @@ export interface TransactionValues {
   type: 'payment' | 'refund'; status: 'processed' | 'failed' | 'refunded' | 'error'; message: string | null; created_at: string;
 }
 
+/** A client's FOSSBilling balance (the sum of its client_balance rows), in minor units; keyed by the client's id. */
+export interface BalanceValues {
+  clientFbId: number;
+  amount: number;
+}
+
 export interface Plan {
   version: string;
   currency: string;
@@ -75,9 +81,11 @@ export interface Plan {
   keys: Array<Planned<KeyValues>>;
   invoices: Array<Planned<InvoiceValues>>;
   transactions: Array<Planned<TransactionValues>>;
-  /** Counted, not imported: client groups (Tollgate has none), balances (no ledger yet), other currencies. */
+  /** Client balances, written to the credit ledger (apply.ts): one entry the first time, the difference after. */
+  balances: Array<Planned<BalanceValues>>;
+  /** Counted, not imported: client groups (Tollgate has none), other currencies. */
   clientGroups: number;
-  balances: { clients: number; total: string };
+  balanceTotal: { clients: number; total: string };
   problems: Problem[];
   /** The highest invoice number imported per prefix form, to move Tollgate's counter past it. */
   highestNumber: number | null;

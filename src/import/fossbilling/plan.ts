@@ -7,7 +7,7 @@ import { fossbillingIds } from './ids.ts';
 import { planKeys, planOrders, planProducts } from './plan-catalog.ts';
 import { planInvoices } from './plan-invoices.ts';
 import { planClients, planStaff, planStaffGroups, planTaxes } from './plan-people.ts';
-import { KINDS, type Kind, type Plan, type Problem, type TollgateState } from './plan-types.ts';
+import { KINDS, mappedId, planned, type Kind, type Plan, type Problem, type TollgateState } from './plan-types.ts';
 import { toMinor } from './convert.ts';
 import type { FbData } from './source.ts';
 import { versionOfPatch } from './version.ts';
@@ -77,12 +77,22 @@ export function buildPlan(data: FbData, state: TollgateState, fingerprintOf: (js
   const imported = new Set(clients.map((client) => client.fbId));
   let total = 0;
   let holders = 0;
+  const balances: Plan['balances'] = [];
   for (const balance of data.balances) {
     const minor = toMinor(balance.amount, state.precision);
-    if (minor === 0 || !imported.has(balance.client_id)) continue;
-    holders++;
-    total += minor;
-    problems.push({ kind: 'balance', fbId: balance.client_id, outcome: 'not imported', message: `client ${balance.client_id} holds ${formatMoney(minor, state.precision)} ${state.currency}: not imported (no ledger yet)` });
+    if (!imported.has(balance.client_id)) continue;
+    // Tollgate's ledger never goes below zero: a client in debt to the seller is reported, not imported.
+    if (minor < 0) {
+      problems.push({ kind: 'balance', fbId: balance.client_id, outcome: 'skipped', message: `client ${balance.client_id} owes ${formatMoney(-minor, state.precision)} ${state.currency}: a negative balance is not imported` });
+      continue;
+    }
+    // A zero balance is planned too once it was imported, so a balance spent down to 0 in FOSSBilling follows.
+    if (minor === 0 && mappedId(state, 'balance', balance.client_id) === undefined) continue;
+    if (minor > 0) {
+      holders++;
+      total += minor;
+    }
+    balances.push(planned(state, 'balance', balance.client_id, { clientFbId: balance.client_id, amount: minor }, fp));
   }
   const patch = Number(data.lastPatch);
   return {
@@ -97,8 +107,9 @@ export function buildPlan(data: FbData, state: TollgateState, fingerprintOf: (js
     keys,
     invoices,
     transactions,
+    balances,
     clientGroups: groupTitles,
-    balances: { clients: holders, total: formatMoney(total, state.precision) },
+    balanceTotal: { clients: holders, total: formatMoney(total, state.precision) },
     problems,
     highestNumber,
   };

@@ -24,13 +24,14 @@ const LABELS: ReadonlyArray<readonly [keyof Plan, string]> = [
   ['keys', 'API keys'],
   ['invoices', 'invoices'],
   ['transactions', 'transactions'],
+  ['balances', 'balances'],
 ];
 
 export interface Counts { create: number; update: number; unchanged: number; skipped: number }
 
 /** Per kind: records to create, to update, unchanged, skipped (problems whose outcome is `skipped`). */
 export function countsOf(plan: Plan): Record<string, Counts> {
-  const skippedKind: Record<string, string> = { staff: 'staff', client: 'clients', order: 'orders', apikey: 'keys', invoice: 'invoices', transaction: 'transactions' };
+  const skippedKind: Record<string, string> = { staff: 'staff', client: 'clients', order: 'orders', apikey: 'keys', invoice: 'invoices', transaction: 'transactions', balance: 'balances' };
   const out: Record<string, Counts> = {};
   for (const [field, label] of LABELS) {
     const list = plan[field] as Array<Planned<unknown>>;
@@ -50,7 +51,7 @@ export function planText(plan: Plan, dryRun: boolean): string {
     lines.push(`  ${label.padEnd(14)} ${String(c.create).padStart(7)} new  ${String(c.update).padStart(7)} updated  ${String(c.unchanged).padStart(7)} unchanged  ${String(c.skipped).padStart(5)} skipped`);
   }
   lines.push(`  client groups  ${plan.clientGroups} not imported (Tollgate has no client groups)`);
-  lines.push(`  balances       ${plan.balances.clients} clients, ${plan.balances.total} ${plan.currency} in total: not imported (no ledger yet)`);
+  lines.push(`  balance total  ${plan.balanceTotal.clients} clients, ${plan.balanceTotal.total} ${plan.currency} in total (credit ledger entries)`);
   if (plan.problems.length > 0) {
     lines.push('', 'Per record:');
     for (const p of plan.problems) lines.push(`  ${p.kind}${p.fbId === null ? '' : ` ${p.fbId}`}: ${p.outcome}: ${p.message}`);
