@@ -50,7 +50,7 @@ export interface FbData {
   admins: FbAdmin[];
   clientGroups: FbClientGroup[];
   clients: FbClient[];
-  /** Sum of client_balance per client, as decimal text (not imported: Tollgate has no ledger yet). */
+  /** Sum of client_balance per client, as decimal text (imported as credit-ledger entries, apply.ts importBalance). */
   balances: Array<{ client_id: Id; amount: string }>;
   taxes: FbTax[];
   products: FbProduct[];
