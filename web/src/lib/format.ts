@@ -120,6 +120,7 @@ export const REASON_LABELS: Record<string, string> = {
   EXPIRED: 'The order has expired',
   LIMIT_EXCEEDED: 'The monthly limit is used up',
   RATE_LIMITED: "Too many checks in a short time (the plan's rate limit)",
+  TRIAL_ENDED: 'The free trial ended; the first invoice is unpaid',
 };
 
 /** "Cancels at period end (2026-12-01)" for an order its client canceled to end at its expiry; null otherwise. */
