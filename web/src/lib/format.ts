@@ -123,6 +123,18 @@ export const REASON_LABELS: Record<string, string> = {
   TRIAL_ENDED: 'The free trial ended; the first invoice is unpaid',
 };
 
+/** "7-day free trial, no card needed" for a plan whose public config offers a trial (issue 24 item 7); null otherwise. */
+export function trialWording(config: Record<string, unknown> | null | undefined): string | null {
+  const trial = config?.trial as { days?: unknown; requires_card?: unknown } | undefined;
+  if (typeof trial !== 'object' || trial === null || typeof trial.days !== 'number') return null;
+  return `${trial.days}-day free trial, ${trial.requires_card === true ? 'card required' : 'no card needed'}`;
+}
+
+/** "Free trial until 2026-12-01" while an order's free trial runs; null otherwise. */
+export function trialBadge(order: { on_trial?: boolean; trial_ends_at?: string | null }): string | null {
+  return order.on_trial === true && order.trial_ends_at ? `Free trial until ${formatDate(order.trial_ends_at)}` : null;
+}
+
 /** "Cancels at period end (2026-12-01)" for an order its client canceled to end at its expiry; null otherwise. */
 export function cancelsAtPeriodEnd(order: { cancel_at_period_end?: boolean | null; expires_at?: string | null; status?: string }): string | null {
   if (order.cancel_at_period_end !== true || order.status === 'canceled') return null;
