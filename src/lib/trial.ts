@@ -73,9 +73,9 @@ export function trialConfig(config: Record<string, unknown>, trial: TrialTerms):
   return out;
 }
 
-/** "7-day free trial", with whether a card is asked for. */
+/** "7-day free trial, no card needed": the plans page's wording, with whether a card is asked for. */
 export function trialText(trial: TrialTerms): string {
-  return `${trial.days}-day free trial${trial.requires_card ? ' (card required)' : ', no card required'}`;
+  return `${trial.days}-day free trial, ${trial.requires_card ? 'card required' : 'no card needed'}`;
 }
 
 /**

@@ -60,11 +60,14 @@ export function createTrialJobs({ db, orders, trials, invoices, payments, log }:
   async function endTrial(trx: Kysely<Database>, row: OrderRow, now: Date): Promise<boolean> {
     if (row.trial_state !== 'running' || !ended(row, now)) return false;
     // Canceled during the trial, or a free plan (it renews itself): nothing to invoice.
-    if (row.status !== 'active' || row.cancel_at_period_end === 1 || row.price === 0) return trials.end(trx, row, 'ended', now);
-    await invoices.renewalFor(trx, row, now);
-    if ((await payments.chargeableMethod(trx, row.client_id)) !== null) return trials.end(trx, row, 'charging', now);
-    if (!(await trials.end(trx, row, 'ended', now))) return false;
-    await orders.transition(trx, row.id, 'suspend', { reason: TRIAL_ENDED_REASON, now });
+    if (row.status === 'canceled' || row.cancel_at_period_end === 1 || row.price === 0) return trials.end(trx, row, 'ended', now);
+    const card = row.status === 'active' && (await payments.chargeableMethod(trx, row.client_id)) !== null;
+    // The state's compare-and-set first: of two runs at once, only the one that moved it issues the invoice.
+    if (!(await trials.end(trx, row, card ? 'charging' : 'ended', now))) return false;
+    const current = await orders.requireRow(trx, row.id);
+    await invoices.renewalFor(trx, current, now);
+    // An order staff suspended during the trial stays suspended, with staff's reason.
+    if (!card && current.status === 'active') await orders.transition(trx, row.id, 'suspend', { reason: TRIAL_ENDED_REASON, now });
     return true;
   }
 

@@ -1,5 +1,6 @@
 // Display helpers: dates, money, labels, custom parameter values. Money stays a decimal string; sums are done in
 // integer minor units (BigInt), never in floating point.
+import { trialOf, trialText } from '../../../src/lib/trial.ts';
 
 /** `2026-11-22T10:00:00Z` → `2026-11-22 10:00 UTC`; blank → `—`. */
 export function formatDateTime(iso: string | null | undefined): string {
@@ -125,9 +126,8 @@ export const REASON_LABELS: Record<string, string> = {
 
 /** "7-day free trial, no card needed" for a plan whose public config offers a trial (issue 24 item 7); null otherwise. */
 export function trialWording(config: Record<string, unknown> | null | undefined): string | null {
-  const trial = config?.trial as { days?: unknown; requires_card?: unknown } | undefined;
-  if (typeof trial !== 'object' || trial === null || typeof trial.days !== 'number') return null;
-  return `${trial.days}-day free trial, ${trial.requires_card === true ? 'card required' : 'no card needed'}`;
+  const trial = trialOf(config ?? {});
+  return trial === null ? null : trialText(trial);
 }
 
 /** "Free trial until 2026-12-01" while an order's free trial runs; null otherwise. */
