@@ -104,6 +104,27 @@ describe('free trials', () => {
     expect(await db().selectFrom('transactions').selectAll().where('client_id', '=', buyer.id).execute()).toEqual([]);
   });
 
+  it("a trial's included units replace the plan meters' own for the trial only", async () => {
+    const metered = await makeProduct(t(), {
+      title: 'Metered trial',
+      type: 'apikey',
+      config: {
+        meters: [{ code: 'tokens', name: 'Tokens', unit: 'tokens', aggregation: 'sum', included: 1_000_000 }],
+        trial: { days: 7, requires_card: false, included: { tokens: 50_000 } },
+      },
+    });
+    const { buyer, reply } = await checkout(metered);
+    const key = await keyOf(buyer.token, reply.result.order_id);
+    const tokens = async () => ((await info(key)).usage.meters as Array<{ code: string; included: number | null }>).find((meter) => meter.code === 'tokens');
+    expect(await tokens()).toMatchObject({ included: 50_000 });
+    // After the trial (paid by staff here) the plan's units apply.
+    const end = Date.parse((await order(reply.result.order_id)).trial_ends_at) + 60_000;
+    await cron(end);
+    const [invoice] = await invoicesOf(buyer.id);
+    expect((await t().admin('invoice/mark_as_paid', { id: invoice!.id })).body.error).toBeNull();
+    expect(await tokens()).toMatchObject({ included: 1_000_000 });
+  });
+
   it('a second trial of the same plan by the same client is refused; the cart stays', async () => {
     const { buyer, reply } = await checkout(plan);
     expect(reply.body.error).toBeNull();
