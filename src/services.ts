@@ -37,6 +37,8 @@ import { createTaxService, type TaxService } from './modules/invoice/taxes.ts';
 import { createOrderService, type OrderService } from './modules/order/service.ts';
 import { createSelfService, type SelfService } from './modules/order/self-service.ts';
 import { createOrderPlacing, type OrderPlacing } from './modules/order/placing.ts';
+import { createOrderTrials } from './modules/order/trials.ts';
+import { createTrialJobs } from './modules/cron/trials.ts';
 import { followPlanChanges } from './modules/serviceapikey/plan-change.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
@@ -213,7 +215,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
-  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money });
+  // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
+  const orderTrials = createOrderTrials({ db, events, cards: { defaultCardFingerprint: (trx, clientId) => payments.defaultCardFingerprint(trx, clientId) } });
+  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money, trials: orderTrials });
   const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, money, promos, taxes });
   const outbox = createOutboxService({
     db,
@@ -287,6 +291,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usage: usageCloser,
     usagePruning,
     credits,
+    trials: createTrialJobs({ db, orders, trials: orderTrials, invoices, payments: { chargeableMethod: (trx, clientId) => payments.chargeableMethod(trx, clientId) }, log: logSchedulerError }),
     log: logSchedulerError,
   });
   const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });

@@ -150,13 +150,14 @@ export class StripeStandIn {
 
   // ----- state changes the tests (and the hosted page) drive -----
 
-  private card(customer: string | null, last4 = '4242'): Json {
+  private card(customer: string | null, last4 = '4242', fingerprint?: string): Json {
     const method: Json = {
       id: id('pm'),
       object: 'payment_method',
       type: 'card',
       customer,
-      card: { brand: 'visa', last4, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, funding: 'credit', country: 'US' },
+      // As Stripe's: the same card number gives the same fingerprint, whichever customer saves it.
+      card: { brand: 'visa', last4, fingerprint: fingerprint ?? `fp_test_${last4}`, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, funding: 'credit', country: 'US' },
       created: now(),
       livemode: false,
       metadata: {},
@@ -208,11 +209,11 @@ export class StripeStandIn {
    * events Stripe would send (checkout.session.completed, payment_intent.succeeded), not yet delivered.
    * `amount`/`currency` override what is charged (to test mismatches).
    */
-  completeSession(sessionId: string, options: { amount?: number; currency?: string; last4?: string } = {}): StripeEvent[] {
+  completeSession(sessionId: string, options: { amount?: number; currency?: string; last4?: string; fingerprint?: string } = {}): StripeEvent[] {
     const session = this.sessions.get(sessionId);
     if (session === undefined) throw new Error(`No session ${sessionId}`);
     const data = session.payment_intent_data as Json | undefined;
-    const method = this.card(session.customer as string | null, options.last4);
+    const method = this.card(session.customer as string | null, options.last4, options.fingerprint);
     const intent = this.succeededIntent({
       amount: options.amount ?? (session.amount_total as number),
       currency: options.currency ?? (session.currency as string),

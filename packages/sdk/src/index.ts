@@ -33,6 +33,8 @@ export type Reason =
   | 'EXPIRED'
   | 'LIMIT_EXCEEDED'
   | 'RATE_LIMITED'
+  /** The order's free trial ended and its first invoice is not paid yet. */
+  | 'TRIAL_ENDED'
   /** Tollgate could not be asked (down, slower than timeoutMs, 5xx); `valid` is then the `failOpen` option. */
   | 'UNAVAILABLE'
   /** Tollgate refused the verifier token (unknown, deactivated, or without `serviceapikey.check`); never valid. */

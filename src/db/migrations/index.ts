@@ -26,6 +26,7 @@ import * as usageCloseMeters from './028_usage_close_meters.ts';
 import * as meterAlerts from './029_meter_alerts.ts';
 import * as fossbillingIds from './031_fossbilling_ids.ts';
 import * as credits from './032_credits.ts';
+import * as trials from './034_trials.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '029_meter_alerts': meterAlerts,
   '031_fossbilling_ids': fossbillingIds,
   '032_credits': credits,
+  '034_trials': trials,
 };

@@ -334,7 +334,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
               );
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
         if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
-        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo });
+        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo, trials: true });
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
       });

@@ -26,6 +26,8 @@ const CronReport = Type.Object(
     usage_invoices: Count('Overage invoices issued for usage periods that closed'),
     plan_changes_voided: Count('Unpaid plan-change invoices voided at the end of the period they were priced for'),
     credits_expired: Count('Grants past their expiry whose unused credit was expired'),
+    trial_reminders: Count('Free-trial reminders sent (order.trial_will_end), each once per order'),
+    trials_ended: Count('Free trials that ended (first invoice issued, or nothing owed when canceled)'),
     failed: Count('Orders a job could not change (logged); the next run tries again'),
   },
   { $id: 'CronReport' },

@@ -32,6 +32,9 @@ export interface CronReport {
   plan_changes_voided: number;
   /** Grants past their expiry whose unused credit was expired (issue 24). */
   credits_expired: number;
+  /** Free-trial reminders sent (order.trial_will_end), and trials ended (issue 24 item 7). */
+  trial_reminders: number;
+  trials_ended: number;
   /** Orders a job could not change (logged); the next run tries again. */
   failed: number;
 }
@@ -55,12 +58,14 @@ export interface CronServiceDeps {
   usagePruning?: { prune(now: Date): Promise<unknown> };
   /** Expires what is left of grants past their expiry (credit/service.ts). */
   credits?: { expireDue(now: Date): Promise<{ expired: number; failed: number }> };
+  /** Reminds and ends free trials (cron/trials.ts). */
+  trials?: { run(now: Date): Promise<{ reminded: number; ended: number; failed: number }> };
   log?: (message: string, error: unknown) => void;
 }
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, credits, log }: CronServiceDeps) {
+export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, credits, trials, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -88,6 +93,8 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
           if (order.status !== 'active' || order.cancel_at_period_end === 1 || order.expires_at === null || timeOf(order.expires_at) > horizonMs) return false;
+          // A running trial's first invoice is issued at its end, by the trial job, not ahead like a renewal.
+          if (order.trial_state === 'running') return false;
           return (await invoices.renewalFor(trx, order, now)).created;
         },
       );
@@ -135,6 +142,8 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
           if (order.status !== 'active' || order.expires_at === null || timeOf(order.expires_at) > now.getTime()) return false;
+          // A trial's end is the trial job's: it suspends with its own reason, after the first charge had its chance.
+          if (order.trial_state === 'running' || order.trial_state === 'charging') return false;
           await orders.transition(trx, id, 'suspend', { reason: NON_PAYMENT, now });
           return true;
         },
@@ -175,6 +184,8 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         usage_invoices: 0,
         plan_changes_voided: 0,
         credits_expired: 0,
+        trial_reminders: 0,
+        trials_ended: 0,
         failed: 0,
       };
       // Usage periods first: a billing period ends at the expiry the renewal jobs below act on.
@@ -205,6 +216,13 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
       } catch (error) {
         report.failed += 1;
         log?.('voiding lapsed plan changes failed', error);
+      }
+      // Trials before renewals: a trial that ended has its first invoice issued here, once.
+      if (trials !== undefined) {
+        const trialRun = await trials.run(now);
+        report.trial_reminders += trialRun.reminded;
+        report.trials_ended += trialRun.ended;
+        report.failed += trialRun.failed;
       }
       await this.issueRenewalInvoices(now, report);
       await this.cancelAtPeriodEnd(now, report);

@@ -152,6 +152,13 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
     });
   });
 
+  // Three days before a free trial ends (cron/trials.ts emits it once per order).
+  events.on('order.trial_will_end', async ({ orderId, clientId, trialEndsAt }, trx) => {
+    const order = await orderOf(trx, orderId);
+    if (order === undefined) return;
+    await toClient(trx, clientId, 'order_trial_will_end', { order_title: order.title, trial_ends_at: day(trialEndsAt), order_url: links.orders() });
+  });
+
   events.on('order.suspended', async ({ orderId, clientId, reason }, trx) => {
     const order = await orderOf(trx, orderId);
     if (order === undefined) return;

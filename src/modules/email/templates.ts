@@ -17,6 +17,7 @@ export const MAIL_TEMPLATE_CODES = [
   'invoice_reminder',
   'order_activated',
   'order_renewal_reminder',
+  'order_trial_will_end',
   'order_suspended',
   'order_canceled',
   'apikey_reset',
@@ -181,6 +182,17 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
       '<p>Hello {{name}},</p><p>your order {{order_title}} expires on {{expires_at}}. To keep it, pay ' +
       '{{invoice}} for {{invoice_total}}.</p><p><a href="{{invoice_url}}">Pay the renewal</a></p>',
     vars: { ...ORDER_SAMPLE, ...INVOICE_SAMPLE, expires_at: '2026-12-01' },
+  },
+  order_trial_will_end: {
+    title: 'Free trial ending',
+    when: 'Three days before a free trial ends (once per order)',
+    subject: 'Your free trial of {{order_title}} ends on {{trial_ends_at}}',
+    content:
+      '<p>Hello {{name}},</p><p>your free trial of {{order_title}} ends on {{trial_ends_at}}. Then the first ' +
+      'invoice is issued: with auto-pay on, your saved card is charged; otherwise pay it to keep your plan (until ' +
+      'it is paid, your API key stops). To stop instead, cancel the order before that day; nothing is charged.</p>' +
+      '<p><a href="{{order_url}}">See your orders</a></p>',
+    vars: { ...ORDER_SAMPLE, trial_ends_at: '2026-12-01' },
   },
   order_suspended: {
     title: 'Order suspended',

@@ -22,6 +22,10 @@ declare module '../../platform/events.ts' {
     'order.updated': OrderEvent;
     /** The order moved to another plan (an upgrade paid, or a downgrade at renewal); `config` is the new plan's. */
     'order.plan_changed': OrderEvent & { fromProductId: number; config: Record<string, unknown> };
+    /** A free trial ends within three days (issue 24 item 7): sent once per order. */
+    'order.trial_will_end': OrderEvent & { trialEndsAt: string };
+    /** A free trial ended: the order runs on `config`, its plan's, from now on. */
+    'order.trial_ended': OrderEvent & { config: Record<string, unknown> };
     /** The client canceled the order at period end (`canceling` true) or took that back (false). */
     'order.cancel_scheduled': OrderEvent & { canceling: boolean };
   }

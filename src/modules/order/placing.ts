@@ -13,6 +13,7 @@ import { covers, discountOf, type PromoRow, type PromoService } from '../product
 import type { ProductRow, ProductService } from '../product/service.ts';
 import { usageTermsOf } from '../product/usage-terms.ts';
 import type { OrderRow, OrderService } from './service.ts';
+import type { OrderTrials, StartedTrial } from './trials.ts';
 
 /** One line to order: the product, its price for the period, how many, and a unit price staff set (else the quote's). */
 export interface PlacedLine {
@@ -29,6 +30,8 @@ export interface PlaceOptions {
   activate: 'auto' | 'now' | 'no';
   now: Date;
   promo?: PromoRow | undefined;
+  /** Start the free trial of a product that offers one (the client's checkout; staff place orders without). */
+  trials?: boolean;
 }
 
 export interface Placed {
@@ -53,6 +56,7 @@ export interface OrderPlacingDeps {
   invoices: Pick<InvoiceService, 'create'>;
   promos: Pick<PromoService, 'redeem'>;
   money: Money;
+  trials: Pick<OrderTrials, 'termsOf' | 'claim'>;
 }
 
 /** The invoice line of a new order: "Pro (Every month) — 1,000 calls included per billing period; then …" (item 3). */
@@ -61,13 +65,13 @@ function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, te
   return terms === null ? title : `${title} — ${terms}`;
 }
 
-export function createOrderPlacing({ db, orders, products, invoices, promos, money }: OrderPlacingDeps) {
+export function createOrderPlacing({ db, orders, products, invoices, promos, money, trials }: OrderPlacingDeps) {
   const termsOf = usageTermsOf(products, money.currency);
 
   /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
   async function place(trx: Kysely<Database>, clientId: number, lines: PlacedLine[], options: PlaceOptions): Promise<Placed> {
     const { promo } = options;
-    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number }> = [];
+    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number; trial: StartedTrial | null }> = [];
     for (const line of lines) {
       const unit = line.price ?? line.quote.price;
       const covered = promo !== undefined && promo.recurring === 1 && covers(promo, line.product.id, line.quote.period);
@@ -76,7 +80,11 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
         { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit, promoId: covered ? promo.id : null },
         options.now,
       );
-      placed.push({ order, product: line.product, total: unit * line.quantity + line.quote.setup, unit });
+      // A trial is only for a recurrent plan: at its end the first period is invoiced like a renewal.
+      const terms = options.trials === true && line.quote.period !== null ? trials.termsOf(line.product) : null;
+      const trial = terms === null ? null : await trials.claim(trx, order, line.product, terms, options.now);
+      // A line on trial costs nothing now (its setup price too: the first invoice comes at the trial's end).
+      placed.push({ order, product: line.product, total: trial === null ? unit * line.quantity + line.quote.setup : 0, unit, trial });
     }
     const subtotal = placed.reduce((sum, line) => sum + line.total, 0);
     if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the total too large');
@@ -85,7 +93,7 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
     const total = subtotal - discount;
     let invoice: { id: number; hash: string } | null = null;
     if (options.invoice && total > 0) {
-      const invoiceLines: InvoiceLine[] = placed.map(({ order, product, total: lineSum, unit }) => ({
+      const invoiceLines: InvoiceLine[] = placed.filter(({ trial }) => trial === null).map(({ order, product, total: lineSum, unit }) => ({
         orderId: order.id,
         task: 'activate',
         title: lineTitle(product, order.period, termsOf(product)),
@@ -98,7 +106,12 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
       invoice = { id: row.id, hash: row.hash };
     }
     if (promo !== undefined) await promos.redeem(trx, promo, clientId, invoice?.id ?? null, options.now);
-    for (const { order, product } of placed) {
+    for (const { order, product, trial } of placed) {
+      if (trial !== null) {
+        // A trial starts at once, whatever the setup mode: nothing is waiting to be paid.
+        await orders.transition(trx, order.id, 'activate', { now: options.now, trial });
+        continue;
+      }
       const activate =
         options.activate === 'now' ||
         (options.activate === 'auto' && product.setup !== 'manual' && (invoice === null || product.setup === 'after_order'));

@@ -27,6 +27,8 @@ const orderFields = {
   cancel_at_period_end: Type.Boolean({ description: 'Canceled by the client: the order ends at expires_at' }),
   next_product_id: Nullable(Type.Integer({ description: 'A downgrade waiting for the next renewal' })),
   next_period: Period('The period the order renews on after a downgrade'),
+  trial_ends_at: Nullable(Type.String({ format: 'date-time', description: 'The end of the free trial the order started on; null: it had none' })),
+  on_trial: Type.Boolean({ description: 'True while the free trial runs (nothing paid yet)' }),
   usage_terms: Nullable(Type.String({ description: "The plan's usage terms in words: included calls, overage price, limits (null: none)" })),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -61,7 +63,7 @@ const apiKeyServiceFields = {
   reason: Nullable(
     Type.String({
       description:
-        'Why the order was suspended or canceled; for an API key order, whether a check would accept the key now and why not (VALID, NOT_FOUND, DISABLED, CLIENT_INACTIVE, NOT_ACTIVE, EXPIRED, LIMIT_EXCEEDED)',
+        'Why the order was suspended or canceled; for an API key order, whether a check would accept the key now and why not (VALID, NOT_FOUND, DISABLED, CLIENT_INACTIVE, NOT_ACTIVE, EXPIRED, LIMIT_EXCEEDED, TRIAL_ENDED)',
     }),
   ),
 } satisfies TProperties;

@@ -98,6 +98,10 @@ export function createSelfService({ db, events, orders, products, invoices, mone
         const row = await lockedOwn(trx, id, clientId);
         requireRunning(row, now, 'moved to another plan');
         if (row.cancel_at_period_end === 1) throw errors.conflict('The order is canceled at period end; uncancel it first');
+        // A trial is of one plan, and proration needs a paid period to credit: the plan changes after the trial.
+        if (row.trial_state === 'running' || row.trial_state === 'charging') {
+          throw errors.conflict(`The plan cannot be changed during the free trial; it ends on ${row.trial_ends_at?.slice(0, 10) ?? 'its end date'}, after which you can change it`);
+        }
         const unpaid = await hasUnpaidInvoice(trx, row.id);
         if (unpaid !== null) throw errors.conflict(`${invoiceLabel({ id: unpaid, number: null })} of this order is unpaid; pay or wait for it before changing plan`);
         const product = await trx.selectFrom('products').selectAll().where('id', '=', target.product_id).executeTakeFirst();

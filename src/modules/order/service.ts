@@ -20,6 +20,7 @@ import type { OrderEvent } from './events.ts';
 import { newestPage } from '../../db/newest-page.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { parseExpiry, storableExpiry } from './expiry.ts';
+import type { StartedTrial } from './trials.ts';
 import { ALLOWED_FROM, type NewOrder, type OrderFilters, type OrderRecord, type OrderRow, type OrderUpdate, type Transition } from './types.ts';
 
 // Where other modules have always found them.
@@ -105,6 +106,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
       unpaid_invoice_id: unpaid.get(row.id) ?? null,
       cancel_at_period_end: row.cancel_at_period_end === 1,
       next_product_id: row.next_product_id, next_period: row.next_period,
+      trial_ends_at: row.trial_ends_at, on_trial: row.trial_state === 'running',
       usage_terms: usageTermsText(typeOf(row).publicConfig(readConfig(row.config)), money.currency),
       created_at: row.created_at, updated_at: row.updated_at,
       ...(staff && { notes: row.notes }),
@@ -135,7 +137,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
     trx: Kysely<Database>,
     id: number,
     action: Transition,
-    options: { reason?: string | null | undefined; now?: Date } = {},
+    options: { reason?: string | null | undefined; now?: Date; trial?: StartedTrial | undefined } = {},
   ): Promise<OrderSnapshot> {
     const now = options.now ?? new Date();
     const nowText = isoSeconds(now);
@@ -160,6 +162,9 @@ export function createOrderService({ db, events, productTypes, products, money, 
           suspended_at: null,
           config,
         };
+        // A free trial runs until its end on the trial's config; the scheduler then issues the first invoice.
+        const trial = options.trial;
+        if (trial !== undefined) Object.assign(changes, { expires_at: storableExpiry(trial.endsAt), trial_ends_at: storableExpiry(trial.endsAt), trial_state: 'running', config: trial.config });
         break;
       }
       case 'renew': {

@@ -35,6 +35,22 @@ export interface OrderTable {
   next_product_id: number | null;
   next_period: string | null;
   next_price: number | null;
+  /** Migration 034: the end of the order's free trial (issue 24 item 7), or null for an order that had none. */
+  trial_ends_at: string | null;
+  /** Migration 034: `running` until the end, `charging` while the first invoice's card charge is out, then `ended`. */
+  trial_state: 'running' | 'charging' | 'ended' | null;
+  /** Migration 034: 0/1, the reminder three days before the end went out. */
+  trial_reminded: Generated<number>;
+}
+
+/** One trial taken: once per client and product, and once per card fingerprint and product (unique indexes). */
+export interface TrialClaimTable {
+  id: Generated<number>;
+  order_id: number;
+  client_id: number;
+  product_id: number;
+  card_fingerprint: string | null;
+  created_at: string;
 }
 
 export interface OrderHistoryTable {
@@ -49,4 +65,5 @@ export interface OrderHistoryTable {
 export interface OrderTables {
   orders: OrderTable;
   order_history: OrderHistoryTable;
+  trial_claims: TrialClaimTable;
 }

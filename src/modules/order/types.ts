@@ -39,6 +39,10 @@ export interface OrderRecord {
   cancel_at_period_end: boolean;
   /** A downgrade waiting for the next renewal: the plan and period the order will renew on, or null. */
   next_product_id: number | null; next_period: string | null;
+  /** The end of the order's free trial (issue 24 item 7), or null; kept after the trial as a record. */
+  trial_ends_at: string | null;
+  /** True while the free trial runs (nothing paid yet). */
+  on_trial: boolean;
   /** The plan's usage terms in words (src/lib/usage-terms.ts), from the order's config snapshot; null: none. */
   usage_terms: string | null;
   created_at: string;

@@ -56,6 +56,8 @@ export interface SavedMethod {
   last4: string;
   expMonth: number;
   expYear: number;
+  /** The provider's fingerprint of the card number (Stripe's `card.fingerprint`): one card, one fingerprint. */
+  fingerprint?: string | null;
 }
 
 /** A provider event whose signature has been verified. */

@@ -131,6 +131,7 @@ export function createPaymentService({ db, gateways, clients, invoices, money, p
           exp_year: method.expYear,
           is_default: 0,
           created_at: isoSeconds(now),
+          fingerprint: method.fingerprint?.slice(0, 64) ?? null,
         })
         .onConflict((oc) => oc.columns(['gateway', 'method_ref']).doNothing())
         .execute();
@@ -138,6 +139,15 @@ export function createPaymentService({ db, gateways, clients, invoices, money, p
       const newest = await trx.selectFrom('payment_methods').select('id').where('client_id', '=', customer.client_id).orderBy('id', 'desc').executeTakeFirstOrThrow();
       await trx.updateTable('payment_methods').set({ is_default: 0 }).where('client_id', '=', customer.client_id).where('id', '!=', newest.id).execute();
       await trx.updateTable('payment_methods').set({ is_default: 1 }).where('id', '=', newest.id).execute();
+    },
+
+    /**
+     * The fingerprint of the client's default saved card (a free trial that needs a card is taken once per
+     * fingerprint), or null when there is no saved card or the provider gave none.
+     */
+    async defaultCardFingerprint(trx: Kysely<Database>, clientId: number): Promise<string | null> {
+      const row = await trx.selectFrom('payment_methods').select('fingerprint').where('client_id', '=', clientId).where('is_default', '=', 1).executeTakeFirst();
+      return row?.fingerprint ?? null;
     },
 
     /** The card off-session charges use for this client, with the customer it belongs to; null when there is none. */

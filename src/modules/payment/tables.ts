@@ -32,6 +32,8 @@ export interface PaymentMethodTable {
   /** 0/1: the card off-session renewals charge. */
   is_default: number;
   created_at: string;
+  /** Migration 034: the card's fingerprint (the same card saved by two accounts has the same one); null if unknown. */
+  fingerprint: string | null;
 }
 
 export interface GatewayEventTable {

@@ -11,6 +11,7 @@ import { FREE_PRICING, parsePricing, readPricing, viewPricing, type Pricing, typ
 import type { ProductType } from './product-type.ts';
 import type { ProductTypeRegistry } from './types-registry.ts';
 import { inTransaction } from '../../platform/transaction.ts';
+import { withPublicTrial, withTrial } from './trial-config.ts';
 
 export type ProductRow = Selectable<ProductTable>;
 
@@ -119,13 +120,13 @@ export function createProductService({ db, productTypes, money }: ProductService
       description: row.description,
       type: row.type,
       pricing: viewPricing(readPricing(row.pricing), money, true),
-      config: typeOf(row).publicConfig(readConfig(row.config)),
+      config: withPublicTrial(typeOf(row).publicConfig(readConfig(row.config)), readConfig(row.config)),
     };
   }
 
   function normalizeConfig(row: { type: string }, config: Record<string, unknown>): string {
     if (!isPlainObject(config)) throw errors.invalid('config', 'must be an object');
-    const normalized = productTypes.require(row.type).normalizeConfig(config);
+    const normalized = withTrial(productTypes.require(row.type).normalizeConfig(config), config.trial);
     const json = JSON.stringify(normalized);
     if (json.length > MAX_CONFIG_BYTES) throw errors.invalid('config', `must be at most ${MAX_CONFIG_BYTES} bytes as JSON`);
     return json;

@@ -4,6 +4,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
 import { parseObject } from '../../lib/json.ts';
+import { TRIAL_ENDED_REASON } from '../../lib/trial.ts';
 import type { Money } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { errors } from '../../platform/errors.ts';
@@ -47,7 +48,7 @@ export function keysWithOrders(trx: Kysely<Database>) {
     .innerJoin('orders', 'orders.id', 'api_keys.order_id')
     .innerJoin('clients', 'clients.id', 'api_keys.client_id')
     .selectAll('api_keys')
-    .select(['orders.status', 'orders.expires_at', 'orders.period as order_period', 'clients.status as client_status'])
+    .select(['orders.status', 'orders.reason as order_reason', 'orders.expires_at', 'orders.period as order_period', 'clients.status as client_status'])
     .where('api_keys.deleted_at', 'is', null);
 }
 
@@ -65,10 +66,14 @@ function callsLimitReached(row: { options: string; config: string }, used: numbe
 }
 
 /** The check's judgement of a stored key (check/key-check.ts judges the cached record by the same rules). */
-function reasonOf(row: { valid: number; options: string; config: string }, order: { status: string; expires_at: string | null; client_status: string }, judged: Judged): Reason {
+function reasonOf(
+  row: { valid: number; options: string; config: string },
+  order: { status: string; order_reason: string | null; expires_at: string | null; client_status: string },
+  judged: Judged,
+): Reason {
   if (row.valid !== 1) return 'DISABLED';
   if (order.client_status !== 'active') return 'CLIENT_INACTIVE';
-  if (order.status !== 'active') return 'NOT_ACTIVE';
+  if (order.status !== 'active') return order.status === 'suspended' && order.order_reason === TRIAL_ENDED_REASON ? 'TRIAL_ENDED' : 'NOT_ACTIVE';
   if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
   if (callsLimitReached(row, judged.used) || judged.meterLimit !== null) return 'LIMIT_EXCEEDED';
   return 'VALID';
@@ -95,7 +100,7 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
     return { used, meterLimit: meterAtLimit(meters, quantities) };
   }
 
-  async function recordOf(trx: Kysely<Database>, row: KeyRow & { status: string; expires_at: string | null; client_status: string; order_period: string | null }, judged?: Judged): Promise<KeyRecord> {
+  async function recordOf(trx: Kysely<Database>, row: KeyRow & { status: string; order_reason: string | null; expires_at: string | null; client_status: string; order_period: string | null }, judged?: Judged): Promise<KeyRecord> {
     return {
       id: row.id,
       name: row.name,

@@ -6,7 +6,7 @@ import { CalendarDate, Done, Money, Nullable, PageOf, Timestamp } from '../../pl
 export { Done };
 
 const Reason = Type.Union(
-  ['VALID', 'NOT_FOUND', 'DISABLED', 'CLIENT_INACTIVE', 'NOT_ACTIVE', 'EXPIRED', 'LIMIT_EXCEEDED', 'RATE_LIMITED'].map((reason) => Type.Literal(reason)),
+  ['VALID', 'NOT_FOUND', 'DISABLED', 'CLIENT_INACTIVE', 'NOT_ACTIVE', 'EXPIRED', 'LIMIT_EXCEEDED', 'RATE_LIMITED', 'TRIAL_ENDED'].map((reason) => Type.Literal(reason)),
 );
 const Config = Type.Record(Type.String(), Type.Unknown());
 const Flag = Type.Union([Type.Literal(0), Type.Literal(1)]);

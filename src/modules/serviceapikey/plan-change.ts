@@ -5,4 +5,6 @@ import type { ApiKeyService } from './service.ts';
 
 export function followPlanChanges(events: EventBus, keys: Pick<ApiKeyService, 'planChanged'>): void {
   events.on('order.plan_changed', ({ orderId, config }, trx) => keys.planChanged(trx, orderId, config));
+  // A free trial ended: the keys leave the trial's included units for the plan's (issue 24 item 7).
+  events.on('order.trial_ended', ({ orderId, config }, trx) => keys.planChanged(trx, orderId, config));
 }

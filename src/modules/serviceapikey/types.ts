@@ -5,7 +5,7 @@ import type { MeterReport } from './usage/meter-series.ts';
 import type { CallsReport } from './usage/usage-range.ts';
 import type { MeterSummary } from './usage/meter-summary.ts';
 
-export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED';
+export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED' | 'TRIAL_ENDED';
 
 export interface UsageSummary {
   /** Calendar month: its first and last day (`YYYY-MM-DD`); billing period: its start and end instants. */

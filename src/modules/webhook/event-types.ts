@@ -8,6 +8,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'order.suspended',
   'order.unsuspended',
   'order.canceled',
+  'order.trial_will_end',
   'invoice.created',
   'invoice.paid',
   'invoice.payment_failed',

@@ -17,6 +17,7 @@ function record(id: number, loadedAt = T0, enabled = true): KeyEntry {
     enabled,
     clientActive: true,
     orderStatus: 'active',
+    trialEnded: false,
     expiresAtMs: null,
     config: {},
     limit: null,

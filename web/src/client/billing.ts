@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call, type Params, type Result } from '../lib/api.ts';
-import { formatDate, formatMoney } from '../lib/format.ts';
+import { formatDate, formatMoney, trialBadge } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { invoiceReference } from '../../../src/lib/invoice-label.ts';
@@ -47,6 +47,7 @@ export function OrdersPage() {
                   <td>
                     <${Badge} status=${order.status} />${order.reason ? html` <small>${order.reason}</small>` : null}
                     ${order.cancel_at_period_end ? html` <small>Ends ${formatDate(order.expires_at)}</small>` : null}
+                    ${trialBadge(order) !== null ? html` <span class="badge badge-trial" data-testid="order-trial-badge">${trialBadge(order)}</span>` : null}
                     ${order.next_product_id !== null ? html` <small>Plan change at renewal</small>` : null}
                   </td>
                   <td>${formatDate(order.expires_at)}</td>

@@ -5,7 +5,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
-import { formatDate, formatDateTime, formatValue, humanize, REASON_LABELS } from '../lib/format.ts';
+import { formatDate, formatDateTime, formatValue, humanize, REASON_LABELS, trialBadge } from '../lib/format.ts';
 import { Link } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, Loading, Notice, UsageChart, copyText, useAction, useLoad } from '../lib/ui.ts';
 import { currentPeriod, type ApiKey, type KeyInfo } from '../lib/types.ts';
@@ -187,7 +187,12 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
         // One badge, worded for people ("Valid" was shown twice: the badge and the text beside it).
         ['Validity', html`<span data-testid="key-validity"><span class=${`badge badge-${valid ? 'valid' : 'invalid'}`}>${valid ? 'Valid' : 'Not valid'}</span></span>`],
         ['Reason', html`<span data-testid="key-reason">${REASON_LABELS[reason] ?? reason}</span>`],
-        ['Order status', order.data ? html`<${Badge} status=${order.data.status} />` : '…'],
+        [
+          'Order status',
+          order.data
+            ? html`<${Badge} status=${order.data.status} />${trialBadge(order.data) !== null ? html` <span class="badge badge-trial" data-testid="key-trial-badge">${trialBadge(order.data)}</span>` : null}`
+            : '…',
+        ],
         ['Expires', order.data ? formatDate(order.data.expires_at) : '…'],
       ]}
     />

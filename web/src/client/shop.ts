@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { ApiError, call, fieldOf } from '../lib/api.ts';
-import { formatMoney, formatValue, humanize, isZeroMoney } from '../lib/format.ts';
+import { formatMoney, formatValue, humanize, isZeroMoney, trialWording } from '../lib/format.ts';
 import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
 import { announce, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
@@ -37,6 +37,7 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
   const features = customParams(product);
   // What the plan's use costs beyond its price, worded as the invoice line words it (src/lib/usage-terms.ts).
   const terms = usageTerms(product.config, currency ?? '');
+  const trial = trialWording(product.config);
   let price;
   if (pricing.type === 'free') price = html`<p class="price">Free</p>`;
   else if (pricing.type === 'once') {
@@ -54,7 +55,10 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
     <h2 id=${titleId}>${product.title}</h2>
     ${product.description ? html`<p>${product.description}</p>` : null}
     ${price}
-    ${product.type === 'apikey' ? html`<p class="includes">Includes an API key, ready under API keys once the invoice is paid.</p>` : null}
+    ${trial !== null ? html`<p class="trial" data-testid="plan-trial"><strong>${trial}</strong></p>` : null}
+    ${product.type === 'apikey'
+      ? html`<p class="includes">Includes an API key, ready under API keys ${trial !== null ? 'at once: nothing is paid during the trial' : 'once the invoice is paid'}.</p>`
+      : null}
     ${terms.length > 0
       ? html`<h3 class="usage-terms-title">Usage</h3>
           <ul class="plan-list usage-terms" data-testid="usage-terms">

@@ -844,6 +844,9 @@ export interface components {
       cancel_at_period_end: boolean;
       next_product_id: number | null;
       next_period: string | null;
+      trial_ends_at: string | null;
+      /** @description True while the free trial runs (nothing paid yet) */
+      on_trial: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -874,6 +877,9 @@ export interface components {
       cancel_at_period_end: boolean;
       next_product_id: number | null;
       next_period: string | null;
+      trial_ends_at: string | null;
+      /** @description True while the free trial runs (nothing paid yet) */
+      on_trial: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -907,6 +913,9 @@ export interface components {
       cancel_at_period_end: boolean;
       next_product_id: number | null;
       next_period: string | null;
+      trial_ends_at: string | null;
+      /** @description True while the free trial runs (nothing paid yet) */
+      on_trial: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -982,6 +991,9 @@ export interface components {
       cancel_at_period_end: boolean;
       next_product_id: number | null;
       next_period: string | null;
+      trial_ends_at: string | null;
+      /** @description True while the free trial runs (nothing paid yet) */
+      on_trial: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -1012,6 +1024,9 @@ export interface components {
       cancel_at_period_end: boolean;
       next_product_id: number | null;
       next_period: string | null;
+      trial_ends_at: string | null;
+      /** @description True while the free trial runs (nothing paid yet) */
+      on_trial: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -1240,6 +1255,10 @@ export interface components {
       plan_changes_voided: number;
       /** @description Grants past their expiry whose unused credit was expired */
       credits_expired: number;
+      /** @description Free-trial reminders sent (order.trial_will_end), each once per order */
+      trial_reminders: number;
+      /** @description Free trials that ended (first invoice issued, or nothing owed when canceled) */
+      trials_ended: number;
       /** @description Orders a job could not change (logged); the next run tries again */
       failed: number;
     };
@@ -1273,7 +1292,7 @@ export interface components {
       next_attempt_at: string | null;
     };
     EmailTemplate: {
-      code: "client_signup" | "client_password_reset" | "client_password_changed" | "client_email_change" | "staff_password_reset" | "invoice_created" | "invoice_paid" | "invoice_payment_failed" | "invoice_payment_refunded" | "invoice_reminder" | "order_activated" | "order_renewal_reminder" | "order_suspended" | "order_canceled" | "apikey_reset" | "apikey_disabled" | "usage_threshold" | "email_change_address_taken" | "staff_email_change" | "staff_email_changed" | "second_factor_locked";
+      code: "client_signup" | "client_password_reset" | "client_password_changed" | "client_email_change" | "staff_password_reset" | "invoice_created" | "invoice_paid" | "invoice_payment_failed" | "invoice_payment_refunded" | "invoice_reminder" | "order_activated" | "order_renewal_reminder" | "order_trial_will_end" | "order_suspended" | "order_canceled" | "apikey_reset" | "apikey_disabled" | "usage_threshold" | "email_change_address_taken" | "staff_email_change" | "staff_email_changed" | "second_factor_locked";
       title: string;
       /** @description When it is sent */
       when: string;
@@ -5307,7 +5326,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               } | null;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
               usage: ({
                 /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
                 period_start: string;
@@ -5408,7 +5427,7 @@ export interface operations {
               order_id: number;
               client_id: number;
               valid: 0 | 1;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "TRIAL_ENDED";
             };
             error: null;
           };
@@ -5433,7 +5452,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               };
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
               rotating_until: string | null;
               /** Format: date-time */
               created_at: string;
@@ -5449,7 +5468,7 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
-                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
                   rotating_until: string | null;
                   /** Format: date-time */
                   created_at: string;
@@ -5645,7 +5664,7 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
-                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
                   rotating_until: string | null;
                   /** Format: date-time */
                   created_at: string;
@@ -5840,7 +5859,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               } | null;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
               usage: ({
                 /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
                 period_start: string;

@@ -1,5 +1,6 @@
 // Display helpers: dates, money, labels, custom parameter values. Money stays a decimal string; sums are done in
 // integer minor units (BigInt), never in floating point.
+import { trialOf, trialText } from '../../../src/lib/trial.ts';
 
 /** `2026-11-22T10:00:00Z` → `2026-11-22 10:00 UTC`; blank → `—`. */
 export function formatDateTime(iso: string | null | undefined): string {
@@ -120,7 +121,19 @@ export const REASON_LABELS: Record<string, string> = {
   EXPIRED: 'The order has expired',
   LIMIT_EXCEEDED: 'The monthly limit is used up',
   RATE_LIMITED: "Too many checks in a short time (the plan's rate limit)",
+  TRIAL_ENDED: 'The free trial ended; the first invoice is unpaid',
 };
+
+/** "7-day free trial, no card needed" for a plan whose public config offers a trial (issue 24 item 7); null otherwise. */
+export function trialWording(config: Record<string, unknown> | null | undefined): string | null {
+  const trial = trialOf(config ?? {});
+  return trial === null ? null : trialText(trial);
+}
+
+/** "Free trial until 2026-12-01" while an order's free trial runs; null otherwise. */
+export function trialBadge(order: { on_trial?: boolean; trial_ends_at?: string | null }): string | null {
+  return order.on_trial === true && order.trial_ends_at ? `Free trial until ${formatDate(order.trial_ends_at)}` : null;
+}
 
 /** "Cancels at period end (2026-12-01)" for an order its client canceled to end at its expiry; null otherwise. */
 export function cancelsAtPeriodEnd(order: { cancel_at_period_end?: boolean | null; expires_at?: string | null; status?: string }): string | null {

@@ -81,6 +81,7 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
       last4: method.card.last4,
       expMonth: method.card.exp_month,
       expYear: method.card.exp_year,
+      fingerprint: method.card.fingerprint ?? null,
     };
     return [{ kind: 'method_saved', customerRef: customer, method: saved }];
   }

@@ -38,6 +38,8 @@ export interface KeyEntry {
   /** The client's account is active (a suspended or canceled client's keys are invalid). */
   clientActive: boolean;
   orderStatus: string;
+  /** The order is suspended because its free trial ended unpaid (answered TRIAL_ENDED, not NOT_ACTIVE). */
+  trialEnded: boolean;
   /** Expiry in epoch ms, or null for never. */
   expiresAtMs: number | null;
   /** Custom parameters, as get_info returns them. */

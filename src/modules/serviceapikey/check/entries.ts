@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
 import { parseObject } from '../../../lib/json.ts';
+import { TRIAL_ENDED_REASON } from '../../../lib/trial.ts';
 import { readKeyLimits } from '../key-limits.ts';
 import { monthlyLimitOf } from '../options.ts';
 import { periodOf, type UsageTotals } from '../usage/totals.ts';
@@ -36,6 +37,7 @@ interface EntryRow {
   config: string;
   options: string;
   status: string;
+  order_reason: string | null;
   expires_at: string | null;
   client_status: string;
   order_period: string | null;
@@ -73,6 +75,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
       enabled: row.valid === 1,
       clientActive: row.client_status === 'active',
       orderStatus: row.status,
+      trialEnded: row.status === 'suspended' && row.order_reason === TRIAL_ENDED_REASON,
       expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at),
       config,
       limit: monthlyLimitOf(config),
@@ -103,6 +106,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
         'k.key_hash',
         'k.grace_until',
         'o.status',
+        'o.reason as order_reason',
         'o.expires_at',
         'o.period as order_period',
         'c.status as client_status',

@@ -62,7 +62,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   /** Checks and get_info calls answered, by reason (read by /metrics). */
-  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0, RATE_LIMITED: 0 };
+  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0, RATE_LIMITED: 0, TRIAL_ENDED: 0 };
   /** Set by `use` when it answers RATE_LIMITED, read right after by the caller (one event loop: nothing runs between). */
   let retryAfter = 0;
 
@@ -83,7 +83,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
   function judge(entry: KeyEntry, now: number): Reason {
     if (!entry.enabled) return 'DISABLED';
     if (!entry.clientActive) return 'CLIENT_INACTIVE';
-    if (entry.orderStatus !== 'active') return 'NOT_ACTIVE';
+    if (entry.orderStatus !== 'active') return entry.trialEnded ? 'TRIAL_ENDED' : 'NOT_ACTIVE';
     if (entry.expiresAtMs !== null && entry.expiresAtMs <= now) return 'EXPIRED';
     const period = entry.usage.period;
     if (now >= period.endMs || now < period.startMs) entries.rollPeriod(entry, now);

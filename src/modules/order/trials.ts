@@ -1,0 +1,126 @@
+// Free trials (issue 24 item 7): the order module's half. A trial is claimed when its order is placed — once per
+// client and product, and, for a trial that needs a card, once per card fingerprint and product; the unique indexes of
+// `trial_claims` are the compare-and-set, so of two checkouts at once one gets the trial and the other a 409. The
+// scheduler (cron/trials.ts) then reminds and ends trials through the calls below; only this module writes `orders`.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { EventBus } from '../../platform/events.ts';
+import { errors } from '../../platform/errors.ts';
+import { addSeconds, isoSeconds } from '../../lib/time.ts';
+import { trialConfig, trialOf, TRIAL_REMINDER_DAYS, type TrialTerms } from '../../lib/trial.ts';
+import { readConfig } from '../product/service.ts';
+import type { ProductRow } from '../product/service.ts';
+import type { OrderRow } from './types.ts';
+import './events.ts';
+
+/** What a trial that needs a card asks of the payment module: the fingerprint of the client's saved card. */
+export interface CardFingerprints {
+  defaultCardFingerprint(trx: Kysely<Database>, clientId: number): Promise<string | null>;
+}
+
+/** The trial an order starts on: when it ends and the config it runs on meanwhile (the trial's included units). */
+export interface StartedTrial {
+  endsAt: Date;
+  config: string;
+}
+
+const DAY_SECONDS = 86_400;
+
+export function createOrderTrials({ db, events, cards }: { db: Kysely<Database>; events: EventBus; cards: CardFingerprints }) {
+  const ids = (rows: Array<{ id: number }>): number[] => rows.map((row) => row.id);
+
+  /** Moves the trial on from `from` with compare-and-set; false when another run got there first. */
+  async function setState(trx: Kysely<Database>, row: OrderRow, from: OrderRow['trial_state'], to: OrderRow['trial_state'], fields: Partial<OrderRow>, now: Date) {
+    const result = await trx
+      .updateTable('orders')
+      .set({ ...fields, trial_state: to, updated_at: isoSeconds(now) })
+      .where('id', '=', row.id)
+      .where('trial_state', '=', from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  return {
+    /** The product's trial terms, or null when it offers none. */
+    termsOf: (product: Pick<ProductRow, 'config'>): TrialTerms | null => trialOf(readConfig(product.config)),
+
+    /**
+     * Claims the trial of `product` for the new order inside `trx` (409 when the client, or the card, had it already;
+     * 422 when a card is needed and none is saved) and returns how the order starts.
+     */
+    async claim(trx: Kysely<Database>, order: Pick<OrderRow, 'id' | 'client_id'>, product: ProductRow, terms: TrialTerms, now: Date): Promise<StartedTrial> {
+      let fingerprint: string | null = null;
+      if (terms.requires_card) {
+        fingerprint = await cards.defaultCardFingerprint(trx, order.client_id);
+        if (fingerprint === null) {
+          throw errors.invalid('payment_method', 'is required: the free trial of this plan needs a saved card (pay once by card with auto-pay on to save one)');
+        }
+      }
+      const taken = await trx
+        .selectFrom('trial_claims')
+        .select(['client_id'])
+        .where('product_id', '=', product.id)
+        .where((eb) => (fingerprint === null ? eb('client_id', '=', order.client_id) : eb.or([eb('client_id', '=', order.client_id), eb('card_fingerprint', '=', fingerprint)])))
+        .executeTakeFirst();
+      const refusal = taken?.client_id === order.client_id ? 'You have already had the free trial of this plan' : 'This card has already been used for the free trial of this plan';
+      if (taken !== undefined) throw errors.conflict(refusal);
+      // The unique indexes decide between two checkouts that both found no claim: the second inserts nothing.
+      const inserted = await trx
+        .insertInto('trial_claims')
+        .values({ order_id: order.id, client_id: order.client_id, product_id: product.id, card_fingerprint: fingerprint, created_at: isoSeconds(now) })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (inserted === undefined) throw errors.conflict('The free trial of this plan was just taken by another checkout');
+      return { endsAt: addSeconds(now, terms.days * DAY_SECONDS), config: JSON.stringify(trialConfig(readConfig(product.config), terms)) };
+    },
+
+    /** Running trials ending within the reminder window, not reminded yet (and not canceled by their client). */
+    async remindersDue(now: Date): Promise<number[]> {
+      const rows = await db
+        .selectFrom('orders')
+        .select('id')
+        .where('trial_state', '=', 'running')
+        .where('trial_reminded', '=', 0)
+        .where('status', '=', 'active')
+        .where('cancel_at_period_end', '=', 0)
+        .where('trial_ends_at', '>', isoSeconds(now))
+        .where('trial_ends_at', '<=', isoSeconds(addSeconds(now, TRIAL_REMINDER_DAYS * DAY_SECONDS)))
+        .orderBy('id')
+        .execute();
+      return ids(rows);
+    },
+
+    /** Trials in `state` that ended at or before `until`. */
+    async endedIn(state: 'running' | 'charging', until: Date): Promise<number[]> {
+      const rows = await db.selectFrom('orders').select('id').where('trial_state', '=', state).where('trial_ends_at', '<=', isoSeconds(until)).orderBy('id').execute();
+      return ids(rows);
+    },
+
+    /** Marks the reminder sent and emits `order.trial_will_end`, once (compare-and-set on `trial_reminded`). */
+    async remind(trx: Kysely<Database>, row: OrderRow, now: Date): Promise<boolean> {
+      if (row.trial_ends_at === null) return false;
+      const result = await trx.updateTable('orders').set({ trial_reminded: 1, updated_at: isoSeconds(now) }).where('id', '=', row.id).where('trial_reminded', '=', 0).executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await events.emit('order.trial_will_end', { orderId: row.id, clientId: row.client_id, productId: row.product_id, status: row.status, trialEndsAt: row.trial_ends_at }, trx);
+      return true;
+    },
+
+    /**
+     * Ends a running trial: the order goes back to its plan's config (the trial's included units end with it; the
+     * product type hears `order.trial_ended`) and its trial moves to `to`. False when it was not running.
+     */
+    async end(trx: Kysely<Database>, row: OrderRow, to: 'charging' | 'ended', now: Date): Promise<boolean> {
+      const product = await trx.selectFrom('products').select('config').where('id', '=', row.product_id).executeTakeFirst();
+      const config = product?.config ?? row.config;
+      if (!(await setState(trx, row, 'running', to, { config }, now))) return false;
+      await events.emit('order.trial_ended', { orderId: row.id, clientId: row.client_id, productId: row.product_id, status: row.status, config: readConfig(config) }, trx);
+      return true;
+    },
+
+    /** Closes a trial whose first charge had its time (`charging` → `ended`). */
+    settle: (trx: Kysely<Database>, row: OrderRow, now: Date): Promise<boolean> => setState(trx, row, 'charging', 'ended', {}, now),
+  };
+}
+
+export type OrderTrials = ReturnType<typeof createOrderTrials>;
