@@ -100,6 +100,9 @@ export const ORDER_FIELDS = [
   'next_product_id',
   'next_period',
   'usage_terms',
+  // Issue 24: free trials.
+  'trial_ends_at',
+  'on_trial',
   'created_at',
   'updated_at',
 ];
