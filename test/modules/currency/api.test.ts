@@ -126,6 +126,15 @@ describe('bad input', () => {
     expectInvalid(await t.admin('currency/create', { code: 'EUR', conversion_rate: '1', price_rounding: { step: '1', ending: '1' } }), 'price_rounding.ending');
     expectInvalid(await t.admin('currency/create', { code: 'EUR', conversion_rate: '1', price_rounding: { step: '0', ending: '0' } }), 'price_rounding.step');
     expectInvalid(await t.admin('currency/create', { code: 'JPY', conversion_rate: '1', price_rounding: { step: '100', ending: '0.5' } }), 'price_rounding.ending');
+    // Wrong types, as the schema sees them.
+    expectInvalid(await t.admin('currency/create', { code: 'EUR', conversion_rate: { value: 1 } }), 'conversion_rate');
+    expectInvalid(await t.admin('currency/create', { code: ['EUR'], conversion_rate: '1' }), 'code');
+    expectInvalid(await t.admin('currency/create', { code: 'EUR', conversion_rate: '1', is_rate_manual: 'perhaps' }), 'is_rate_manual');
+    expectInvalid(await t.admin('currency/create', { code: 'EUR', conversion_rate: '1', price_rounding: 'x.99' }), 'price_rounding');
+    expectInvalid(await t.admin('currency/update_rates', { rates: 'EUR=0.9' }), 'rates');
+    expectInvalid(await t.admin('currency/update_rates', { rates: { EUR: { rate: 1 } } }), 'rates.EUR');
+    expectInvalid(await t.admin('currency/get_list', { page: 0 }), 'page');
+    expectInvalid(await guest('format', { price: { amount: 1 } }), 'price');
     expect((await t.admin('currency/get_list')).result.total).toBe(1); // nothing was added
 
     await t.admin('currency/create', { code: 'EUR', conversion_rate: '0.9' });
