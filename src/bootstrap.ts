@@ -19,6 +19,9 @@ export async function bootstrap(config: Config = loadConfig(), opened?: Database
     throw error;
   }
   const services = createServices(config, database, secret);
+  // The first start after migration 038 makes CURRENCY the default currency, so the instance keeps its money as it was;
+  // here rather than in the migration, which does not read the configuration.
+  await services.currencies.seedDefault(config.currency);
   // Stored settings are in the in-process copy from the first request: the Stripe gateway and the mail transport
   // read their secrets from it at each use (src/modules/payment/stripe/switch.ts).
   await services.settings.preload();

@@ -64,6 +64,7 @@ import { createTwoFactorService, type TwoFactorService } from './modules/account
 import { createAccountService, type AccountService } from './modules/account/service.ts';
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
+import { createCurrencyService, type CurrencyService } from './modules/currency/service.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -131,6 +132,8 @@ export interface Services {
   webhooks: WebhookService;
   /** Metered usage events in, exactly once (issue 23). */
   usage: UsageService;
+  /** The instance's currencies, the default one and the rates staff set (issue 26). */
+  currencies: CurrencyService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -364,6 +367,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     mail,
     webhooks,
     usage,
+    currencies: createCurrencyService({ db, dialect: database.dialect }),
     startTasks,
     onClose(task) {
       closers.push(task);

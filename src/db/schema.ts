@@ -5,6 +5,7 @@ import type { CartTables } from '../modules/cart/tables.ts';
 import type { ClientTables } from '../modules/client/tables.ts';
 import type { CreditTables } from '../modules/credit/tables.ts';
 import type { CronTables } from '../modules/cron/tables.ts';
+import type { CurrencyTables } from '../modules/currency/tables.ts';
 import type { EmailTables } from '../modules/email/tables.ts';
 import type { InvoiceTables } from '../modules/invoice/tables.ts';
 import type { OrderTables } from '../modules/order/tables.ts';
@@ -24,6 +25,7 @@ export type Database = AccountTables &
   ClientTables &
   CreditTables &
   CronTables &
+  CurrencyTables &
   EmailTables &
   InvoiceTables &
   OrderTables &

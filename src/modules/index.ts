@@ -8,6 +8,7 @@ import type { ModuleApi } from '../platform/action.ts';
 import { cartApi, type CartNeeds } from './cart/api.ts';
 import { clientApi, type ClientNeeds } from './client/api.ts';
 import { cronApi, type CronNeeds } from './cron/api.ts';
+import { currencyApi, type CurrencyNeeds } from './currency/api.ts';
 import { emailApi, type EmailNeeds } from './email/api.ts';
 import { invoiceApi, type InvoiceNeeds } from './invoice/api.ts';
 import { orderApi, type OrderNeeds } from './order/api.ts';
@@ -36,7 +37,8 @@ export type ModuleServices = SystemNeeds &
   PaymentMethodNeeds &
   EmailNeeds &
   WebhookNeeds &
-  UsageNeeds;
+  UsageNeeds &
+  CurrencyNeeds;
 
 // The staff module lists every permission the admin actions ask for, its own included: computed here from the list
 // below, the first time the action asks (by then the list exists).
@@ -66,5 +68,6 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   emailApi,
   webhookApi,
   usageApi,
+  currencyApi,
   sessionApi,
 ];

@@ -19,6 +19,7 @@ import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
 import { StaffConfirmEmailPage } from './own-email.ts';
 import { TransactionsPage } from './transactions.ts';
+import { CurrenciesPage } from './currencies.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 import { DevelopersPage } from './developers.ts';
 import { MailBanner } from './mail-banner.ts';
@@ -34,6 +35,7 @@ const NAV = [
   ['/admin/email', 'Mail'],
   ['/admin/coupons', 'Coupons'],
   ['/admin/taxes', 'Taxes'],
+  ['/admin/currencies', 'Currencies'],
   ['/admin/settings', 'Settings'],
   ['/admin/developers', 'Developers'],
   ['/admin/staff', 'Staff'],
@@ -78,6 +80,7 @@ const ROUTES: readonly Route[] = [
   fixedPage('/admin/keys', KeysPage),
   fixedPage('/admin/coupons', CouponsPage),
   fixedPage('/admin/taxes', TaxesPage),
+  fixedPage('/admin/currencies', CurrenciesPage),
   fixedPage('/admin/settings', SettingsPage),
   fixedPage('/admin/staff', StaffPage),
   fixedPage('/admin/groups', GroupsPage),

@@ -740,6 +740,62 @@ export interface paths {
     /** Metered events in, exactly once per order and id (≤ 1000 a call) → {accepted, duplicates, rejected}. Needs `usage.ingest`, or a verifier token */
     post: operations["admin_usage_ingest"];
   };
+  "/api/admin/currency/get_list": {
+    /** The instance’s currencies by code, optionally those whose code contains `search` */
+    post: operations["admin_currency_get_list"];
+  };
+  "/api/admin/currency/get_pairs": {
+    /** Every ISO 4217 currency that can be added, as {code: "CODE (Name)"} */
+    post: operations["admin_currency_get_pairs"];
+  };
+  "/api/admin/currency/get": {
+    /** One currency by its code */
+    post: operations["admin_currency_get"];
+  };
+  "/api/admin/currency/get_default": {
+    /** The default currency (the one prices are set in, rate 1) */
+    post: operations["admin_currency_get_default"];
+  };
+  "/api/admin/currency/create": {
+    /** Adds an ISO 4217 currency with its rate against the default (units of it per default unit); returns its code */
+    post: operations["admin_currency_create"];
+  };
+  "/api/admin/currency/update": {
+    /** Changes a currency’s rate (kept in its history with the moment it was set), display or price rounding */
+    post: operations["admin_currency_update"];
+  };
+  "/api/admin/currency/update_rates": {
+    /** Sets several rates at once ({rates: {EUR: "0.92"}}), all or none; without `rates` nothing changes (no rate provider) */
+    post: operations["admin_currency_update_rates"];
+  };
+  "/api/admin/currency/is_cron_enabled": {
+    /** Always false: Tollgate fetches no rates; staff set them */
+    post: operations["admin_currency_is_cron_enabled"];
+  };
+  "/api/admin/currency/set_default": {
+    /** Makes a currency the default; every rate is restated against it, so cross rates stay as set */
+    post: operations["admin_currency_set_default"];
+  };
+  "/api/admin/currency/delete": {
+    /** Removes a currency; 409 for the default one or one in use by a client, order, invoice or balance */
+    post: operations["admin_currency_delete"];
+  };
+  "/api/admin/currency/rate_get_list": {
+    /** The rates a currency has had, newest first, each with its moment and the default it was against */
+    post: operations["admin_currency_rate_get_list"];
+  };
+  "/api/guest/currency/get_pairs": {
+    /** The instance’s currencies as {code: name} */
+    post: operations["guest_currency_get_pairs"];
+  };
+  "/api/guest/currency/get": {
+    /** A currency by code, or the default one without `code` */
+    post: operations["guest_currency_get"];
+  };
+  "/api/guest/currency/format": {
+    /** A price as text ("$1,234.50"); with `convert` (default true) `price` is in the default currency and is converted as prices are */
+    post: operations["guest_currency_format"];
+  };
   "/api/guest/session/whoami": {
     /** Who the session cookie belongs to: 'client', 'admin', or 'guest' (no session, or a guest cart's) */
     post: operations["guest_session_whoami"];
@@ -2781,6 +2837,101 @@ export interface components {
       content: {
         "application/json": {
           events: components["schemas"]["UsageEvent"][];
+        };
+      };
+    };
+    admin_currency_get_list?: {
+      content: {
+        "application/json": {
+          search?: string;
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
+    admin_currency_get: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    admin_currency_create: {
+      content: {
+        "application/json": {
+          code: string;
+          conversion_rate: string | number;
+          is_rate_manual?: boolean | (0 | 1);
+          format_pattern?: string;
+          fraction_digits?: number | "";
+          price_rounding?: ({
+            step: string | number;
+            ending: string | number;
+          }) | "";
+        };
+      };
+    };
+    admin_currency_update: {
+      content: {
+        "application/json": {
+          code: string;
+          conversion_rate?: string | number;
+          is_rate_manual?: boolean | (0 | 1);
+          format_pattern?: string;
+          fraction_digits?: number | "";
+          price_rounding?: ({
+            step: string | number;
+            ending: string | number;
+          }) | "";
+        };
+      };
+    };
+    admin_currency_update_rates?: {
+      content: {
+        "application/json": {
+          rates?: {
+            [key: string]: string | number;
+          };
+        };
+      };
+    };
+    admin_currency_set_default: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    admin_currency_delete: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    admin_currency_rate_get_list: {
+      content: {
+        "application/json": {
+          code: string;
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
+    guest_currency_get?: {
+      content: {
+        "application/json": {
+          code?: string;
+        };
+      };
+    };
+    guest_currency_format?: {
+      content: {
+        "application/json": {
+          code?: string;
+          price?: string | number;
+          convert?: boolean | (0 | 1);
+          without_currency?: boolean | (0 | 1);
         };
       };
     };
@@ -6377,6 +6528,324 @@ export interface operations {
         content: {
           "application/json": {
             result: components["schemas"]["UsageIngestResult"];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The instance’s currencies by code, optionally those whose code contains `search` */
+  admin_currency_get_list: {
+    requestBody: components["requestBodies"]["admin_currency_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: ({
+                  code: string;
+                  name: string;
+                  symbol: string;
+                  conversion_rate: string;
+                  is_rate_manual: boolean;
+                  format_pattern: string | null;
+                  fraction_digits: number | null;
+                  default: boolean;
+                  minor_unit: number;
+                  price_rounding: {
+                    step: string;
+                    ending: string;
+                  } | null;
+                  /** Format: date-time */
+                  rate_updated_at: string;
+                  /** Format: date-time */
+                  created_at: string;
+                  /** Format: date-time */
+                  updated_at: string;
+                })[];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Every ISO 4217 currency that can be added, as {code: "CODE (Name)"} */
+  admin_currency_get_pairs: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              [key: string]: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** One currency by its code */
+  admin_currency_get: {
+    requestBody: components["requestBodies"]["admin_currency_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              code: string;
+              name: string;
+              symbol: string;
+              conversion_rate: string;
+              is_rate_manual: boolean;
+              format_pattern: string | null;
+              fraction_digits: number | null;
+              default: boolean;
+              minor_unit: number;
+              price_rounding: {
+                step: string;
+                ending: string;
+              } | null;
+              /** Format: date-time */
+              rate_updated_at: string;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The default currency (the one prices are set in, rate 1) */
+  admin_currency_get_default: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              code: string;
+              name: string;
+              symbol: string;
+              conversion_rate: string;
+              is_rate_manual: boolean;
+              format_pattern: string | null;
+              fraction_digits: number | null;
+              default: boolean;
+              minor_unit: number;
+              price_rounding: {
+                step: string;
+                ending: string;
+              } | null;
+              /** Format: date-time */
+              rate_updated_at: string;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Adds an ISO 4217 currency with its rate against the default (units of it per default unit); returns its code */
+  admin_currency_create: {
+    requestBody: components["requestBodies"]["admin_currency_create"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: string;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Changes a currency’s rate (kept in its history with the moment it was set), display or price rounding */
+  admin_currency_update: {
+    requestBody: components["requestBodies"]["admin_currency_update"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Sets several rates at once ({rates: {EUR: "0.92"}}), all or none; without `rates` nothing changes (no rate provider) */
+  admin_currency_update_rates: {
+    requestBody: components["requestBodies"]["admin_currency_update_rates"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Always false: Tollgate fetches no rates; staff set them */
+  admin_currency_is_cron_enabled: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: boolean;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Makes a currency the default; every rate is restated against it, so cross rates stay as set */
+  admin_currency_set_default: {
+    requestBody: components["requestBodies"]["admin_currency_set_default"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Removes a currency; 409 for the default one or one in use by a client, order, invoice or balance */
+  admin_currency_delete: {
+    requestBody: components["requestBodies"]["admin_currency_delete"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The rates a currency has had, newest first, each with its moment and the default it was against */
+  admin_currency_rate_get_list: {
+    requestBody: components["requestBodies"]["admin_currency_rate_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: ({
+                  id: number;
+                  code: string;
+                  rate: string;
+                  base_code: string;
+                  staff_id: number | null;
+                  /** Format: date-time */
+                  created_at: string;
+                })[];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The instance’s currencies as {code: name} */
+  guest_currency_get_pairs: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              [key: string]: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** A currency by code, or the default one without `code` */
+  guest_currency_get: {
+    requestBody: components["requestBodies"]["guest_currency_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              code: string;
+              name: string;
+              symbol: string;
+              conversion_rate: string;
+              is_rate_manual: boolean;
+              format_pattern: string | null;
+              fraction_digits: number | null;
+              default: boolean;
+              minor_unit: number;
+              price_rounding: {
+                step: string;
+                ending: string;
+              } | null;
+              /** Format: date-time */
+              rate_updated_at: string;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** A price as text ("$1,234.50"); with `convert` (default true) `price` is in the default currency and is converted as prices are */
+  guest_currency_format: {
+    requestBody: components["requestBodies"]["guest_currency_format"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: string;
             error: null;
           };
         };
