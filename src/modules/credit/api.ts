@@ -168,13 +168,13 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       },
     }),
     low_balance_set: clientAction({
-      params: Type.Object({ amount: Nullable(Amount) }),
+      params: Type.Object({ amount: Type.Optional(Nullable(Amount)) }),
       summary:
-        'Sets the low-balance alert: each time a payment from the balance takes it below `amount`, the `wallet.low_balance` webhook and a mail go out (once per crossing). null turns it off',
+        'Sets the low-balance alert: each time a payment from the balance takes it below `amount`, the `wallet.low_balance` webhook and a mail go out (once per crossing). Without `amount` (or null, or empty) it is off',
       result: LowBalance,
       async handler({ amount }, { services, identity }) {
         const currency = services.config.currency;
-        const minor = amount === null ? null : positive(amount, 'amount', currency);
+        const minor = amount === undefined || amount === null || amount === '' ? null : positive(amount, 'amount', currency);
         await services.crossings.setAlert({ clientId: identity.client.id, currency }, minor);
         return { amount: minor === null ? null : formatMoney(minor, precisionOf(currency)), currency };
       },
