@@ -1,14 +1,14 @@
 // The wallet's packs, auto-recharge and low-balance alert in a real Chromium (issue 24): the client sees the enabled
 // packs and buys one (its invoice opens; paid by card through the Stripe stand-in it credits amount + bonus), is told
 // that auto-recharge needs a saved card and refused before one is saved, then turns it on (a bad threshold is shown at
-// its field) and sets a low-balance alert. Screenshots land in test-results/.
+// its field) and sets a low-balance alert; staff manage the packs in the admin panel. Screenshots land in test-results/.
 /// <reference lib="dom" />
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.ts';
-import { HAVE_CHROMIUM, launchChromium, newStaffPage, serveWeb, settled, SHOTS } from '../helpers/browser.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, newStaffPage, serveWeb, settled, SHOTS } from '../helpers/browser.ts';
 import { expectLedgerConsistent } from '../helpers/credit-ledger.ts';
 import { asClient } from '../helpers/selling-fixtures.ts';
 import { payByCard, stripeStand, type StripeStand } from '../helpers/stripe-fixtures.ts';
@@ -106,5 +106,37 @@ describe.runIf(HAVE_CHROMIUM)('the wallet packs and auto-recharge, in the browse
     expect(await form.getByLabel('When the balance falls below').inputValue()).toBe('5.00');
     expect(await alert.getByLabel('Mail me when the balance falls below').inputValue()).toBe('3.00');
     await page.screenshot({ path: join(SHOTS, 'wallet-auto-recharge.png'), fullPage: true });
+  });
+
+  it('lets staff create, disable and delete packs in the admin panel', async () => {
+    const staff = await newStaffPage(browser);
+    await loginAsAdmin(staff, base);
+    await staff.goto(`${base}/admin/packs`);
+    await staff.getByRole('heading', { name: 'Top-up packs', level: 1 }).waitFor();
+    await settled(staff);
+    const form = staff.getByRole('form', { name: 'New pack' });
+    // A refused price is shown at its field; nothing is created.
+    await form.getByLabel('Title').fill('Panel pack');
+    await form.getByLabel('Price (credited)').fill('0');
+    await form.getByRole('button', { name: 'Create pack' }).click();
+    await form.getByText(/more than 0/).first().waitFor();
+    expect((await t.admin('credit/pack_get_list')).result.list.some((pack: { title: string }) => pack.title === 'Panel pack')).toBe(false);
+    await form.getByLabel('Price (credited)').fill('50');
+    await form.getByLabel('Bonus (blank = none)').fill('10');
+    await form.getByLabel('Bonus valid for days (blank = forever)').fill('90');
+    await form.getByRole('button', { name: 'Create pack' }).click();
+    const row = staff.locator('tbody tr').filter({ hasText: 'Panel pack' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('After 90 days');
+    const created = (await t.admin('credit/pack_get_list')).result.list.find((pack: { title: string }) => pack.title === 'Panel pack');
+    expect(created).toMatchObject({ amount: '50.00', bonus: '10.00', bonus_days: 90, enabled: true });
+    await row.getByRole('button', { name: 'Disable pack Panel pack' }).click();
+    await row.getByRole('button', { name: 'Enable pack Panel pack' }).waitFor();
+    expect((await t.admin('credit/pack_get', { id: created.id })).result.enabled).toBe(false);
+    await staff.screenshot({ path: join(SHOTS, 'admin-packs.png'), fullPage: true });
+    await row.getByRole('button', { name: 'Delete pack Panel pack' }).click();
+    await staff.getByRole('button', { name: 'Delete', exact: true }).click();
+    await staff.locator('tbody tr').filter({ hasText: 'Panel pack' }).waitFor({ state: 'detached' });
+    expect((await t.admin('credit/pack_get', { id: created.id })).status).toBe(404);
   });
 });

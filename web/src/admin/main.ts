@@ -16,6 +16,7 @@ import { ProductPage, ProductsPage } from './products.ts';
 import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
+import { PacksPage } from './packs.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
 import { StaffConfirmEmailPage } from './own-email.ts';
 import { TransactionsPage } from './transactions.ts';
@@ -33,6 +34,7 @@ const NAV = [
   ['/admin/keys', 'Keys'],
   ['/admin/email', 'Mail'],
   ['/admin/coupons', 'Coupons'],
+  ['/admin/packs', 'Packs'],
   ['/admin/taxes', 'Taxes'],
   ['/admin/settings', 'Settings'],
   ['/admin/developers', 'Developers'],
@@ -77,6 +79,7 @@ const ROUTES: readonly Route[] = [
   fixedPage('/admin/transactions', TransactionsPage),
   fixedPage('/admin/keys', KeysPage),
   fixedPage('/admin/coupons', CouponsPage),
+  fixedPage('/admin/packs', PacksPage),
   fixedPage('/admin/taxes', TaxesPage),
   fixedPage('/admin/settings', SettingsPage),
   fixedPage('/admin/staff', StaffPage),
