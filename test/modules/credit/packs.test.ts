@@ -86,7 +86,10 @@ describe('top-up packs', () => {
     const session = await startCardPayment(stand, hash);
     const events = stripe.completeSession(session);
     const replies = await Promise.all(events.flatMap((event) => Array.from({ length: 20 }, () => deliver(stand, event))));
-    expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([]);
+    // Under load a delivery may answer 5xx (a call back to Stripe slower than STRIPE_TIMEOUT_MS): Stripe then delivers
+    // it again, as here. What counts is that nothing is written twice.
+    expect(replies.filter((reply) => reply.status !== 200 && reply.status < 500).map((reply) => reply.body)).toEqual([]);
+    for (const event of events) expect((await deliver(stand, event)).status).toBe(200);
     expect((await t.call('/api/guest/invoice/get', { hash })).result.status).toBe('paid');
     expect(await total(client.token)).toBe('11.50');
     const written = await lines(client.token);
