@@ -21,6 +21,9 @@ import { createUsagePruning, type UsagePruning } from './modules/usage/pruning.t
 import { periodQuantities } from './modules/usage/quantities.ts';
 import { createCreditService, type CreditService } from './modules/credit/service.ts';
 import { createInvoiceCredits, type InvoiceCredits } from './modules/credit/invoice-credits.ts';
+import { createAutoRecharge, type AutoRecharge } from './modules/credit/auto-recharge.ts';
+import { createPacks, type Packs } from './modules/credit/packs.ts';
+import { watchCrossings, type Crossings } from './modules/credit/watches.ts';
 import { createCronService, cronStarter, logSchedulerError, type CronService } from './modules/cron/service.ts';
 import { createDueOrders } from './modules/order/due-orders.ts';
 import { createRenewalsDue } from './modules/invoice/renewals-due.ts';
@@ -116,6 +119,12 @@ export interface Services {
   invoicePayments: InvoicePayments;
   credits: CreditService;
   invoiceCredits: InvoiceCredits;
+  /** Top-up packs staff offer (their bonus is granted when the invoice is paid). */
+  creditPacks: Packs;
+  /** Auto-recharge and low-balance crossings, counted in the transaction of the debit that crossed. */
+  crossings: Crossings;
+  /** Auto-recharge: the outbox kind `auto_recharge` issues a top-up invoice per crossing and queues its card charge. */
+  autoRecharge: AutoRecharge;
   /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
   gatewayPayments: GatewayPayments;
   /** Auto-pay, gateway customers, saved cards, starting a payment. */
@@ -319,6 +328,18 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     retryDays: () => settings.peek('dunning_retry_days'),
     log: logSchedulerError,
   });
+  const creditPacks = createPacks({ db, events, money, invoices });
+  const crossings = watchCrossings({ db, events, outbox });
+  const autoRecharge = createAutoRecharge({
+    db,
+    money,
+    outbox,
+    invoices,
+    charges,
+    payments,
+    crossings,
+    settings: { fundsMin: () => settings.peek('funds_min_amount'), fundsMax: () => settings.peek('funds_max_amount') },
+  });
   const startTasks: Array<() => void> = [() => outbox.start()];
   // Messages that waited for a mail server go out once one is configured (SMTP_URL set before this start).
   startTasks.push(() => void mail.releaseWaiting().catch((error: unknown) => logSchedulerError('releasing waiting mail failed', error)));
@@ -359,6 +380,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     invoicePayments,
     credits,
     invoiceCredits,
+    creditPacks,
+    crossings,
+    autoRecharge,
     gatewayPayments,
     payments,
     inboundEvents,

@@ -7,6 +7,7 @@
 import type { ModuleApi } from '../platform/action.ts';
 import { cartApi, type CartNeeds } from './cart/api.ts';
 import { clientApi, type ClientNeeds } from './client/api.ts';
+import { creditApi, type CreditNeeds } from './credit/api.ts';
 import { cronApi, type CronNeeds } from './cron/api.ts';
 import { currencyApi, type CurrencyNeeds } from './currency/api.ts';
 import { emailApi, type EmailNeeds } from './email/api.ts';
@@ -33,6 +34,7 @@ export type ModuleServices = SystemNeeds &
   OrderNeeds &
   InvoiceNeeds &
   CronNeeds &
+  CreditNeeds &
   ApiKeyNeeds &
   PaymentMethodNeeds &
   EmailNeeds &
@@ -62,6 +64,7 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   cartApi,
   orderApi,
   invoiceApi,
+  creditApi,
   cronApi,
   serviceApiKeyApi,
   paymentMethodApi,

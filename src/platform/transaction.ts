@@ -8,6 +8,8 @@ import type { Database } from '../db/schema.ts';
 export type AfterTransaction = (committed: boolean) => void;
 
 const pending = new WeakMap<Kysely<Database>, AfterTransaction[]>();
+// Each open transaction's database handle, so code handed only a transaction can find what was set up for its database.
+const roots = new WeakMap<Kysely<Database>, Kysely<Database>>();
 
 export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   const callbacks: AfterTransaction[] = [];
@@ -15,6 +17,7 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transac
   try {
     const result = await db.transaction().execute((trx) => {
       pending.set(trx, callbacks);
+      roots.set(trx, db);
       return work(trx);
     });
     committed = true;
@@ -32,4 +35,9 @@ export function afterTransaction(trx: Kysely<Database>, callback: AfterTransacti
   const callbacks = pending.get(trx);
   if (callbacks === undefined) callback(true);
   else callbacks.push(callback);
+}
+
+/** The database handle `trx` was opened on by `inTransaction` (a plain handle is its own). */
+export function databaseOf(trx: Kysely<Database>): Kysely<Database> {
+  return roots.get(trx) ?? trx;
 }

@@ -157,7 +157,7 @@ describe.runIf(existsSync(CHROMIUM))('the panel in a browser', () => {
     await client.getByLabel('Password').fill(shop.customer.password);
     await client.getByRole('button', { name: 'Log in' }).click();
     await client.getByText(`Signed in as ${shop.customer.email}`).waitFor();
-    for (const path of ['/', '/cart', '/keys', '/orders', '/invoices', `/invoices/${shop.unpaidInvoice}`, `/invoices/${shop.paidInvoice}`, '/messages', '/profile', `/orders/${shop.paidOrder}/plan`]) {
+    for (const path of ['/', '/cart', '/keys', '/orders', '/invoices', `/invoices/${shop.unpaidInvoice}`, `/invoices/${shop.paidInvoice}`, '/messages', '/wallet', '/profile', `/orders/${shop.paidOrder}/plan`]) {
       await visit(client, path);
     }
     await client.goto(`${base}/profile`);
@@ -271,6 +271,7 @@ describe.runIf(existsSync(CHROMIUM))('the panel in a browser', () => {
       '/admin/email',
       '/admin/email/templates',
       '/admin/coupons',
+      '/admin/packs',
       '/admin/taxes',
       '/admin/settings',
       '/admin/developers',
@@ -284,8 +285,8 @@ describe.runIf(existsSync(CHROMIUM))('the panel in a browser', () => {
     writeFileSync(join(RESULTS, 'axe-others.json'), `${JSON.stringify(others, null, 2)}\n`);
     const failing = Object.fromEntries(Object.entries(mine).filter(([, violations]) => violations.length > 0));
     expect(failing).toEqual({});
-    // Every page was seen: 5 logged out, 9 of the client area logged in, 17 of the admin panel (+ 6 owned elsewhere).
-    expect(Object.keys(mine)).toHaveLength(31);
+    // Every page was seen: 5 logged out, 10 of the client area logged in, 18 of the admin panel (+ 6 owned elsewhere).
+    expect(Object.keys(mine)).toHaveLength(33);
     expect(Object.keys(others)).toHaveLength(6);
     expect(consoleErrors.filter((line) => !/status of 404/.test(line))).toEqual([]);
   }, 180_000);

@@ -26,7 +26,9 @@ export interface RecordedRequest {
 }
 
 /** How the next off-session PaymentIntent answers. */
-export type ChargeBehaviour = 'succeed' | 'decline' | 'authentication_required' | 'server_error' | 'slow' | 'drop';
+// `charge_then_hang`: the card is charged (the intent succeeds and a retry with the same idempotency key gets it), but
+// the answer never comes: the caller's process can be killed between Stripe's charge and its own record of it.
+export type ChargeBehaviour = 'succeed' | 'decline' | 'authentication_required' | 'server_error' | 'slow' | 'drop' | 'charge_then_hang';
 
 export interface StripeEvent {
   id: string;
@@ -300,11 +302,12 @@ export class StripeStandIn {
     }
     const answer = await this.route(request.method ?? 'GET', url.pathname, body, response);
     if (answer === null) return; // dropped or already answered
-    if (replayKey !== null && answer.status < 500) this.idempotent.set(replayKey, answer);
+    if (replayKey !== null && answer.status < 500) this.idempotent.set(replayKey, { status: answer.status, body: answer.body });
+    if (answer.hang === true) return;
     this.send(response, answer.status, answer.body);
   }
 
-  private async route(method: string, path: string, body: Json, response: ServerResponse): Promise<{ status: number; body: Json } | null> {
+  private async route(method: string, path: string, body: Json, response: ServerResponse): Promise<{ status: number; body: Json; hang?: boolean } | null> {
     let match: RegExpExecArray | null;
     if (method === 'POST' && path === '/v1/customers') {
       const customer: Json = { id: id('cus'), object: 'customer', email: body.email ?? null, name: body.name ?? null, metadata: body.metadata ?? {}, created: now(), livemode: false };
@@ -377,7 +380,7 @@ export class StripeStandIn {
   }
 
   /** POST /v1/payment_intents with confirm + off_session: what the next queued behaviour says. */
-  private async offSession(body: Json, response: ServerResponse): Promise<{ status: number; body: Json } | null> {
+  private async offSession(body: Json, response: ServerResponse): Promise<{ status: number; body: Json; hang?: boolean } | null> {
     const behaviour = this.chargeQueue.shift() ?? 'succeed';
     const amount = Number(body.amount);
     const currency = String(body.currency);
@@ -423,7 +426,7 @@ export class StripeStandIn {
           setupFutureUsage: null,
         });
         this.event('payment_intent.succeeded', intent);
-        return { status: 200, body: intent };
+        return { status: 200, body: intent, hang: behaviour === 'charge_then_hang' };
       }
     }
   }

@@ -27,6 +27,7 @@ import * as meterAlerts from './029_meter_alerts.ts';
 import * as fossbillingIds from './031_fossbilling_ids.ts';
 import * as credits from './032_credits.ts';
 import * as trials from './034_trials.ts';
+import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '031_fossbilling_ids': fossbillingIds,
   '032_credits': credits,
   '034_trials': trials,
+  '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
 };

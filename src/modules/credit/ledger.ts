@@ -5,6 +5,7 @@
 // idempotency key: the same key again writes nothing and answers the entry that is there.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import { databaseOf } from '../../platform/transaction.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { allocate, type Lot } from './burn-down.ts';
 import type { CreditKind } from './tables.ts';
@@ -31,6 +32,26 @@ export interface EntryInput {
 export interface Written {
   id: number;
   duplicate: boolean;
+}
+
+/**
+ * Told of every debit and expiry in the transaction that wrote it, under the account's lock, with the balance before
+ * and after: auto-recharge and the low-balance alert count their crossings there (watches.ts), whoever wrote the debit.
+ */
+export type DebitWatcher = (trx: Kysely<Database>, account: Account, before: number, after: number, now: Date) => Promise<void>;
+
+// One watcher per database handle (the app's services register theirs); a transaction finds it through its handle.
+const watchers = new WeakMap<Kysely<Database>, DebitWatcher>();
+
+export function watchDebits(db: Kysely<Database>, watcher: DebitWatcher): void {
+  watchers.set(db, watcher);
+}
+
+async function debited(trx: Kysely<Database>, account: Account, amount: number, now: Date): Promise<void> {
+  const watcher = watchers.get(databaseOf(trx));
+  if (watcher === undefined) return;
+  const after = await balanceOf(trx, account);
+  await watcher(trx, account, after + amount, after, now);
 }
 
 const sumOf = (value: string | number | null | undefined): number => Number(value ?? 0);
@@ -135,6 +156,7 @@ export async function debit(trx: Kysely<Database>, account: Account, input: Entr
     .insertInto('credit_allocations')
     .values(plan.map((part) => ({ debit_id: id, lot_id: part.lotId, amount: part.amount })))
     .execute();
+  await debited(trx, account, input.amount, now);
   return { id, duplicate: false };
 }
 
@@ -142,6 +164,7 @@ export async function debit(trx: Kysely<Database>, account: Account, input: Entr
 export async function expireLapsed(trx: Kysely<Database>, account: Account, now: Date): Promise<number> {
   const at = isoSeconds(now);
   let written = 0;
+  let taken = 0;
   for (const lot of await openLots(trx, account)) {
     if (lot.expiresAt === null || lot.expiresAt > at) continue;
     const key = `expire:${lot.id}`;
@@ -149,7 +172,9 @@ export async function expireLapsed(trx: Kysely<Database>, account: Account, now:
     const id = await insert(trx, account, { kind: 'expire', amount: lot.remaining, key, note: `Unused credit of entry #${lot.id} expired` }, -lot.remaining, now);
     await trx.insertInto('credit_allocations').values({ debit_id: id, lot_id: lot.id, amount: lot.remaining }).execute();
     written += 1;
+    taken += lot.remaining;
   }
+  if (taken > 0) await debited(trx, account, taken, now);
   return written;
 }
 

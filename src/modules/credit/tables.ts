@@ -42,8 +42,62 @@ export interface CreditAllocationTable {
   amount: number;
 }
 
+/** A top-up pack staff offer (migration 036). */
+export interface CreditPackTable {
+  id: Generated<number>;
+  title: string;
+  amount: number;
+  bonus: number;
+  bonus_days: number | null;
+  enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The pack a top-up invoice was issued for, as it was then. */
+export interface CreditPackInvoiceTable {
+  invoice_id: number;
+  pack_id: number;
+  client_id: number;
+  bonus: number;
+  bonus_days: number | null;
+  created_at: string;
+}
+
+/** An account's auto-recharge and low-balance settings, and how many times each has crossed. */
+export interface CreditWatchTable {
+  client_id: number;
+  currency: string;
+  recharge_enabled: number;
+  recharge_threshold: number | null;
+  recharge_amount: number | null;
+  recharge_crossings: Generated<number>;
+  alert_amount: number | null;
+  alert_crossings: Generated<number>;
+  updated_at: string;
+}
+
+export type RechargeStatus = 'pending' | 'invoiced' | 'stopped';
+
+/** One auto-recharge crossing and the top-up invoice its charge pays. */
+export interface CreditRechargeTable {
+  id: Generated<number>;
+  client_id: number;
+  currency: string;
+  crossing: number;
+  amount: number;
+  status: RechargeStatus;
+  invoice_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface CreditTables {
   credit_accounts: CreditAccountTable;
   credit_entries: CreditEntryTable;
   credit_allocations: CreditAllocationTable;
+  credit_packs: CreditPackTable;
+  credit_pack_invoices: CreditPackInvoiceTable;
+  credit_watches: CreditWatchTable;
+  credit_recharges: CreditRechargeTable;
 }

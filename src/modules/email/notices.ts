@@ -21,6 +21,7 @@ import '../order/events.ts';
 import '../invoice/events.ts';
 import '../payment/events.ts';
 import '../serviceapikey/events.ts';
+import '../credit/events.ts';
 
 export interface NoticesDeps {
   db: Kysely<Database>;
@@ -58,6 +59,7 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
     invoice: (id: number) => `${publicUrl}/invoices/${id}`,
     orders: () => `${publicUrl}/orders`,
     keys: () => `${publicUrl}/keys`,
+    wallet: () => `${publicUrl}/wallet`,
   };
 
   async function invoiceVars(trx: Kysely<Database>, invoiceId: number) {
@@ -201,6 +203,11 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
       included: included.toLocaleString('en-US'),
       keys_url: links.keys(),
     });
+  });
+
+  // Prepaid credits (issue 24): the client's low-balance alert, once per crossing (credit/watches.ts).
+  events.on('wallet.low_balance', async ({ clientId, currency, balance, threshold }, trx) => {
+    await toClient(trx, clientId, 'wallet_low_balance', { balance: `${money.format(balance)} ${currency}`, threshold: `${money.format(threshold)} ${currency}`, wallet_url: links.wallet() });
   });
 
   return {

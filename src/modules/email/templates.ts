@@ -23,6 +23,7 @@ export const MAIL_TEMPLATE_CODES = [
   'apikey_reset',
   'apikey_disabled',
   'usage_threshold',
+  'wallet_low_balance',
   'email_change_address_taken',
   'staff_email_change',
   'staff_email_changed',
@@ -238,6 +239,15 @@ export const TEMPLATE_DEFAULTS: Readonly<Record<MailTemplateCode, TemplateDefaul
       '<p>Hello {{name}},</p><p>{{order_title}} has used {{used}} of the {{included}} {{unit}} included in this period ' +
       'for {{meter_name}} ({{threshold}}%).</p><p><a href="{{keys_url}}">See the usage</a></p>',
     vars: { order_title: 'Pro plan', meter_name: 'Calls', unit: 'calls', threshold: '80', used: '800', included: '1000', keys_url: 'https://billing.example.com/keys' },
+  },
+  wallet_low_balance: {
+    title: 'Low balance',
+    when: "A payment from the balance takes it below the client's low-balance alert amount (once each time it falls below)",
+    subject: 'Your balance is below {{threshold}}',
+    content:
+      '<p>Hello {{name}},</p><p>your prepaid balance is now {{balance}}, below the {{threshold}} you asked to be told about.</p>' +
+      '<p><a href="{{wallet_url}}">Add funds</a></p>',
+    vars: { balance: '1.50 USD', threshold: '2.00 USD', wallet_url: 'https://billing.example.com/wallet' },
   },
   // Issue 20: the account findings. A change of e-mail to an address another account holds answers the requester as a
   // free one would (L3); the truth goes to the address itself, which its owner reads, with no link.

@@ -265,6 +265,12 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
   }
 
   const tasks = createOrderTasks({ orders });
+  async function cancelIn(trx: Kysely<Database>, id: number, now: Date): Promise<void> {
+    const row = await requireRow(trx, id);
+    await setStatus(trx, row, 'unpaid', 'canceled', now, 'canceled');
+    await events.emit('invoice.canceled', eventOf(row), trx);
+  }
+
   const renewals = createRenewals({ db, events, orders, promos, create, setStatus });
 
   return {
@@ -283,12 +289,11 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
     },
 
     async cancel(id: number, now = new Date()): Promise<void> {
-      await inTransaction(db, async (trx) => {
-        const row = await requireRow(trx, id);
-        await setStatus(trx, row, 'unpaid', 'canceled', now, 'canceled');
-        await events.emit('invoice.canceled', eventOf(row), trx);
-      });
+      await inTransaction(db, (trx) => cancelIn(trx, id, now));
     },
+
+    /** Cancels the unpaid invoice `id` inside the caller's transaction (auto-recharge turned off cancels its own). */
+    cancelInTransaction: (trx: Kysely<Database>, id: number, now: Date): Promise<void> => cancelIn(trx, id, now),
 
     /** The row, 404 when missing (or not the client's). */
     requireRow,

@@ -64,6 +64,19 @@ export function createChargeService({ db, events, outbox, gatewayPayments, invoi
     return true;
   }
 
+  /**
+   * Queues the charge of an unpaid top-up invoice an auto-recharge issued (credit/auto-recharge.ts), inside `trx`: the
+   * client's default saved card is charged whatever their auto-pay setting, which is about renewals. False (nothing
+   * queued) without a card to charge.
+   */
+  async function scheduleTopUp(trx: Kysely<Database>, invoiceId: number): Promise<boolean> {
+    const invoice = await invoicePayments.payable(trx, invoiceId);
+    if (invoice === null || invoice.status !== 'unpaid' || invoice.amount <= 0) return false;
+    if ((await payments.chargeableMethod(trx, invoice.clientId, false)) === null) return false;
+    await outbox.enqueue(trx, { kind: CHARGE_KIND, payload: { invoiceId, anyCard: true }, dedupeKey: `${CHARGE_KIND}:invoice:${invoiceId}` });
+    return true;
+  }
+
   events.on('invoice.created', async ({ invoiceId }, trx) => {
     await schedule(trx, invoiceId);
   });
@@ -92,13 +105,13 @@ export function createChargeService({ db, events, outbox, gatewayPayments, invoi
   }
 
   /** One delivery of a `card_charge` item. */
-  async function charge(invoiceId: number, now: Date): Promise<void> {
+  async function charge(invoiceId: number, anyCard: boolean, now: Date): Promise<void> {
     const payable = await invoicePayments.payable(db, invoiceId);
     // Paid meanwhile (the pay link, staff), canceled, or the card or auto-pay gone: nothing left to charge.
     if (payable === null || payable.status !== 'unpaid') return;
     // A renewal the order no longer takes (canceled at period end, another plan since) is voided, never charged.
     if ((await invoicePayments.voidIfStale(invoiceId, now)) !== null) return;
-    const method = await payments.chargeableMethod(db, payable.clientId);
+    const method = await payments.chargeableMethod(db, payable.clientId, !anyCard);
     if (method === null) return;
     const invoice = toGatewayInvoice(payable, money);
     const { gateway } = method;
@@ -138,13 +151,14 @@ export function createChargeService({ db, events, outbox, gatewayPayments, invoi
       return retryDelays(retryDays());
     },
     async deliver(payload) {
-      const { invoiceId } = payload as { invoiceId: number };
-      await charge(invoiceId, new Date());
+      const { invoiceId, anyCard } = payload as { invoiceId: number; anyCard?: boolean };
+      await charge(invoiceId, anyCard === true, new Date());
     },
   });
 
   return {
     schedule,
+    scheduleTopUp,
 
     /** Attempts of an invoice, oldest first (staff views and tests). */
     async attemptsOf(invoiceId: number): Promise<AttemptRow[]> {

@@ -151,8 +151,9 @@ export function createPaymentService({ db, gateways, clients, invoices, money, p
     },
 
     /** The card off-session charges use for this client, with the customer it belongs to; null when there is none. */
-    async chargeableMethod(trx: Kysely<Database>, clientId: number): Promise<{ gateway: PaymentGateway; customerRef: string; methodRef: string } | null> {
-      if (!(await autoPay(trx, clientId))) return null;
+    async chargeableMethod(trx: Kysely<Database>, clientId: number, requireAutoPay = true): Promise<{ gateway: PaymentGateway; customerRef: string; methodRef: string } | null> {
+      // Auto-recharge (credit/auto-recharge.ts) is its own consent: it asks with requireAutoPay false.
+      if (requireAutoPay && !(await autoPay(trx, clientId))) return null;
       const method = await trx
         .selectFrom('payment_methods')
         .innerJoin('gateway_customers', (join) =>

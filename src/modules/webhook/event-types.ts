@@ -19,6 +19,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'apikey.enabled',
   'apikey.updated',
   'usage.threshold_reached',
+  'wallet.low_balance',
 ] as const;
 
 /** The type of the deliveries `send_test` makes; not subscribable. */

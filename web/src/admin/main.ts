@@ -16,6 +16,7 @@ import { ProductPage, ProductsPage } from './products.ts';
 import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
 import { KeyPage, KeysPage } from './keys.ts';
 import { CouponsPage, SettingsPage, TaxesPage } from './billing.ts';
+import { PacksPage } from './packs.ts';
 import { AdminProfilePage, GroupsPage, StaffMemberPage, StaffPage } from './staff.ts';
 import { StaffConfirmEmailPage } from './own-email.ts';
 import { TransactionsPage } from './transactions.ts';
@@ -34,6 +35,7 @@ const NAV = [
   ['/admin/keys', 'Keys'],
   ['/admin/email', 'Mail'],
   ['/admin/coupons', 'Coupons'],
+  ['/admin/packs', 'Packs'],
   ['/admin/taxes', 'Taxes'],
   ['/admin/currencies', 'Currencies'],
   ['/admin/settings', 'Settings'],
@@ -79,6 +81,7 @@ const ROUTES: readonly Route[] = [
   fixedPage('/admin/transactions', TransactionsPage),
   fixedPage('/admin/keys', KeysPage),
   fixedPage('/admin/coupons', CouponsPage),
+  fixedPage('/admin/packs', PacksPage),
   fixedPage('/admin/taxes', TaxesPage),
   fixedPage('/admin/currencies', CurrenciesPage),
   fixedPage('/admin/settings', SettingsPage),

@@ -187,6 +187,7 @@ const MODULE_NAMES: Record<string, string> = {
   email: 'Mail',
   webhook: 'Webhooks',
   cron: 'Scheduled jobs',
+  credit: 'Prepaid credit',
 };
 
 const GROUP_NAMES: Record<string, string> = {

@@ -1,11 +1,13 @@
-// The client's wallet (issue 24): the prepaid balance, its history (the ledger, newest first), a top-up form that
-// issues a top-up invoice and opens it to be paid, and "Pay from balance" on an unpaid invoice.
+// The client's wallet (issue 24): the prepaid balance, its history (the ledger, newest first), the packs and a top-up
+// form that issue a top-up invoice and open it to be paid, auto-recharge and the low-balance alert
+// (wallet-topups.ts), and "Pay from balance" on an unpaid invoice.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
 import { formatDateTime, formatMoney } from '../lib/format.ts';
 import { navigate } from '../lib/router.ts';
 import { announce, Button, ErrorMessage, Field, FormError, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { AutoRechargeForm, LowBalanceForm, PackList } from './wallet-topups.ts';
 
 const KIND_LABELS: Record<string, string> = {
   top_up: 'Top-up',
@@ -40,12 +42,16 @@ export function WalletPage() {
     </section>
     <section class="card" aria-labelledby="top-up-title">
       <h2 id="top-up-title">Add funds</h2>
+      <${PackList} />
+      <h3>Another amount</h3>
       <form onSubmit=${submit}>
         <${Field} label="Amount" name="amount" value=${amount} onInput=${setAmount} required=${true} inputmode="decimal" error=${topUp.error} hint="An invoice for this amount is issued; the balance grows once it is paid." />
         <${FormError} error=${topUp.error} fields=${['amount']} />
         <div class="actions"><${Button} type="submit" variant="primary" busy=${topUp.busy}>Create top-up invoice<//></div>
       </form>
     </section>
+    <${AutoRechargeForm} />
+    <${LowBalanceForm} />
     <section aria-labelledby="history-title">
       <h2 id="history-title">History</h2>
       <${ErrorMessage} error=${lines.error} />

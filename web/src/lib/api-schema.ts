@@ -544,6 +544,50 @@ export interface paths {
     /** The payment gateways an invoice can be paid with */
     post: operations["guest_invoice_gateways"];
   };
+  "/api/admin/credit/pack_get_list": {
+    /** Every top-up pack, enabled or not, smallest amount first */
+    post: operations["admin_credit_pack_get_list"];
+  };
+  "/api/admin/credit/pack_get": {
+    /** One top-up pack; 404 for an unknown id */
+    post: operations["admin_credit_pack_get"];
+  };
+  "/api/admin/credit/pack_create": {
+    /** A top-up pack clients can buy: `amount` is credited as a paid top-up, `bonus` (default 0) beside it as promotional credit that expires `bonus_days` after the payment (never when null). Returns the id; 422 for an amount of 0 or less, a negative bonus, too many decimals, or bonus_days without a bonus */
+    post: operations["admin_credit_pack_create"];
+  };
+  "/api/admin/credit/pack_update": {
+    /** Changes the given fields of a pack; invoices issued for it before keep the pack as it was. 404 for an unknown id */
+    post: operations["admin_credit_pack_update"];
+  };
+  "/api/admin/credit/pack_delete": {
+    /** Deletes a pack; an unpaid invoice issued for it still brings its bonus when paid. 404 for an unknown id */
+    post: operations["admin_credit_pack_delete"];
+  };
+  "/api/client/credit/pack_get_list": {
+    /** The enabled top-up packs, smallest amount first */
+    post: operations["client_credit_pack_get_list"];
+  };
+  "/api/client/credit/pack_buy": {
+    /** Issues an unpaid top-up invoice for an enabled pack; paying it by any gateway credits the amount and the pack's bonus once. Returns the invoice hash; 404 for an unknown or disabled pack */
+    post: operations["client_credit_pack_buy"];
+  };
+  "/api/client/credit/auto_recharge_get": {
+    /** The caller's auto-recharge: on or off, the threshold, the amount, and whether a saved card is there to charge */
+    post: operations["client_credit_auto_recharge_get"];
+  };
+  "/api/client/credit/auto_recharge_set": {
+    /** Turns auto-recharge on or off: when a payment from the balance takes it below `threshold`, the saved card is charged `amount` off-session (once per crossing; at once when turned on below it). On needs a saved card (409) and both amounts (kept from before when not given); the amount within funds_min_amount..funds_max_amount (422). Off cancels the charges still pending */
+    post: operations["client_credit_auto_recharge_set"];
+  };
+  "/api/client/credit/low_balance_get": {
+    /** The caller's low-balance alert amount (null: off) */
+    post: operations["client_credit_low_balance_get"];
+  };
+  "/api/client/credit/low_balance_set": {
+    /** Sets the low-balance alert: each time a payment from the balance takes it below `amount`, the `wallet.low_balance` webhook and a mail go out (once per crossing). Without `amount` (or null, or empty) it is off */
+    post: operations["client_credit_low_balance_set"];
+  };
   "/api/admin/cron/run": {
     /** Runs the scheduled jobs now; returns what they did */
     post: operations["admin_cron_run"];
@@ -1348,7 +1392,7 @@ export interface components {
       next_attempt_at: string | null;
     };
     EmailTemplate: {
-      code: "client_signup" | "client_password_reset" | "client_password_changed" | "client_email_change" | "staff_password_reset" | "invoice_created" | "invoice_paid" | "invoice_payment_failed" | "invoice_payment_refunded" | "invoice_reminder" | "order_activated" | "order_renewal_reminder" | "order_trial_will_end" | "order_suspended" | "order_canceled" | "apikey_reset" | "apikey_disabled" | "usage_threshold" | "email_change_address_taken" | "staff_email_change" | "staff_email_changed" | "second_factor_locked";
+      code: "client_signup" | "client_password_reset" | "client_password_changed" | "client_email_change" | "staff_password_reset" | "invoice_created" | "invoice_paid" | "invoice_payment_failed" | "invoice_payment_refunded" | "invoice_reminder" | "order_activated" | "order_renewal_reminder" | "order_trial_will_end" | "order_suspended" | "order_canceled" | "apikey_reset" | "apikey_disabled" | "usage_threshold" | "wallet_low_balance" | "email_change_address_taken" | "staff_email_change" | "staff_email_changed" | "second_factor_locked";
       title: string;
       /** @description When it is sent */
       when: string;
@@ -2469,6 +2513,66 @@ export interface components {
       content: {
         "application/json": {
           hash: string;
+        };
+      };
+    };
+    admin_credit_pack_get: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_credit_pack_create: {
+      content: {
+        "application/json": {
+          title: string;
+          amount: string | number;
+          bonus?: string | number;
+          bonus_days?: number | null;
+          enabled?: boolean | (0 | 1);
+        };
+      };
+    };
+    admin_credit_pack_update: {
+      content: {
+        "application/json": {
+          id: number;
+          title?: string;
+          amount?: string | number;
+          bonus?: string | number;
+          bonus_days?: number | null;
+          enabled?: boolean | (0 | 1);
+        };
+      };
+    };
+    admin_credit_pack_delete: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    client_credit_pack_buy: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    client_credit_auto_recharge_set: {
+      content: {
+        "application/json": {
+          enabled: boolean | (0 | 1);
+          threshold?: string | number;
+          amount?: string | number;
+        };
+      };
+    };
+    client_credit_low_balance_set?: {
+      content: {
+        "application/json": {
+          amount?: (string | number) | null;
         };
       };
     };
@@ -5415,6 +5519,231 @@ export interface operations {
         content: {
           "application/json": {
             result: components["schemas"]["Gateway"][];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Every top-up pack, enabled or not, smallest amount first */
+  admin_credit_pack_get_list: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: ({
+                  id: number;
+                  title: string;
+                  amount: string;
+                  bonus: string;
+                  bonus_days: number | null;
+                  currency: string;
+                  enabled: boolean;
+                  /** Format: date-time */
+                  created_at: string;
+                  /** Format: date-time */
+                  updated_at: string;
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** One top-up pack; 404 for an unknown id */
+  admin_credit_pack_get: {
+    requestBody: components["requestBodies"]["admin_credit_pack_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              id: number;
+              title: string;
+              amount: string;
+              bonus: string;
+              bonus_days: number | null;
+              currency: string;
+              enabled: boolean;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** A top-up pack clients can buy: `amount` is credited as a paid top-up, `bonus` (default 0) beside it as promotional credit that expires `bonus_days` after the payment (never when null). Returns the id; 422 for an amount of 0 or less, a negative bonus, too many decimals, or bonus_days without a bonus */
+  admin_credit_pack_create: {
+    requestBody: components["requestBodies"]["admin_credit_pack_create"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The pack id */
+            result: number;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Changes the given fields of a pack; invoices issued for it before keep the pack as it was. 404 for an unknown id */
+  admin_credit_pack_update: {
+    requestBody: components["requestBodies"]["admin_credit_pack_update"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Deletes a pack; an unpaid invoice issued for it still brings its bonus when paid. 404 for an unknown id */
+  admin_credit_pack_delete: {
+    requestBody: components["requestBodies"]["admin_credit_pack_delete"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The enabled top-up packs, smallest amount first */
+  client_credit_pack_get_list: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: ({
+                  id: number;
+                  title: string;
+                  amount: string;
+                  bonus: string;
+                  bonus_days: number | null;
+                  currency: string;
+                  enabled: boolean;
+                  /** Format: date-time */
+                  created_at: string;
+                  /** Format: date-time */
+                  updated_at: string;
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Issues an unpaid top-up invoice for an enabled pack; paying it by any gateway credits the amount and the pack's bonus once. Returns the invoice hash; 404 for an unknown or disabled pack */
+  client_credit_pack_buy: {
+    requestBody: components["requestBodies"]["client_credit_pack_buy"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The invoice hash */
+            result: string;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The caller's auto-recharge: on or off, the threshold, the amount, and whether a saved card is there to charge */
+  client_credit_auto_recharge_get: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              enabled: boolean;
+              threshold: string | null;
+              amount: string | null;
+              currency: string;
+              /** @description Whether a saved card is there to charge */
+              has_card: boolean;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Turns auto-recharge on or off: when a payment from the balance takes it below `threshold`, the saved card is charged `amount` off-session (once per crossing; at once when turned on below it). On needs a saved card (409) and both amounts (kept from before when not given); the amount within funds_min_amount..funds_max_amount (422). Off cancels the charges still pending */
+  client_credit_auto_recharge_set: {
+    requestBody: components["requestBodies"]["client_credit_auto_recharge_set"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              enabled: boolean;
+              threshold: string | null;
+              amount: string | null;
+              currency: string;
+              /** @description Whether a saved card is there to charge */
+              has_card: boolean;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The caller's low-balance alert amount (null: off) */
+  client_credit_low_balance_get: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              amount: string | null;
+              currency: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Sets the low-balance alert: each time a payment from the balance takes it below `amount`, the `wallet.low_balance` webhook and a mail go out (once per crossing). Without `amount` (or null, or empty) it is off */
+  client_credit_low_balance_set: {
+    requestBody: components["requestBodies"]["client_credit_low_balance_set"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              amount: string | null;
+              currency: string;
+            };
             error: null;
           };
         };
