@@ -42,8 +42,8 @@ export function fixtureEnv(secret: string, adminToken: string): Record<string, s
   };
 }
 
-/** Settings that change what the template holds (the database itself, or the administrator and how it is stored). */
-const TEMPLATE_SETTINGS = ['DATABASE_URL', 'TOLLGATE_SECRET', 'TOLLGATE_ADMIN_EMAIL', 'TOLLGATE_ADMIN_PASSWORD', 'TOLLGATE_ADMIN_API_TOKEN'];
+/** Settings that change what the template holds (the database itself, the administrator and how it is stored, the default currency the first start seeds). */
+const TEMPLATE_SETTINGS = ['DATABASE_URL', 'TOLLGATE_SECRET', 'TOLLGATE_ADMIN_EMAIL', 'TOLLGATE_ADMIN_PASSWORD', 'TOLLGATE_ADMIN_API_TOKEN', 'CURRENCY'];
 
 /**
  * The run's template when a test app with `env` can start from it; null when `env` sets what the template fixes, or
