@@ -18,6 +18,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'apikey.enabled',
   'apikey.updated',
   'usage.threshold_reached',
+  'wallet.depleted',
 ] as const;
 
 /** The type of the deliveries `send_test` makes; not subscribable. */

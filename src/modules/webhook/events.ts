@@ -8,6 +8,7 @@ import '../invoice/events.ts';
 import '../payment/events.ts';
 import '../serviceapikey/events.ts';
 import '../client/events.ts';
+import '../credit/events.ts';
 import { TEST_EVENT, WEBHOOK_EVENT_TYPES } from './event-types.ts';
 
 /** Each subscribable type is the service event of the same name (checked here). */
