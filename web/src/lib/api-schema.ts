@@ -5307,7 +5307,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               } | null;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "NO_CREDIT";
               usage: ({
                 /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
                 period_start: string;
@@ -5339,6 +5339,12 @@ export interface operations {
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
+              /** @description Prepaid plans only: the client’s balance less what this process’s unflushed uses cost (NO_CREDIT at the plan’s floor) */
+              credit?: {
+                balance: string;
+                /** @description ISO 4217 */
+                currency: string;
+              };
               order_id: number | null;
               key_id: number | null;
             };
@@ -5433,7 +5439,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               };
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "NO_CREDIT";
               rotating_until: string | null;
               /** Format: date-time */
               created_at: string;
@@ -5449,7 +5455,7 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
-                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "NO_CREDIT";
                   rotating_until: string | null;
                   /** Format: date-time */
                   created_at: string;
@@ -5645,7 +5651,7 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
-                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "NO_CREDIT";
                   rotating_until: string | null;
                   /** Format: date-time */
                   created_at: string;
@@ -5840,7 +5846,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               } | null;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "NO_CREDIT";
               usage: ({
                 /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
                 period_start: string;
@@ -5872,6 +5878,12 @@ export interface operations {
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
+              /** @description Prepaid plans only: the client’s balance less what this process’s unflushed uses cost (NO_CREDIT at the plan’s floor) */
+              credit?: {
+                balance: string;
+                /** @description ISO 4217 */
+                currency: string;
+              };
             };
             error: null;
           };
