@@ -127,7 +127,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   });
   const prepaidDraws = createPrepaidDraws({ db, precision: money.precision, ledger: deps.prepaid, readMeters: deps.readMeters, drawn: (clientId) => creditSync.drawn(clientId), log });
   const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync });
-  const records = createKeyRecords({ db, secrets, money, totals, metering, readMeters: deps.readMeters });
+  const records = createKeyRecords({ db, secrets, money, totals, metering, readMeters: deps.readMeters, readCredit });
   const issuing = createKeyIssuing({ db, secrets, events: deps.events, sync, records, meters: [metering, periodMeter] });
   const severalKeys = createSeveralKeys({ db, dialect: deps.dialect, events: deps.events, freshKey: issuing.freshKey, orderKeys, orderChangedIn: sync.orderChangedIn });
   const reported = createReportedUses({ db, cache, metering, totals, thresholds, sync });

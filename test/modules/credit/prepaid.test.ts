@@ -12,6 +12,8 @@ import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { expectLedgerConsistent } from '../../helpers/credit-ledger.ts';
 import { MONTHLY } from '../../helpers/selling-fixtures.ts';
+import { refusalOf } from '../../../packages/sdk/src/guard.ts';
+import type { VerifyResult } from '../../../packages/sdk/src/index.ts';
 
 const TOKENS = { code: 'tokens', name: 'Tokens', unit: 'token', aggregation: 'sum', included: 1000, overage: { mode: 'per_unit', unit_price: '0.001' } };
 const CALLS = { included: 2, overage: { mode: 'per_unit', unit_price: '0.10' } };
@@ -161,6 +163,10 @@ describe('NO_CREDIT', () => {
     expect(await checks(key, 5)).toEqual([true, true, true, false, false]);
     expect(await info(key)).toMatchObject({ valid: 0, config: null, reason: 'NO_CREDIT', credit: { balance: '0.00', currency: 'USD' } });
     expect((await t.admin('serviceapikey/check', { key })).result).toBe(false);
+    // Staff reads judge the stored key by the same rules; the SDK middleware answers 402.
+    expect((await t.admin('serviceapikey/get', { order_id: orderId })).result.reason).toBe('NO_CREDIT');
+    expect((await t.admin('serviceapikey/find', { key })).result.reason).toBe('NO_CREDIT');
+    expect(refusalOf({ valid: false, reason: 'NO_CREDIT' } as VerifyResult)).toMatchObject({ status: 402, body: { error: { code: 'NO_CREDIT' } }, retryAfter: null });
     await t.services.apikeys.flushUsage();
     expect(await balance(clientId)).toBe('0.00');
     await vi.waitFor(async () => expect(await depletions(clientId)).toHaveLength(1));

@@ -5414,7 +5414,7 @@ export interface operations {
               order_id: number;
               client_id: number;
               valid: 0 | 1;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "NO_CREDIT";
             };
             error: null;
           };

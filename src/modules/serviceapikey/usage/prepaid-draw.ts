@@ -48,6 +48,9 @@ export function createPrepaidDraws({ db, precision, ledger, readMeters, drawn, l
     if (options.prepaid !== true) return;
     const plan = planOf(options, parseObject(key.config));
     const start = periodStart ?? periodOf(plan, Date.now(), { period: key.period, expiresAtMs: key.expires_at === null ? null : Date.parse(key.expires_at) }).start;
+    // A closed period drew at its close; uses counted after it are not billed (CONTRACT §14), nor drawn.
+    const closed = await db.selectFrom('usage_closes').select('id').where('order_id', '=', orderId).where('period_start', '=', start).executeTakeFirst();
+    if (closed !== undefined) return;
     const meters = options.meters ?? [];
     const calls = billMeter({ code: 'calls', name: CALLS_NAME, unit: CALLS_UNIT, aggregation: 'count', included: plan.included, overage: plan.overage }, await orderPeriodUses(db, orderId, start), precision);
     const quantities = meters.length === 0 ? new Map<string, number>() : await readMeters(db, orderId, start, meters);
