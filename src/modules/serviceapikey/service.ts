@@ -118,6 +118,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     totals,
     readView: readCredit,
     sync,
+    // In the background: the check never waits for it.
+    drawNow: () => void periodMeter.flush(),
     onDepleted: (orderId, clientId, balance) => {
       meterSync.limitReached(orderId);
       deps.prepaid.markDepleted(clientId, orderId, balance).catch((error: unknown) => log(error, 'recording a depleted balance'));

@@ -1,7 +1,7 @@
 // The prepaid check's arithmetic (check/credit-state.ts): where the balance runs out in uses, for each price mode of
 // the calls meter, checked against pricing every count one by one; the floor in minor units; the projected balance.
 import { describe, expect, it } from 'vitest';
-import { callsCost, floorMinor, orderCreditOf, projectedBalance, rollCredit, stopAtOf } from '../../../src/modules/serviceapikey/check/credit-state.ts';
+import { callsCost, drawAtOf, floorMinor, orderCreditOf, projectedBalance, rollCredit, stopAtOf } from '../../../src/modules/serviceapikey/check/credit-state.ts';
 import type { OverageRule } from '../../../src/lib/usage-pricing.ts';
 import type { UsagePlan } from '../../../src/modules/serviceapikey/usage/usage-plan.ts';
 
@@ -46,6 +46,17 @@ describe('stopAt', () => {
   });
 });
 
+describe('drawAt', () => {
+  it('is halfway from the uses now to stopAt, rounded up; never when stopAt is not ahead', () => {
+    expect(drawAtOf(0, 10)).toBe(5);
+    expect(drawAtOf(4, 9)).toBe(7);
+    expect(drawAtOf(8, 9)).toBe(9);
+    expect(drawAtOf(9, 9)).toBe(Number.POSITIVE_INFINITY);
+    expect(drawAtOf(12, 9)).toBe(Number.POSITIVE_INFINITY);
+    expect(drawAtOf(0, Number.POSITIVE_INFINITY)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
 describe('the floor and the projected balance', () => {
   it('converts allow_negative micro-units to minor units toward zero (never a looser floor)', () => {
     expect(floorMinor(-5_000_000n, 2)).toBe(-500);
@@ -67,6 +78,7 @@ describe('the floor and the projected balance', () => {
     expect(credit.stopAt).toBe(20);
     rollCredit(credit);
     expect(credit).toMatchObject({ callsDrawn: 0, readAt: 0, stopAt: 17 });
+    expect(orderCreditOf(7, plan, { balance: 100, callsDrawn: 30 }, 2, 0, 4)?.drawAt).toBe(12);
     expect(orderCreditOf(7, { ...plan, prepaidFloorMicros: null }, { balance: 0, callsDrawn: 0 }, 2, 0)).toBeNull();
   });
 });

@@ -33,6 +33,11 @@ export interface OrderCredit {
   callsDrawn: number;
   /** The order's uses this period at which the check refuses (0: at once; Infinity: calls never exhaust the balance). */
   stopAt: number;
+  /**
+   * Halfway from the uses at the last read to `stopAt`: reaching it flushes and draws at once rather than within the
+   * second, so the other processes hear of this one's spending while half of what it saw is left (Infinity: not yet).
+   */
+  drawAt: number;
   /** When the view was last read (epoch ms); 0 asks for a read at the next check. */
   readAt: number;
   reading: Promise<void> | null;
@@ -77,10 +82,16 @@ export function floorMinor(floorMicros: bigint, precision: number): number {
   return Number(floorMicros / 10n ** BigInt(6 - precision));
 }
 
-/** A prepaid order's credit from a view just read. */
-export function orderCreditOf(clientId: number, plan: UsagePlan, view: { balance: number; callsDrawn: number }, precision: number, now: number): OrderCredit | null {
+/** Halfway from `used` to `stopAt` (Infinity when the balance is not run out by calls, or already is). */
+export function drawAtOf(used: number, stopAt: number): number {
+  return Number.isFinite(stopAt) && stopAt > used ? used + Math.ceil((stopAt - used) / 2) : Number.POSITIVE_INFINITY;
+}
+
+/** A prepaid order's credit from a view just read, with the order's uses then. */
+export function orderCreditOf(clientId: number, plan: UsagePlan, view: { balance: number; callsDrawn: number }, precision: number, now: number, used = 0): OrderCredit | null {
   if (plan.prepaidFloorMicros === null || plan.prepaidFloorMicros === undefined) return null;
   const floor = floorMinor(plan.prepaidFloorMicros, precision);
+  const stopAt = stopAtOf(plan, view.balance, floor, view.callsDrawn, precision);
   return {
     clientId,
     plan: { included: plan.included, overage: plan.overage },
@@ -88,7 +99,8 @@ export function orderCreditOf(clientId: number, plan: UsagePlan, view: { balance
     floor,
     balance: view.balance,
     callsDrawn: view.callsDrawn,
-    stopAt: stopAtOf(plan, view.balance, floor, view.callsDrawn, precision),
+    stopAt,
+    drawAt: drawAtOf(used, stopAt),
     readAt: now,
     reading: null,
     again: false,
@@ -101,6 +113,7 @@ export function applyView(credit: OrderCredit, view: { balance: number; callsDra
   credit.balance = view.balance;
   credit.callsDrawn = view.callsDrawn;
   credit.stopAt = stopAtOf(credit.plan, view.balance, credit.floor, view.callsDrawn, credit.precision);
+  credit.drawAt = drawAtOf(used, credit.stopAt);
   credit.readAt = now;
   if (used < credit.stopAt) credit.depleted = false;
 }
@@ -109,6 +122,7 @@ export function applyView(credit: OrderCredit, view: { balance: number; callsDra
 export function rollCredit(credit: OrderCredit): void {
   credit.callsDrawn = 0;
   credit.stopAt = stopAtOf(credit.plan, credit.balance, credit.floor, 0, credit.precision);
+  credit.drawAt = drawAtOf(0, credit.stopAt);
   credit.readAt = 0;
 }
 

@@ -8,6 +8,7 @@ import type { Database } from '../../../db/schema.ts';
 import type { KeySync } from '../sync/key-sync.ts';
 import type { UsageTotals } from '../usage/totals.ts';
 import type { OrderUsage } from './cache.ts';
+import type { OrderCredit } from './credit-state.ts';
 import { applyView, CREDIT_REFRESH_MS, projectedBalance } from './credit-state.ts';
 
 /** The client's balance and what the order's `calls` meter drew in the period (modules/credit/prepaid.ts `view`). */
@@ -19,6 +20,8 @@ export interface CreditSyncDeps {
   totals: Pick<UsageTotals, 'periodTotal' | 'unflushedOf'>;
   readView: CreditViewReader;
   sync: Pick<KeySync, 'creditChanged' | 'onCreditChanged'>;
+  /** Flushes this process's uses now (their draw follows, and the other processes hear of it). */
+  drawNow: () => void;
   /** The first NO_CREDIT refusal of a depletion in this process, with the balance it saw (announce it; record it once). */
   onDepleted: (orderId: number, clientId: number, balance: number) => void;
   log: (error: unknown, what: string) => void;
@@ -113,11 +116,18 @@ export function createCreditSync(deps: CreditSyncDeps) {
       if (credit !== null && credit.reading === null && now - credit.readAt > CREDIT_REFRESH_MS) void refresh(orderId, usage);
     },
 
-    /** The check refused the order's keys for NO_CREDIT: told once per depletion in this process. */
+    /** This process spent half of what its view had above the floor: flush and draw now, once until the next view. */
+    halfSpent(credit: OrderCredit): void {
+      credit.drawAt = Number.POSITIVE_INFINITY;
+      deps.drawNow();
+    },
+
+    /** The check refused the order's keys for NO_CREDIT: told once per depletion in this process (and drawn at once). */
     refused(orderId: number, usage: OrderUsage): void {
       const credit = usage.credit;
       if (credit === null || credit.depleted) return;
       credit.depleted = true;
+      deps.drawNow();
       deps.onDepleted(orderId, credit.clientId, projectedBalance(credit, usage.used));
     },
   };

@@ -46,7 +46,7 @@ export interface KeyCheckDeps {
   /** The plan meters' quantities, kept fresh in the background (meter-state.ts). */
   meterState: Pick<MeterState, 'keepFresh'>;
   /** Prepaid plans' balances, kept fresh in the background (credit-sync.ts). */
-  creditSync: Pick<CreditSync, 'keepFresh' | 'refused'>;
+  creditSync: Pick<CreditSync, 'keepFresh' | 'refused' | 'halfSpent'>;
 }
 
 /** The 429 of a spent failed-lookup budget, carrying that budget's RateLimit-* headers before Retry-After. */
@@ -108,6 +108,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
         if (!credit.depleted) creditSync.refused(entry.orderId, entry.usage);
         return 'NO_CREDIT';
       }
+      if (entry.usage.used >= credit.drawAt) creditSync.halfSpent(credit);
     }
     return 'VALID';
   }
