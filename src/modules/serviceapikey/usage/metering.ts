@@ -142,7 +142,7 @@ export class Metering {
   async flush(): Promise<void> {
     await this.flushOnce();
     // Those under way now, not later ones: under steady load a flush must still end.
-    await Promise.all([...this.telling]);
+    await Promise.all(new Set(this.telling));
   }
 
   private flushOnce(): Promise<void> {
