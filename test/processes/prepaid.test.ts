@@ -125,4 +125,32 @@ describe.runIf(PG !== '' && REDIS !== '')('prepaid plans across two processes on
     expect(await here(key)).toBe(false);
     await expectLedgerConsistent(t.services.db);
   }, 60_000);
+
+  it('under steady traffic from both processes the overshoot is far below the burst bound', async () => {
+    // 3.00 at 0.01 a call, no allow_negative: 300 calls above the floor, spent by 2 × 10 connections pacing their calls.
+    const { key, clientId } = await order(await plan({ overage: { mode: 'per_unit', unit_price: '0.01' } }), '3.00');
+    expect(await there(key)).toBe(true);
+    expect(await here(key)).toBe(true);
+    let admitted = 2;
+    const paced = async (probe: (key: string) => Promise<unknown>) => {
+      let refusedInRow = 0;
+      const started = Date.now();
+      while (refusedInRow < 5 && Date.now() - started < 30_000) {
+        if ((await probe(key)) === true) {
+          admitted++;
+          refusedInRow = 0;
+        } else refusedInRow++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await Promise.all([...Array.from({ length: 10 }, () => paced(there)), ...Array.from({ length: 10 }, () => paced(here))]);
+    await t.services.apikeys.flushUsage();
+    await within(async () => Math.round(-(await balance(clientId)) * 100 + 300), admitted, 5000);
+    const final = await balance(clientId);
+    process.stdout.write(`prepaid steady overshoot: ${admitted} calls admitted of 300 above the floor; balance ${final.toFixed(2)} (floor 0.00, burst bound −3.00)\n`);
+    expect(final).toBeGreaterThanOrEqual(-3);
+    // At most half the burst bound: the processes heard of each other while half of their views was left.
+    expect(final).toBeGreaterThanOrEqual(-1.5);
+    await expectLedgerConsistent(t.services.db);
+  }, 90_000);
 });
