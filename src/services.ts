@@ -20,6 +20,7 @@ import { createUsageService, type UsageService } from './modules/usage/service.t
 import { createUsagePruning, type UsagePruning } from './modules/usage/pruning.ts';
 import { periodQuantities } from './modules/usage/quantities.ts';
 import { createCreditService, type CreditService } from './modules/credit/service.ts';
+import { createPrepaidLedger } from './modules/credit/prepaid.ts';
 import { createInvoiceCredits, type InvoiceCredits } from './modules/credit/invoice-credits.ts';
 import { createAutoRecharge, type AutoRecharge } from './modules/credit/auto-recharge.ts';
 import { createPacks, type Packs } from './modules/credit/packs.ts';
@@ -196,6 +197,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const twoFactor = createTwoFactorService({ db, secrets, events, issuer: brandName });
   const productTypes = new ProductTypeRegistry();
   productTypes.register(customType);
+  // Prepaid plans draw usage from the credit ledger and hold the balance on the check (issue 24 item 2).
+  const prepaidLedger = createPrepaidLedger({ db, events, money: moneyFor(config.currency) });
   const apikeys = createApiKeyService({
     db,
     dialect: database.dialect,
@@ -208,6 +211,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     keyCacheSize: config.keyCacheSize,
     events,
     money: moneyFor(config.currency),
+    prepaid: prepaidLedger,
     readMeters: periodQuantities,
   });
   closers.push(() => apikeys.close());
@@ -275,11 +279,21 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
-  // Hard limits first (the keys of an order at a limit are refused sooner), then the alerts.
+  // Prepaid draws first (the balance the check holds is re-read after them), then hard limits (the keys of an order at
+  // a limit are refused sooner), then the alerts.
+  usage.onMeasured((measured) => apikeys.prepaidMeasured(measured));
   usage.onMeasured((measured) => apikeys.metersMeasured(measured));
   usage.onMeasured((measured) => apikeys.alertOnMeasured(measured));
   const usagePruning = createUsagePruning({ db });
-  const usageCloser = createUsageCloser({ db, dialect: database.dialect, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
+  const usageCloser = createUsageCloser({
+    db,
+    dialect: database.dialect,
+    invoices,
+    money,
+    flushUsage: () => apikeys.flushUsage(),
+    drawPrepaid: (orderId, periodStart) => apikeys.drawPrepaid(orderId, periodStart),
+    log: logSchedulerError,
+  });
   const credits = createCreditService({ db, events, money, log: logSchedulerError });
   const invoicePayments = createInvoicePayments({ db, events, invoices, money });
   const invoiceCredits = createInvoiceCredits({

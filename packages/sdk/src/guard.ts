@@ -14,7 +14,7 @@ export function readKey(header: (name: string) => HeaderValue): string | null {
 }
 
 export interface Refusal {
-  status: 401 | 429 | 500 | 503;
+  status: 401 | 402 | 429 | 500 | 503;
   body: { error: { code: string; message: string } };
   /** Seconds, for the Retry-After header. */
   retryAfter: number | null;
@@ -27,6 +27,9 @@ export function refusalOf(result: VerifyResult | null): Refusal | null {
   switch (result.reason) {
     case 'LIMIT_EXCEEDED':
       return { status: 429, body: { error: { code: 'LIMIT_EXCEEDED', message: 'The usage limit of this API key is reached' } }, retryAfter: result.retryAfter ?? 60 };
+    case 'NO_CREDIT':
+      // A prepaid plan's balance ran out: the key is good, the wallet needs a top-up (402 Payment Required).
+      return { status: 402, body: { error: { code: 'NO_CREDIT', message: 'The prepaid balance of this API key is used up; top it up to continue' } }, retryAfter: null };
     case 'RATE_LIMITED':
       return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'Too many requests' } }, retryAfter: result.retryAfter ?? 1 };
     case 'UNAVAILABLE':

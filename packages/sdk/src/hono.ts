@@ -10,7 +10,7 @@ import type { MeterReadings } from './readings.ts';
 interface Context {
   req: { header(name: string): string | undefined };
   set(name: 'tollgate', value: VerifyResult): void;
-  json(body: unknown, status: 401 | 429 | 500 | 503, headers?: Record<string, string>): Response;
+  json(body: unknown, status: 401 | 402 | 429 | 500 | 503, headers?: Record<string, string>): Response;
 }
 
 export interface TollgateHonoOptions<C> {

@@ -35,6 +35,8 @@ export type Reason =
   | 'RATE_LIMITED'
   /** The order's free trial ended and its first invoice is not paid yet. */
   | 'TRIAL_ENDED'
+  /** A prepaid plan's balance is at its floor (issue 24): refused until it is topped up. */
+  | 'NO_CREDIT'
   /** Tollgate could not be asked (down, slower than timeoutMs, 5xx); `valid` is then the `failOpen` option. */
   | 'UNAVAILABLE'
   /** Tollgate refused the verifier token (unknown, deactivated, or without `serviceapikey.check`); never valid. */

@@ -26,6 +26,7 @@ import * as usageCloseMeters from './028_usage_close_meters.ts';
 import * as meterAlerts from './029_meter_alerts.ts';
 import * as fossbillingIds from './031_fossbilling_ids.ts';
 import * as credits from './032_credits.ts';
+import * as prepaid from './033_prepaid.ts';
 import * as trials from './034_trials.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
@@ -57,6 +58,7 @@ export const migrations: Record<string, Migration> = {
   '029_meter_alerts': meterAlerts,
   '031_fossbilling_ids': fossbillingIds,
   '032_credits': credits,
+  '033_prepaid': prepaid,
   '034_trials': trials,
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,

@@ -125,12 +125,38 @@ function checkAmount(amount: number): void {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new Error(`A ledger amount must be a positive whole number of minor units, not ${amount}`);
 }
 
-/** Writes a credit (a new lot). The caller holds the account's lock. */
+/** The account's debits not fully allocated (prepaid usage drawn past the balance, `debit` with `debt`), oldest first. */
+async function debts(trx: Kysely<Database>, account: Account): Promise<Array<{ id: number; owed: number }>> {
+  const rows = await trx
+    .selectFrom('credit_entries as e')
+    .leftJoin('credit_allocations as a', 'a.debit_id', 'e.id')
+    .select(['e.id', 'e.amount', sql<string | number | null>`sum(a.amount)`.as('allocated')])
+    .where('e.client_id', '=', account.clientId)
+    .where('e.currency', '=', account.currency)
+    .where('e.kind', '=', 'consume')
+    .groupBy(['e.id', 'e.amount'])
+    .having((eb) => eb(eb.neg('e.amount'), '>', eb.fn.coalesce(eb.fn.sum<number>('a.amount'), eb.lit(0))))
+    .orderBy('e.id')
+    .execute();
+  return rows.map((row) => ({ id: row.id, owed: -row.amount - sumOf(row.allocated) }));
+}
+
+/** Writes a credit (a new lot); what the account owes (debt, below zero) is paid from it first. The caller holds the account's lock. */
 export async function credit(trx: Kysely<Database>, account: Account, input: EntryInput, now: Date): Promise<Written> {
   checkAmount(input.amount);
   const found = await existing(trx, input.key);
   if (found !== null) return found;
-  return { id: await insert(trx, account, input, input.amount, now), duplicate: false };
+  const id = await insert(trx, account, input, input.amount, now);
+  // A balance below zero owes its debts: the new credit is allocated to them at once, so a lot's remainder stays
+  // "what is left of it" and an expiring grant that paid a debt has nothing left to expire.
+  let left = input.amount;
+  for (const debt of await debts(trx, account)) {
+    if (left === 0) break;
+    const take = Math.min(left, debt.owed);
+    await trx.insertInto('credit_allocations').values({ debit_id: debt.id, lot_id: id, amount: take }).execute();
+    left -= take;
+  }
+  return { id, duplicate: false };
 }
 
 /** A debit the balance could not cover: nothing was written. */
@@ -176,6 +202,26 @@ export async function expireLapsed(trx: Kysely<Database>, account: Account, now:
   }
   if (taken > 0) await debited(trx, account, taken, now);
   return written;
+}
+
+/**
+ * Prepaid usage (issue 24 item 2): a `consume` debit written in full even when the spendable credit does not cover it —
+ * the usage has happened. What the lots cover is allocated; the rest is debt (the balance goes below zero), paid by the
+ * next credits (`credit`). How far below zero a prepaid plan may go is its `allow_negative`, enforced by the check.
+ * The caller holds the account's lock.
+ */
+export async function debitWithDebt(trx: Kysely<Database>, account: Account, input: EntryInput, now: Date): Promise<Written> {
+  checkAmount(input.amount);
+  const found = await existing(trx, input.key);
+  if (found !== null) return found;
+  const at = isoSeconds(now);
+  const lots = (await openLots(trx, account)).filter((lot) => lot.expiresAt === null || lot.expiresAt > at);
+  const spendable = lots.reduce((sum, lot) => sum + lot.remaining, 0);
+  const covered = Math.min(spendable, input.amount);
+  const plan = covered === 0 ? [] : (allocate(lots, covered) ?? []);
+  const id = await insert(trx, account, input, -input.amount, now);
+  if (plan.length > 0) await trx.insertInto('credit_allocations').values(plan.map((part) => ({ debit_id: id, lot_id: part.lotId, amount: part.amount }))).execute();
+  return { id, duplicate: false };
 }
 
 export const isUncovered = (result: Written | Uncovered): result is Uncovered => 'available' in result;

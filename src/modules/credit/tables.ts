@@ -1,4 +1,4 @@
-// Tables of the credit module (migration 032): the prepaid-credit ledger. Only this module writes them. Entries are
+// Tables of the credit module (migrations 032, 033): the prepaid-credit ledger. Only this module writes them. Entries are
 // immutable; a balance is the sum of an account's entries, never a stored number.
 import type { Generated } from 'kysely';
 
@@ -92,6 +92,28 @@ export interface CreditRechargeTable {
   updated_at: string;
 }
 
+/** Prepaid plans (migration 033): what an order's meter has drawn from the balance in a usage period so far. */
+export interface CreditUsageDrawTable {
+  order_id: number;
+  meter: string;
+  period_start: string;
+  client_id: number;
+  /** Minor units drawn so far: the priced cumulative quantity at the last draw (a high-water mark). */
+  drawn: number;
+  updated_at: string;
+}
+
+/** One row per depletion of a balance (migration 033): the `wallet.depleted` webhook goes once. */
+export interface CreditDepletionTable {
+  client_id: number;
+  currency: string;
+  /** The account's latest credit entry when it ran out (0: none). */
+  after_entry_id: number;
+  order_id: number;
+  balance: number;
+  created_at: string;
+}
+
 export interface CreditTables {
   credit_accounts: CreditAccountTable;
   credit_entries: CreditEntryTable;
@@ -100,4 +122,6 @@ export interface CreditTables {
   credit_pack_invoices: CreditPackInvoiceTable;
   credit_watches: CreditWatchTable;
   credit_recharges: CreditRechargeTable;
+  credit_usage_draws: CreditUsageDrawTable;
+  credit_depletions: CreditDepletionTable;
 }

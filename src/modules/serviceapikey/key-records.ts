@@ -10,6 +10,8 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { errors } from '../../platform/errors.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
 import { meterAtLimit, type MeterQuantityReader } from './check/meter-state.ts';
+import { floorMinor, stopAtOf } from './check/credit-state.ts';
+import type { CreditViewReader } from './check/credit-sync.ts';
 import { readKeyLimits } from './key-limits.ts';
 import { monthlyLimitOf } from './options.ts';
 import type { KeyRecord, Reason, UsageReport } from './types.ts';
@@ -33,10 +35,14 @@ export interface KeyRecordsDeps {
   metering: Metering;
   /** The plan meters' quantities in a period (hard limits, `usage.meters`). */
   readMeters: MeterQuantityReader;
+  /** Prepaid plans: the client's balance and what calls drew in a period (NO_CREDIT, judged as the check does). */
+  readCredit: CreditViewReader;
 }
 
 /** An order's state this period as the check judges it: its uses, and the plan meter at its hard limit (or null). */
 interface Judged {
+  /** A prepaid plan's balance is at its floor for these uses (NO_CREDIT). */
+  noCredit?: boolean;
   used: number;
   meterLimit: string | null;
 }
@@ -76,6 +82,7 @@ function reasonOf(
   if (order.status !== 'active') return order.status === 'suspended' && order.order_reason === TRIAL_ENDED_REASON ? 'TRIAL_ENDED' : 'NOT_ACTIVE';
   if (order.expires_at !== null && Date.parse(order.expires_at) <= Date.now()) return 'EXPIRED';
   if (callsLimitReached(row, judged.used) || judged.meterLimit !== null) return 'LIMIT_EXCEEDED';
+  if (judged.noCredit === true) return 'NO_CREDIT';
   return 'VALID';
 }
 
@@ -97,7 +104,13 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
   async function judgedOf(trx: Kysely<Database>, row: KeyRow & { expires_at: string | null; order_period: string | null }): Promise<Judged> {
     const { period, used } = await totals.currentUsage(trx, row);
     const { meters, quantities } = await meterQuantities(trx, row, period);
-    return { used, meterLimit: meterAtLimit(meters, quantities) };
+    const plan = planOf(usageOptionsOf(parseObject(row.options)), parseObject(row.config));
+    let noCredit = false;
+    if (plan.prepaidFloorMicros != null) {
+      const view = await deps.readCredit(row.client_id, row.order_id, period.start);
+      noCredit = used >= stopAtOf(plan, view.balance, floorMinor(plan.prepaidFloorMicros, deps.money.precision), view.callsDrawn, deps.money.precision);
+    }
+    return { used, meterLimit: meterAtLimit(meters, quantities), noCredit };
   }
 
   async function recordOf(trx: Kysely<Database>, row: KeyRow & { status: string; order_reason: string | null; expires_at: string | null; client_status: string; order_period: string | null }, judged?: Judged): Promise<KeyRecord> {

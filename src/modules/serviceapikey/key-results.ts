@@ -6,7 +6,7 @@ import { CalendarDate, Done, Money, Nullable, PageOf, Timestamp } from '../../pl
 export { Done };
 
 const Reason = Type.Union(
-  ['VALID', 'NOT_FOUND', 'DISABLED', 'CLIENT_INACTIVE', 'NOT_ACTIVE', 'EXPIRED', 'LIMIT_EXCEEDED', 'RATE_LIMITED', 'TRIAL_ENDED'].map((reason) => Type.Literal(reason)),
+  ['VALID', 'NOT_FOUND', 'DISABLED', 'CLIENT_INACTIVE', 'NOT_ACTIVE', 'EXPIRED', 'LIMIT_EXCEEDED', 'RATE_LIMITED', 'TRIAL_ENDED', 'NO_CREDIT'].map((reason) => Type.Literal(reason)),
 );
 const Config = Type.Record(Type.String(), Type.Unknown());
 const Flag = Type.Union([Type.Literal(0), Type.Literal(1)]);
@@ -50,6 +50,12 @@ const infoFields = {
   usage: Nullable(UsageSummary),
   retry_after: Nullable(Type.Integer({ minimum: 1, description: 'Seconds until the per-key rate limit lets calls through (RATE_LIMITED)' })),
   rotating_until: Nullable(Timestamp),
+  credit: Type.Optional(
+    Type.Object(
+      { balance: Money, currency: Type.String({ description: 'ISO 4217' }) },
+      { description: 'Prepaid plans only: the client’s balance less what this process’s unflushed uses cost (NO_CREDIT at the plan’s floor)' },
+    ),
+  ),
 };
 
 export const KeyInfoResult = Type.Object(infoFields);

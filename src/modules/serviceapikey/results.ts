@@ -1,7 +1,7 @@
 // Result schemas (CONTRACT §11) of the serviceapikey actions added for the admin panel.
 import { Type } from '@sinclair/typebox';
 
-const REASONS = ['VALID', 'NOT_FOUND', 'DISABLED', 'CLIENT_INACTIVE', 'NOT_ACTIVE', 'EXPIRED', 'LIMIT_EXCEEDED', 'TRIAL_ENDED'] as const;
+const REASONS = ['VALID', 'NOT_FOUND', 'DISABLED', 'CLIENT_INACTIVE', 'NOT_ACTIVE', 'EXPIRED', 'LIMIT_EXCEEDED', 'TRIAL_ENDED', 'NO_CREDIT'] as const;
 
 /** admin/serviceapikey/find: where a pasted key belongs, and whether check accepts it now. */
 export const FoundKey = Type.Object({

@@ -21,6 +21,9 @@ import { createKeyCheck } from './check/key-check.ts';
 import { KeyRateLimiter, type LocalCounterStore } from './check/key-rate.ts';
 import { createMeterState, type MeterQuantityReader } from './check/meter-state.ts';
 import { createMeterSync } from './check/meter-sync.ts';
+import { createCreditSync } from './check/credit-sync.ts';
+import type { PrepaidLedger } from '../credit/prepaid.ts';
+import { createPrepaidDraws } from './usage/prepaid-draw.ts';
 import { createKeyIssuing } from './issuing/keys.ts';
 import { createSeveralKeys } from './issuing/several-keys.ts';
 import { createKeyRecords, orderKeys } from './key-records.ts';
@@ -57,7 +60,9 @@ export interface ApiKeyServiceDeps {
   /** Where background failures (flush, pub/sub) are reported; never receives a key. */
   log?: (error: unknown, what: string) => void;
   /** The currency overage amounts are projected in (get_info.usage.overage_amount). */
-  money: Pick<Money, 'format' | 'precision'>;
+  money: Pick<Money, 'format' | 'precision' | 'currency'>;
+  /** Prepaid plans (issue 24): the client's balance, drawing usage from it, recording a depletion (modules/credit/prepaid.ts). */
+  prepaid: Pick<PrepaidLedger, 'drawUsage' | 'view' | 'markDepleted'>;
   /** A period's quantity of each meter of a plan (modules/usage/quantities.ts `periodQuantities`): hard limits, get_info. */
   readMeters: MeterQuantityReader;
 }
@@ -78,16 +83,53 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const thresholds = createThresholdWatcher({ db, sender: alertSender, memo: alertMemo });
   const meterAlerts = createMeterAlerts({ db, sender: alertSender, memo: alertMemo });
   const clientAlerts = createClientAlerts({ db, dialect: deps.dialect });
-  const periodMeter = new Metering(db, (error) => log(error, 'usage flush'), periodUsageWriter(), (rows) => thresholds.afterWrite(rows.map(periodOfRow)));
+  // Its flush also draws prepaid plans' uses from their balances (usage/prepaid-draw.ts).
+  const periodMeter = new Metering(db, (error) => log(error, 'usage flush'), periodUsageWriter(), async (rows) => {
+    await thresholds.afterWrite(rows.map(periodOfRow));
+    await prepaidDraws.afterFlush(rows);
+  });
   periodMeter.start();
   const sync = createKeySync({ ...deps, cache, log });
   const totals = createUsageTotals({ periodMeter });
-  const entries = createKeyEntries({ db, cache, keyCacheSize: deps.keyCacheSize, totals, readMeters: deps.readMeters, log, closed: () => closed });
+  const readCredit = async (clientId: number, orderId: number, periodStart: string) => {
+    const view = await deps.prepaid.view(clientId, orderId, periodStart);
+    return { balance: view.balance, callsDrawn: view.drawn.get('calls') ?? 0 };
+  };
+  const entries = createKeyEntries({
+    db,
+    cache,
+    keyCacheSize: deps.keyCacheSize,
+    totals,
+    readMeters: deps.readMeters,
+    log,
+    closed: () => closed,
+    readCredit,
+    trackCredit: (orderId, clientId) => creditSync.track(orderId, clientId),
+    precision: money.precision,
+  });
   // The plan meters' hard limits on the check: quantities held per order, told of ingested events (check/meter-sync.ts).
   const meterState = createMeterState({ db, read: deps.readMeters, log, closed: () => closed, onLimitReached: (orderId) => meterSync.limitReached(orderId) });
   const meterSync = createMeterSync({ entries, meterState, sync });
-  const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState });
-  const records = createKeyRecords({ db, secrets, money, totals, metering, readMeters: deps.readMeters });
+  // Prepaid plans (issue 24): the balance held per order, NO_CREDIT on the check; the first refusal of a depletion is
+  // announced to the verifiers' streams and recorded once (wallet.depleted).
+  const creditSync = createCreditSync({
+    db,
+    orderUsage: entries.orderUsage,
+    totals,
+    readView: readCredit,
+    sync,
+    // In the background: the check never waits for it.
+    drawNow: () => void periodMeter.flush(),
+    onDepleted: (orderId, clientId, balance) => {
+      meterSync.limitReached(orderId);
+      deps.prepaid.markDepleted(clientId, orderId, balance).catch((error: unknown) => log(error, 'recording a depleted balance'));
+    },
+    log,
+    closed: () => closed,
+  });
+  const prepaidDraws = createPrepaidDraws({ db, precision: money.precision, ledger: deps.prepaid, readMeters: deps.readMeters, drawn: (clientId) => creditSync.drawn(clientId), log });
+  const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync });
+  const records = createKeyRecords({ db, secrets, money, totals, metering, readMeters: deps.readMeters, readCredit });
   const issuing = createKeyIssuing({ db, secrets, events: deps.events, sync, records, meters: [metering, periodMeter] });
   const severalKeys = createSeveralKeys({ db, dialect: deps.dialect, events: deps.events, freshKey: issuing.freshKey, orderKeys, orderChangedIn: sync.orderChangedIn });
   const reported = createReportedUses({ db, cache, metering, totals, thresholds, sync });
@@ -137,6 +179,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
     /** Told after an ingested batch committed (modules/usage onMeasured): the meters' hard limits learn of it here and everywhere. */
     metersMeasured: meterSync.measured,
+    /** Told after an ingested batch committed: prepaid plans draw the usage measured from their balances. */
+    prepaidMeasured: (measured: ReadonlyArray<{ orderId: number; periodStart: string }>) => prepaidDraws.onMeasured(measured),
+    /** Draws an order's usage in a period now, if its plan is prepaid (the close, before it records the period). */
+    drawPrepaid: (orderId: number, periodStart: string): Promise<void> => prepaidDraws.draw(orderId, periodStart),
 
     /** Writes the usage counts now (tests, shutdown). */
     async flushUsage(): Promise<void> {

@@ -5,7 +5,7 @@ import type { MeterReport } from './usage/meter-series.ts';
 import type { CallsReport } from './usage/usage-range.ts';
 import type { MeterSummary } from './usage/meter-summary.ts';
 
-export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED' | 'TRIAL_ENDED';
+export type Reason = 'VALID' | 'NOT_FOUND' | 'DISABLED' | 'CLIENT_INACTIVE' | 'NOT_ACTIVE' | 'EXPIRED' | 'LIMIT_EXCEEDED' | 'RATE_LIMITED' | 'TRIAL_ENDED' | 'NO_CREDIT';
 
 export interface UsageSummary {
   /** Calendar month: its first and last day (`YYYY-MM-DD`); billing period: its start and end instants. */
@@ -39,6 +39,8 @@ export interface KeyInfo {
   retry_after: number | null;
   /** The end of this key's grace period when it is a replaced key still validating (a reset with grace_seconds). */
   rotating_until: string | null;
+  /** Prepaid plans only (issue 24): the client's balance (decimal) and its currency; absent for other plans. */
+  credit?: { balance: string; currency: string };
 }
 
 export interface KeyRecord {

@@ -20,6 +20,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'apikey.updated',
   'usage.threshold_reached',
   'wallet.low_balance',
+  'wallet.depleted',
 ] as const;
 
 /** The type of the deliveries `send_test` makes; not subscribable. */

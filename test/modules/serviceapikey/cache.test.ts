@@ -24,7 +24,7 @@ function record(id: number, loadedAt = T0, enabled = true): KeyEntry {
     enforceLimit: false,
     plan: { period: 'calendar_month', included: null, overage: null, hardLimit: null },
     orderPeriod: null,
-    usage: { keyIds: [id], period: calendarMonth(T0), bucket: bucketOf(calendarMonth(T0)), used: 0, usedAt: loadedAt, refreshing: false, meters: null },
+    usage: { keyIds: [id], period: calendarMonth(T0), bucket: bucketOf(calendarMonth(T0)), used: 0, usedAt: loadedAt, refreshing: false, meters: null, credit: null },
     rateLimit: null,
     rotatingUntilMs: null,
     loadedAt,

@@ -5806,7 +5806,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               } | null;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED" | "NO_CREDIT";
               usage: ({
                 /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
                 period_start: string;
@@ -5838,6 +5838,12 @@ export interface operations {
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
+              /** @description Prepaid plans only: the client’s balance less what this process’s unflushed uses cost (NO_CREDIT at the plan’s floor) */
+              credit?: {
+                balance: string;
+                /** @description ISO 4217 */
+                currency: string;
+              };
               order_id: number | null;
               key_id: number | null;
             };
@@ -5907,7 +5913,7 @@ export interface operations {
               order_id: number;
               client_id: number;
               valid: 0 | 1;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "TRIAL_ENDED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "TRIAL_ENDED" | "NO_CREDIT";
             };
             error: null;
           };
@@ -5932,7 +5938,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               };
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED" | "NO_CREDIT";
               rotating_until: string | null;
               /** Format: date-time */
               created_at: string;
@@ -5948,7 +5954,7 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
-                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
+                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED" | "NO_CREDIT";
                   rotating_until: string | null;
                   /** Format: date-time */
                   created_at: string;
@@ -6144,7 +6150,7 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
-                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
+                  reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED" | "NO_CREDIT";
                   rotating_until: string | null;
                   /** Format: date-time */
                   created_at: string;
@@ -6339,7 +6345,7 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               } | null;
-              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED";
+              reason: "VALID" | "NOT_FOUND" | "DISABLED" | "CLIENT_INACTIVE" | "NOT_ACTIVE" | "EXPIRED" | "LIMIT_EXCEEDED" | "RATE_LIMITED" | "TRIAL_ENDED" | "NO_CREDIT";
               usage: ({
                 /** @description Calendar month: its first day (YYYY-MM-DD); billing period: its start (ISO 8601) */
                 period_start: string;
@@ -6371,6 +6377,12 @@ export interface operations {
               }) | null;
               retry_after: number | null;
               rotating_until: string | null;
+              /** @description Prepaid plans only: the client’s balance less what this process’s unflushed uses cost (NO_CREDIT at the plan’s floor) */
+              credit?: {
+                balance: string;
+                /** @description ISO 4217 */
+                currency: string;
+              };
             };
             error: null;
           };

@@ -9,6 +9,7 @@
 // Validity is never cached: the record holds the facts (switch, order status, expiry) and each call judges them
 // against the current time.
 import type { KeyRateLimit } from '../key-limits.ts';
+import type { OrderCredit } from './credit-state.ts';
 import type { OrderMeters } from './meter-state.ts';
 import type { UsagePeriod } from '../usage/usage-period.ts';
 import type { UsagePlan } from '../usage/usage-plan.ts';
@@ -27,6 +28,8 @@ export interface OrderUsage {
   refreshing: boolean;
   /** The plan's meters and their quantities in `period` (meter-state.ts), or null when the plan has none. */
   meters: OrderMeters | null;
+  /** A prepaid plan's balance and where it runs out (credit-state.ts), or null when the plan is not prepaid. */
+  credit: OrderCredit | null;
 }
 
 export interface KeyEntry {

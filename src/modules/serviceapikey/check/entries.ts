@@ -13,6 +13,8 @@ import { periodOf, type UsageTotals } from '../usage/totals.ts';
 import { bucketOf, type UsagePeriod } from '../usage/usage-period.ts';
 import { planOf, usageOptionsOf } from '../usage/usage-plan.ts';
 import type { KeyCache, KeyEntry, OrderUsage } from './cache.ts';
+import { orderCreditOf, rollCredit, type OrderCredit } from './credit-state.ts';
+import type { CreditViewReader } from './credit-sync.ts';
 import { orderMetersOf, rollMeters, type MeterQuantityReader, type OrderMeters } from './meter-state.ts';
 
 export interface KeyEntriesDeps {
@@ -26,6 +28,12 @@ export interface KeyEntriesDeps {
   log: (error: unknown, what: string) => void;
   /** True once the service is closing: no background refresh starts then. */
   closed: () => boolean;
+  /** Prepaid plans (issue 24): the client's balance and what calls drew this period (modules/credit/prepaid.ts). */
+  readCredit: CreditViewReader;
+  /** Told of each prepaid order loaded, so its client's balance changes reach it (credit-sync.ts). */
+  trackCredit: (orderId: number, clientId: number) => void;
+  /** The currency's decimals (prepaid plans price their uses). */
+  precision: number;
 }
 
 /** The row a key's record is built from: the key joined with its order and client. */
@@ -50,24 +58,25 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
   const loading = new Map<string, { epoch: number; promise: Promise<KeyEntry | null> }>();
 
   /** The order's shared usage record, refreshed in place with a total just read (its keys' records keep sharing it). */
-  function orderUsageOf(orderId: number, keyIds: number[], period: UsagePeriod, used: number, meters: OrderMeters | null, now: number): OrderUsage {
+  function orderUsageOf(orderId: number, keyIds: number[], period: UsagePeriod, used: number, meters: OrderMeters | null, credit: OrderCredit | null, now: number): OrderUsage {
     const bucket = bucketOf(period);
     let usage = orderUsage.get(orderId);
     if (usage === undefined) {
       // Bounded like the cache: records still holding a dropped object keep working; they refresh on their own.
       if (orderUsage.size >= deps.keyCacheSize * 2) orderUsage.clear();
-      usage = { keyIds, period, bucket, used, usedAt: now, refreshing: false, meters };
+      usage = { keyIds, period, bucket, used, usedAt: now, refreshing: false, meters, credit };
       orderUsage.set(orderId, usage);
     } else {
       // A fresh record carries the plan in force (a plan change reloads every key of the order) and its quantities.
-      Object.assign(usage, { keyIds, period, bucket, used, usedAt: now, meters });
+      Object.assign(usage, { keyIds, period, bucket, used, usedAt: now, meters, credit });
     }
     return usage;
   }
 
-  function entryOf(row: EntryRow, keyIds: number[], rotatingUntilMs: number | null, used: number, meters: OrderMeters | null, period: UsagePeriod, now: number): KeyEntry {
+  function entryOf(row: EntryRow, keyIds: number[], rotatingUntilMs: number | null, used: number, meters: OrderMeters | null, credit: OrderCredit | null, period: UsagePeriod, now: number): KeyEntry {
     const config = parseObject(row.config);
     const options = parseObject(row.options);
+    if (credit !== null) deps.trackCredit(row.order_id, row.client_id);
     return {
       id: row.id,
       orderId: row.order_id,
@@ -82,7 +91,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
       enforceLimit: options.enforce_limit === true,
       plan: planOf(usageOptionsOf(options), config),
       orderPeriod: row.order_period,
-      usage: orderUsageOf(row.order_id, keyIds, period, used + totals.unflushedOf(keyIds, bucketOf(period)), meters, now),
+      usage: orderUsageOf(row.order_id, keyIds, period, used + totals.unflushedOf(keyIds, bucketOf(period)), meters, credit, now),
       rateLimit: readKeyLimits(options).rate_limit,
       rotatingUntilMs,
       loadedAt: now,
@@ -118,13 +127,17 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
     // Found by its grace hash: a replaced key, validating until the grace ends (then as unknown as any other).
     const rotatingUntilMs = row.key_hash === hash ? null : row.grace_until === null ? 0 : Date.parse(row.grace_until);
     const options = usageOptionsOf(parseObject(row.options));
-    const period = periodOf(planOf(options, {}), now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    const plan = planOf(options, parseObject(row.config));
+    const period = periodOf(plan, now, { period: row.order_period, expiresAtMs: row.expires_at === null ? null : Date.parse(row.expires_at) });
+    // A prepaid plan's view is read before the uses, so the uses are never fewer than those its draws priced.
+    const prepaid = plan.prepaidFloorMicros == null ? null : await deps.readCredit(row.client_id, row.order_id, period.start);
     // The order's keys share its quota: its uses in the period are the sum over all of them.
     const keyIds = await totals.orderKeyIds(db, row.order_id);
     const used = await totals.periodTotal(db, keyIds, period.start);
     const meters = options.meters ?? [];
     const quantities = meters.length === 0 ? new Map<string, number>() : await deps.readMeters(db, row.order_id, period.start, meters);
-    return entryOf(row, keyIds, rotatingUntilMs, used, orderMetersOf(meters, period.start, quantities, Date.now()), period, Date.now());
+    const credit = prepaid === null ? null : orderCreditOf(row.client_id, plan, prepaid, deps.precision, Date.now(), used + totals.unflushedOf(keyIds, bucketOf(period)));
+    return entryOf(row, keyIds, rotatingUntilMs, used, orderMetersOf(meters, period.start, quantities, Date.now()), credit, period, Date.now());
   }
 
   return {
@@ -178,6 +191,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
       usage.used = totals.unflushedOf(usage.keyIds, bucket);
       usage.usedAt = 0;
       if (usage.meters !== null) rollMeters(usage.meters, period.start);
+      if (usage.credit !== null) rollCredit(usage.credit);
     },
   };
 }

@@ -24,6 +24,8 @@ import type { KeyEntries } from './entries.ts';
 import type { KeyHashMemo } from './hash-memo.ts';
 import type { KeyRateLimiter } from './key-rate.ts';
 import type { MeterState } from './meter-state.ts';
+import { projectedBalance } from './credit-state.ts';
+import type { CreditSync } from './credit-sync.ts';
 
 /** How old the cached period count of an order with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
@@ -32,7 +34,7 @@ const MAX_BLOCKED_ADDRESSES = 100_000;
 export interface KeyCheckDeps {
   secrets: Pick<SecretBox, 'hash'>;
   limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
-  money: Pick<Money, 'format' | 'precision'>;
+  money: Pick<Money, 'format' | 'precision' | 'currency'>;
   cache: KeyCache;
   hashMemo: KeyHashMemo;
   keyRates: KeyRateLimiter;
@@ -43,6 +45,8 @@ export interface KeyCheckDeps {
   sync: Pick<KeySync, 'listen' | 'announce'>;
   /** The plan meters' quantities, kept fresh in the background (meter-state.ts). */
   meterState: Pick<MeterState, 'keepFresh'>;
+  /** Prepaid plans' balances, kept fresh in the background (credit-sync.ts). */
+  creditSync: Pick<CreditSync, 'keepFresh' | 'refused' | 'halfSpent'>;
 }
 
 /** The 429 of a spent failed-lookup budget, carrying that budget's RateLimit-* headers before Retry-After. */
@@ -58,11 +62,11 @@ function isValid(_entry: unknown, reason: Reason): boolean {
 }
 
 export function createKeyCheck(deps: KeyCheckDeps) {
-  const { secrets, limiter, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState } = deps;
+  const { secrets, limiter, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync } = deps;
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   /** Checks and get_info calls answered, by reason (read by /metrics). */
-  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0, RATE_LIMITED: 0, TRIAL_ENDED: 0 };
+  const reasons: Record<Reason, number> = { VALID: 0, NOT_FOUND: 0, DISABLED: 0, NOT_ACTIVE: 0, EXPIRED: 0, LIMIT_EXCEEDED: 0, CLIENT_INACTIVE: 0, RATE_LIMITED: 0, TRIAL_ENDED: 0, NO_CREDIT: 0 };
   /** Set by `use` when it answers RATE_LIMITED, read right after by the caller (one event loop: nothing runs between). */
   let retryAfter = 0;
 
@@ -95,6 +99,16 @@ export function createKeyCheck(deps: KeyCheckDeps) {
     if (meters !== null && meters.limited) {
       meterState.keepFresh(entry.orderId, meters, now);
       if (meters.limitedBy !== null) return 'LIMIT_EXCEEDED';
+    }
+    // A prepaid plan: refused once the order's uses reach where the balance runs out (credit-state.ts `stopAt`).
+    const credit = entry.usage.credit;
+    if (credit !== null) {
+      creditSync.keepFresh(entry.orderId, entry.usage, now);
+      if (entry.usage.used >= credit.stopAt) {
+        if (!credit.depleted) creditSync.refused(entry.orderId, entry.usage);
+        return 'NO_CREDIT';
+      }
+      if (entry.usage.used >= credit.drawAt) creditSync.halfSpent(credit);
     }
     return 'VALID';
   }
@@ -202,9 +216,18 @@ export function createKeyCheck(deps: KeyCheckDeps) {
     return withLimit(summaryOf(deps.money, entry.plan, entry.usage.period, entry.usage.used), entry.limit, meteredOf(entry));
   }
 
+  /** get_info's `credit` for a prepaid plan: the balance less what this process's unflushed uses cost. */
+  function creditOf(entry: KeyEntry): KeyInfo['credit'] {
+    const credit = entry.usage.credit;
+    if (credit === null) return undefined;
+    return { balance: deps.money.format(projectedBalance(credit, entry.usage.used)), currency: deps.money.currency };
+  }
+
   function infoOf(entry: KeyEntry | null, reason: Reason): KeyInfo {
     if (entry === null) return { valid: 0, config: null, reason, usage: null, retry_after: null, rotating_until: null };
+    const credit = creditOf(entry);
     return {
+      ...(credit !== undefined && { credit }),
       valid: reason === 'VALID' ? 1 : 0,
       config: reason === 'VALID' ? entry.config : null,
       reason,

@@ -31,22 +31,31 @@ export interface InvalidationChannel {
   onReset: (() => void) | null;
   /** Called for every order reference received from another process (its meter quantities changed). */
   onMetersChanged: MetersChangeListener | null;
+  /** Called for every client reference received from another process (it drew from the client's prepaid balance). */
+  onCreditChanged: CreditChangeListener | null;
   close(): Promise<void>;
 }
 
 type ErrorLog = (error: unknown, what: string) => void;
 export type KeyChangeListener = (ref: { keyId: number; orderId: number }) => void;
 export type MetersChangeListener = (orderId: number) => void;
+export type CreditChangeListener = (clientId: number) => void;
 
 /** What a channel tells of the messages it receives. */
 interface Listeners {
   onKeyChanged: KeyChangeListener | null;
   onMetersChanged: MetersChangeListener | null;
+  onCreditChanged: CreditChangeListener | null;
 }
 
 /** The message token naming a changed key, for the events stream. */
 export function refToken(keyId: number, orderId: number): string {
   return `k${keyId}:${orderId}`;
+}
+
+/** The message token naming a client whose prepaid balance was drawn from (issue 24, check/credit-sync.ts). */
+export function creditToken(clientId: number): string {
+  return `c${clientId}`;
 }
 
 /** The message token naming an order whose meter quantities changed. */
@@ -60,12 +69,15 @@ function messagesOf(hashes: readonly string[]): string[] {
   return out;
 }
 
-function receive(cache: KeyCache, payload: string, { onKeyChanged, onMetersChanged }: Listeners): void {
+function receive(cache: KeyCache, payload: string, { onKeyChanged, onMetersChanged, onCreditChanged }: Listeners): void {
   for (const token of payload.split(',')) {
     if (/^[0-9a-f]{64}$/.test(token)) cache.invalidate(token);
     else if (token.startsWith('m')) {
       const order = /^m(\d{1,10})$/.exec(token);
       if (order !== null && onMetersChanged !== null) onMetersChanged(Number(order[1]));
+    } else if (token.startsWith('c')) {
+      const client = /^c(\d{1,10})$/.exec(token);
+      if (client !== null && onCreditChanged !== null) onCreditChanged(Number(client[1]));
     } else if (onKeyChanged !== null) {
       const ref = /^k(\d{1,10}):(\d{1,10})$/.exec(token);
       if (ref !== null) onKeyChanged({ keyId: Number(ref[1]), orderId: Number(ref[2]) });
@@ -83,6 +95,7 @@ export class LocalChannel implements InvalidationChannel {
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
   onMetersChanged: MetersChangeListener | null = null;
+  onCreditChanged: CreditChangeListener | null = null;
   constructor(private readonly cache: KeyCache) {
     cache.trusted = true;
   }
@@ -101,6 +114,7 @@ export class PostgresChannel implements InvalidationChannel {
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
   onMetersChanged: MetersChangeListener | null = null;
+  onCreditChanged: CreditChangeListener | null = null;
   private client: pg.Client | null = null;
   private started = false;
   private closed = false;
@@ -201,6 +215,7 @@ export class RedisChannel implements InvalidationChannel {
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
   onMetersChanged: MetersChangeListener | null = null;
+  onCreditChanged: CreditChangeListener | null = null;
   private subscriber: Redis | null = null;
   private publisher: Redis | null = null;
   private readonly channel: string;
@@ -273,6 +288,7 @@ export class ClusterChannel implements InvalidationChannel {
   onKeyChanged: KeyChangeListener | null = null;
   onReset: (() => void) | null = null;
   onMetersChanged: MetersChangeListener | null = null;
+  onCreditChanged: CreditChangeListener | null = null;
   private readonly onMessage = (message: unknown): void => {
     if (isClusterMessage(message) && message.t === 'tollgate:invalidate') receive(this.cache, message.payload, this);
   };

@@ -11,7 +11,7 @@ import type { EventBus } from '../../../platform/events.ts';
 import { afterTransaction, inTransaction } from '../../../platform/transaction.ts';
 import type { KeyCache } from '../check/cache.ts';
 import { KeyEventHub } from './events-stream.ts';
-import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, metersToken, refToken, type InvalidationChannel, type MetersChangeListener } from './invalidation.ts';
+import { ClusterChannel, LocalChannel, PostgresChannel, RedisChannel, creditToken, metersToken, refToken, type CreditChangeListener, type InvalidationChannel, type MetersChangeListener } from './invalidation.ts';
 
 export interface KeySyncDeps {
   db: Kysely<Database>;
@@ -114,6 +114,14 @@ export function createKeySync(deps: KeySyncDeps) {
     /** Hears the other processes' `metersChanged` (once listening: after the first lookup that reached the database). */
     onMetersChanged: (listener: MetersChangeListener): void => {
       channel.onMetersChanged = listener;
+    },
+    /** Tells the other processes that these clients' prepaid balances were drawn from (check/credit-sync.ts). */
+    creditChanged: (clientIds: readonly number[]): void => {
+      if (clientIds.length > 0) channel.publish(clientIds.map(creditToken));
+    },
+    /** Hears the other processes' `creditChanged` (once listening). */
+    onCreditChanged: (listener: CreditChangeListener): void => {
+      channel.onCreditChanged = listener;
     },
     /** The verifiers' events stream: every key change from any process (starts listening on first use). */
     keyEvents: (): KeyEventHub => {

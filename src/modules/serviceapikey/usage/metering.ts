@@ -60,6 +60,8 @@ export class Metering {
   private flushing: Promise<void> | null = null;
   /** When the last flush ended with every count written (epoch ms). */
   private lastFlushedAt = Date.now();
+  /** `afterWrite` calls under way: a flush resolves once those of flushes before it are done too (prepaid draws). */
+  private readonly telling = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -132,8 +134,18 @@ export class Metering {
     return Math.max(0, now - this.lastFlushedAt);
   }
 
-  /** Writes every pending count to the database. Concurrent calls share one flush. */
-  flush(): Promise<void> {
+  /**
+   * Writes every pending count to the database, and resolves once every count written so far has been told to
+   * `afterWrite` — also the counts of a flush already under way (a background one), so a caller that flushes sees them
+   * all acted on. Concurrent calls share one write.
+   */
+  async flush(): Promise<void> {
+    await this.flushOnce();
+    // Those under way now, not later ones: under steady load a flush must still end.
+    await Promise.all(new Set(this.telling));
+  }
+
+  private flushOnce(): Promise<void> {
     if (this.flushing !== null) return this.flushing.then(() => (this.pending.size > 0 ? this.flush() : undefined));
     if (this.pending.size === 0) {
       this.lastFlushedAt = Date.now();
@@ -168,10 +180,12 @@ export class Metering {
       });
     const { afterWrite } = this;
     if (afterWrite === undefined) return this.flushing;
-    return this.flushing.then(async () => {
+    const telling = this.flushing.then(async () => {
       const written = rows.filter((row) => !unwritten.has(row));
       if (written.length > 0) await afterWrite(written).catch(this.onError);
     });
+    this.telling.add(telling);
+    return telling.finally(() => this.telling.delete(telling));
   }
 
   /** Upserts the rows chunk by chunk; on failure the error carries `rest`, the rows not written. */

@@ -40,6 +40,8 @@ export interface UsageCloserDeps {
   money: Pick<Money, 'precision' | 'format'>;
   /** Writes this process's counts first. */
   flushUsage: () => Promise<void>;
+  /** Prepaid plans (issue 24): draws the period's usage from the balance before the close records it (prepaid-draw.ts). */
+  drawPrepaid?: (orderId: number, periodStart: string) => Promise<void>;
   log?: (message: string, error: unknown) => void;
 }
 
@@ -73,7 +75,7 @@ export interface ClosedPeriod {
 const num = (value: number | string): number => Number(value);
 const maybe = (value: number | string | null): number | null => (value === null ? null : Number(value));
 
-export function createUsageCloser({ db, dialect, invoices, money, flushUsage, log }: UsageCloserDeps) {
+export function createUsageCloser({ db, dialect, invoices, money, flushUsage, drawPrepaid, log }: UsageCloserDeps) {
   /** Closes one order's period: `closed` when this call recorded the close, `invoiced` when it issued an invoice. */
   async function closeOne(orderId: number, periodStart: string, periodEnd: string, now: Date): Promise<{ closed: boolean; invoiced: boolean }> {
     const nothing = { closed: false, invoiced: false };
@@ -94,13 +96,19 @@ export function createUsageCloser({ db, dialect, invoices, money, flushUsage, lo
       const plan = planOf(options, parseObject(key.config));
       const meters = options.meters ?? [];
 
-      const calls = billMeter(
+      // A prepaid plan drew its usage from the balance as it was measured: its meters' figures are recorded, unpriced
+      // (amount 0), and no overage invoice is issued; the plan's recurring price is invoiced by renewals as before.
+      const prepaid = options.prepaid === true;
+      const bill = (meter: Parameters<typeof billMeter>[0], used: number): BilledMeter => {
+        const billed = billMeter(meter, used, money.precision);
+        return prepaid ? { ...billed, amount: 0 } : billed;
+      };
+      const calls = bill(
         { code: 'calls', name: CALLS_NAME, unit: CALLS_UNIT, aggregation: 'count', included: plan.included, overage: plan.overage },
         await orderPeriodUses(trx, orderId, periodStart),
-        money.precision,
       );
       const quantities = await periodQuantities(trx, orderId, periodStart, meters);
-      const billed: BilledMeter[] = meters.map((meter) => billMeter(meter, quantities.get(meter.code) ?? 0, money.precision));
+      const billed: BilledMeter[] = meters.map((meter) => bill(meter, quantities.get(meter.code) ?? 0));
 
       const closed = await trx
         .insertInto('usage_closes')
@@ -161,6 +169,8 @@ export function createUsageCloser({ db, dialect, invoices, money, flushUsage, lo
         if (todo.length === 0) break;
         for (const row of todo) {
           try {
+            // A prepaid order's last uses are drawn first (a no-op for other plans); its own transaction, before the close's.
+            if (drawPrepaid !== undefined) await drawPrepaid(row.order_id, row.period_start);
             const done = await closeOne(row.order_id, row.period_start, row.period_end, now);
             if (done.invoiced) report.invoices += 1;
             if (done.closed) report.closed += 1;

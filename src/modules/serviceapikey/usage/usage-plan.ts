@@ -6,6 +6,7 @@ import { errors } from '../../../platform/errors.ts';
 import type { OverageRule } from '../../../lib/usage-pricing.ts';
 import { monthlyLimitOf, type CustomParams } from '../options.ts';
 import { normalizeMeters, type MeterOptions } from './meters-config.ts';
+import { normalizePrepaid, prepaidFloorMicros } from './prepaid-config.ts';
 import { count, normalizeOverage } from './overage-rules.ts';
 import type { UsageAnchor, UsagePeriodKind } from './usage-period.ts';
 
@@ -17,6 +18,10 @@ export interface UsageOptions {
   hard_limit?: number | null;
   /** The plan's own meters beside the built-in `calls` one (issue 23; meters-config.ts); absent when it has none. */
   meters?: MeterOptions[];
+  /** Prepaid (issue 24 item 2): usage beyond `included` is drawn from the client's balance, not invoiced (prepaid-config.ts). */
+  prepaid?: true;
+  /** Prepaid only: how far below zero the balance may go before check refuses (a decimal amount, e.g. "5.00"). */
+  allow_negative?: string;
   /** Keys only, never a product: the open billing period kept across a move of the order's expiry (period-move.ts). */
   usage_anchor?: { start: string; end: string };
 }
@@ -30,9 +35,11 @@ export interface UsagePlan {
   hardLimit: number | null;
   /** The open billing period kept across a move of `expires_at`, or null (usage-period.ts). */
   anchor?: UsageAnchor | null;
+  /** Prepaid plans: how far below zero the balance may go, in micro-units of the currency (prepaid-config.ts); null: not prepaid. */
+  prepaidFloorMicros?: bigint | null;
 }
 
-export const USAGE_OPTION_NAMES: readonly string[] = ['usage_period', 'included', 'overage', 'hard_limit', 'meters'];
+export const USAGE_OPTION_NAMES: readonly string[] = ['usage_period', 'included', 'overage', 'hard_limit', 'meters', 'prepaid', 'allow_negative'];
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -61,7 +68,7 @@ export function normalizeUsageOptions(config: Record<string, unknown>): UsageOpt
   }
   const meters = normalizeMeters(config.meters);
   if (meters !== undefined) out.meters = meters;
-  return out;
+  return { ...out, ...normalizePrepaid(config) };
 }
 
 /** A key's `usage_anchor` option, or undefined when it has none (or an unreadable one). */
@@ -98,5 +105,6 @@ export function planOf(options: UsageOptions, custom: CustomParams): UsagePlan {
     overage: options.overage ?? null,
     hardLimit: options.hard_limit ?? null,
     anchor: options.usage_anchor === undefined ? null : { startMs: Date.parse(options.usage_anchor.start), endMs: Date.parse(options.usage_anchor.end) },
+    prepaidFloorMicros: prepaidFloorMicros(options),
   };
 }
