@@ -29,6 +29,7 @@ import { customGateway } from './modules/payment/custom-gateway.ts';
 import { stripeFromSettings } from './modules/payment/stripe/switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createInvoicePayments, type InvoicePayments } from './modules/invoice/payments.ts';
+import { createCreditNotes, type CreditNotes } from './modules/invoice/credit-notes/service.ts';
 import { createGatewayPayments, type GatewayPayments } from './modules/payment/gateway-payments.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
@@ -111,6 +112,8 @@ export interface Services {
   usagePruning: UsagePruning;
   /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
+  /** Credit notes against paid invoices: refunds and credit to the balance (issue 24). */
+  creditNotes: CreditNotes;
   credits: CreditService;
   invoiceCredits: InvoiceCredits;
   /** Gateway payments: what providers report, handed to the invoice; refunds made at the provider; late refunds. */
@@ -210,7 +213,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients });
+  const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
+  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money });
@@ -265,7 +269,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const usagePruning = createUsagePruning({ db });
   const usageCloser = createUsageCloser({ db, dialect: database.dialect, invoices, money, flushUsage: () => apikeys.flushUsage(), log: logSchedulerError });
   const credits = createCreditService({ db, events, money, log: logSchedulerError });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, money, creditNotes });
   const invoiceCredits = createInvoiceCredits({
     db,
     events,
@@ -349,6 +353,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usageCloser,
     usagePruning,
     invoicePayments,
+    creditNotes,
     credits,
     invoiceCredits,
     gatewayPayments,

@@ -25,6 +25,7 @@ import * as usageMeterDays from './027_usage_meter_days.ts';
 import * as usageCloseMeters from './028_usage_close_meters.ts';
 import * as meterAlerts from './029_meter_alerts.ts';
 import * as credits from './032_credits.ts';
+import * as creditNotes from './035_credit_notes.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '028_usage_close_meters': usageCloseMeters,
   '029_meter_alerts': meterAlerts,
   '032_credits': credits,
+  '035_credit_notes': creditNotes,
 };
