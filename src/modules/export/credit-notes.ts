@@ -40,7 +40,7 @@ export async function creditNoteRows(
     const name = [n.first_name, n.last_name].filter((part) => part !== null && part !== '').join(' ');
     return {
       id: n.id,
-      cells: [n.id, n.number, n.invoice_id, n.invoice_number, n.client_id, n.client_email, name, n.method, n.reason, money.format(Number(n.subtotal)), money.format(Number(n.tax)), money.format(Number(n.total)), n.currency, n.transaction_id, n.created_at],
+      cells: [n.id, n.number, n.invoice_id, n.invoice_number, n.client_id, n.client_email, name, n.method, n.reason, money.format(n.subtotal), money.format(n.tax), money.format(n.total), n.currency, n.transaction_id, n.created_at],
     };
   });
 }
