@@ -3,7 +3,66 @@
 // credits of each invoice line (net), `credit_note_sequence` the one counter row their gapless numbers come from (an
 // UPDATE … RETURNING inside the note's transaction: the row lock serialises PostgreSQL, a rollback gives the number
 // back). `source_key` is unique: a refund transaction (`refund:<transaction id>`) or a staff request makes one note.
+//
+// Refunds recorded before this migration get their notes here, in the order they were made (numbered from 1, dated as
+// the refund), so what is left to credit of an invoice counts them as it counts every later refund.
 import { withId, type AnyDb } from './helpers.ts';
+import { lineBases, leftToCredit, splitByAmount, type CreditState } from '../../lib/credit-split.ts';
+
+/** One note per invoice refund already recorded (a late payment's refund, `refund_of` set, gave back other money). */
+async function backfill(db: AnyDb): Promise<number> {
+  const refunds = await db
+    .selectFrom('transactions')
+    .select(['id', 'invoice_id', 'amount', 'created_at'])
+    .where('type', '=', 'refund')
+    .where('status', '=', 'refunded')
+    .where('refund_of', 'is', null)
+    .orderBy('id')
+    .execute();
+  const states = new Map<number, { state: CreditState; items: Array<{ id: number; title: string }> }>();
+  let next = 1;
+  for (const refund of refunds) {
+    const invoice = await db.selectFrom('invoices').selectAll().where('id', '=', refund.invoice_id).executeTakeFirst();
+    if (invoice === undefined) continue;
+    let known = states.get(invoice.id);
+    if (known === undefined) {
+      const items = await db.selectFrom('invoice_items').select(['id', 'title', 'total']).where('invoice_id', '=', invoice.id).orderBy('id').execute();
+      const bases = lineBases(items.map((item: { total: number | string }) => Number(item.total)), Number(invoice.discount));
+      known = { items, state: { bases, credited: bases.map(() => 0), tax: Number(invoice.tax), taxCredited: 0 } };
+      states.set(invoice.id, known);
+    }
+    const amount = Math.min(Number(refund.amount), leftToCredit(known.state));
+    if (amount <= 0) continue;
+    const split = splitByAmount(known.state, amount);
+    const note = await db
+      .insertInto('credit_notes')
+      .values({
+        number: `CN-${next}`,
+        invoice_id: invoice.id,
+        client_id: invoice.client_id,
+        currency: invoice.currency,
+        method: 'refund',
+        reason: 'Refund',
+        subtotal: split.net,
+        tax: split.tax,
+        total: split.total,
+        tax_name: invoice.tax_name,
+        tax_rate: invoice.tax_rate,
+        transaction_id: refund.id,
+        staff_id: null,
+        source_key: `refund:${refund.id}`,
+        created_at: refund.created_at,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    next += 1;
+    const lines = known.items.map((item, index) => ({ credit_note_id: note.id, invoice_item_id: item.id, title: item.title, amount: split.lines[index]! })).filter((line) => line.amount > 0);
+    if (lines.length > 0) await db.insertInto('credit_note_lines').values(lines).execute();
+    const state = known.state;
+    known.state = { ...state, credited: state.credited.map((value, index) => value + split.lines[index]!), taxCredited: state.taxCredited + split.tax };
+  }
+  return next;
+}
 
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('credit_notes'))
@@ -45,7 +104,7 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('name', 'varchar(32)', (col) => col.primaryKey())
     .addColumn('next_number', 'bigint', (col) => col.notNull())
     .execute();
-  await db.insertInto('credit_note_sequence').values({ name: 'credit_note', next_number: 1 }).execute();
+  await db.insertInto('credit_note_sequence').values({ name: 'credit_note', next_number: await backfill(db) }).execute();
 }
 
 export async function down(db: AnyDb): Promise<void> {
