@@ -237,7 +237,9 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
     if (delta <= 0) return 'duplicate';
     const refundId = await insert(trx, row, source, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
     await creditNotes.forRefund(trx, row.id, { transactionId: refundId, amount: delta, reason: report.reason ?? null }, now);
-    if (report.refundedTotal >= payment.amount && row.status === 'paid') await invoices.setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
+    // Refunded: all the payment went back, or nothing is left to credit (part was credited to the balance before).
+    const done = report.refundedTotal >= payment.amount || (await creditNotes.leftOf(trx, row)) <= 0;
+    if (done && row.status === 'paid') await invoices.setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
     await events.emit('invoice.refunded', { invoiceId: row.id, clientId: row.client_id, amount: delta }, trx);
     return 'refunded';
   }

@@ -46,6 +46,24 @@ describe('credit notes for card refunds', () => {
     expect(await t.admin('invoice/get', { id: bought.invoiceId }).then((reply) => reply.result)).toMatchObject({ status: 'refunded', credited: '10.00' });
   });
 
+  it('after a credit to the balance, a card refund gives back only the rest and ends the invoice refunded', async () => {
+    const { t } = stand;
+    const bought = await purchase(t, plan);
+    await payByCard(stand, bought.hash);
+    expect((await t.admin('invoice/credit_note_create', { invoice_id: bought.invoiceId, reason: 'Outage', amount: '4.00' })).status).toBe(200);
+    // More than is left (6.00) is refused before Stripe is asked.
+    expect((await t.admin('invoice/refund', { id: bought.invoiceId, amount: '6.01' })).status).toBe(422);
+    expect((await t.admin('invoice/refund', { id: bought.invoiceId })).result).toBe(true);
+    const refunds = (await transactionsOf(t, bought.invoiceId)).filter((row) => row.type === 'refund');
+    expect(refunds.map((row) => row.amount)).toEqual([600]);
+    expect((await notesOf(bought.invoiceId)).map((row: { method: string; total: string }) => [row.method, row.total])).toEqual([
+      ['balance', '4.00'],
+      ['refund', '6.00'],
+    ]);
+    expect((await t.admin('invoice/get', { id: bought.invoiceId })).result).toMatchObject({ status: 'refunded', credited: '10.00' });
+    expect((await t.call('/api/client/client/balance_get_total', {}, { basic: ['client', bought.token] })).result).toBe('4.00');
+  });
+
   it('concurrent staff refunds through Stripe: one refund, one note', async () => {
     const { t } = stand;
     const bought = await purchase(t, plan);
