@@ -168,6 +168,10 @@ describe('credit notes', () => {
     const rest = await Promise.all(Array.from({ length: 5 }, () => create({ invoice_id: id, reason: 'Rest' })));
     expect(rest.filter((reply) => reply.status === 200)).toHaveLength(1);
     expect((await invoice(id)).credited).toBe('14.30');
+    // Notes on several invoices at once draw their numbers from the one sequence.
+    const others = await Promise.all([paidInvoice(), paidInvoice(), paidInvoice()]);
+    const spread = await Promise.all(others.flatMap(({ id: other }) => [1, 2].map((n) => create({ invoice_id: other, reason: `Spread ${n}`, amount: '1.00' }))));
+    expect(spread.every((reply) => reply.status === 200)).toBe(true);
     // Every number given so far, across all invoices, is CN-1…CN-n with no gap and no repeat.
     const all = (await t.admin('invoice/credit_note_get_list', { per_page: 100 })).result;
     const numbers = all.list.map((row: { number: string }) => Number(row.number.slice(3))).toSorted((a: number, b: number) => a - b);
@@ -246,6 +250,20 @@ describe('credit notes', () => {
     // One delivery per note written so far in this file.
     const count = (await t.admin('invoice/credit_note_get_list', {})).result.total;
     expect(deliveries).toHaveLength(count);
+  });
+
+  it('a retried request with the same key makes one note and one ledger line', async () => {
+    const { client, id } = await paidInvoice();
+    const replies = await Promise.all(Array.from({ length: 5 }, () => create({ invoice_id: id, reason: 'Retried', amount: '2.00', key: 'ticket-881' })));
+    expect(replies.every((reply) => reply.status === 200)).toBe(true);
+    expect(new Set(replies.map((reply) => reply.result)).size).toBe(1);
+    expect((await create({ invoice_id: id, reason: 'Retried', amount: '2.00', key: 'ticket-881' })).result).toBe(replies[0]!.result);
+    expect((await t.admin('invoice/credit_note_get_list', { invoice_id: id })).result.total).toBe(1);
+    expect(await balance(client.token)).toBe('2.00');
+    // Another key is another note.
+    expect((await create({ invoice_id: id, reason: 'Other', amount: '2.00', key: 'ticket-882' })).result).not.toBe(replies[0]!.result);
+    expect(await balance(client.token)).toBe('4.00');
+    expectInvalid(await create({ invoice_id: id, reason: 'x', key: '' }), 'key');
   });
 
   it('takes the number prefix from settings', async () => {

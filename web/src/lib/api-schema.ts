@@ -2440,6 +2440,8 @@ export interface components {
               amount?: string | number;
             })[];
           amount?: string | number;
+          /** @description Your idempotency key: the same key again answers the same note */
+          key?: string;
         };
       };
     };

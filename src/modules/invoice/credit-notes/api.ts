@@ -83,12 +83,13 @@ export const creditNoteAdminActions = {
         Type.Array(Type.Object({ item: Type.Integer({ minimum: 0, maximum: 10_000 }), amount: Type.Optional(Amount) }), { minItems: 1, maxItems: 500 }),
       ),
       amount: Type.Optional(Amount),
+      key: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Your idempotency key: the same key again answers the same note' })),
     }),
     permission: 'invoice.manage',
     summary:
       "Credits a paid invoice to the client's balance: `lines` (net amounts per line by index; an amount left out credits all that is left of the line), or a gross `amount`, or everything left. Never more than is left per line and in all (422). Money back to the payer is admin/invoice/refund, which makes its own credit note",
     result: Type.Integer({ description: 'The credit note id' }),
-    handler: ({ invoice_id, reason, lines, amount }, { services, identity }) => {
+    handler: ({ invoice_id, reason, lines, amount, key }, { services, identity }) => {
       const precision = precisionOf(services.config.currency);
       return services.creditNotes.create({
         invoiceId: invoice_id,
@@ -96,6 +97,7 @@ export const creditNoteAdminActions = {
         lines: lines === undefined ? null : lines.map((line, index) => ({ item: line.item, amount: line.amount === undefined ? null : parseMoney(line.amount, `lines[${index}].amount`, precision) })),
         amount: amount === undefined ? null : parseMoney(amount, 'amount', precision),
         staffId: identity.staff.id,
+        key: key ?? null,
       });
     },
   }),

@@ -212,6 +212,10 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
       return inTransaction(db, async (trx) => {
         const invoice = await lockInvoice(trx, request.invoiceId);
         if (invoice === undefined) throw errors.notFound('Invoice');
+        // A retried request with the caller's key answers the note it made, whatever is left now.
+        const key = request.key === null ? `staff:${randomUUID()}` : `staff:${invoice.id}:${request.key}`;
+        const made = await trx.selectFrom('credit_notes').select('id').where('source_key', '=', key).executeTakeFirst();
+        if (made !== undefined) return made.id;
         if (invoice.status !== 'paid') throw errors.conflict(`The invoice is ${invoice.status}; only a paid invoice can be credited`);
         const { items, state } = await stateOf(trx, invoice);
         if (items.some((item) => item.task === 'deposit')) throw errors.conflict('A top-up invoice is not credited to the balance it added to; refund it instead');
@@ -226,7 +230,7 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
           split = splitByLines(state, requestedAmounts(request, state));
         }
         if (split.total <= 0) throw errors.invalid('lines', 'credit nothing');
-        const source = { method: 'balance' as const, reason: request.reason.trim(), transactionId: null, staffId: request.staffId, key: `staff:${randomUUID()}` };
+        const source = { method: 'balance' as const, reason: request.reason.trim(), transactionId: null, staffId: request.staffId, key };
         return write(trx, invoice, items, split, source, now);
       });
     },

@@ -45,6 +45,8 @@ export interface CreditNoteRequest {
   /** A gross amount instead of lines; neither: everything left. */
   amount: number | null;
   staffId: number | null;
+  /** The caller's own key, so a retried request makes one note; without one every request is new. */
+  key: string | null;
 }
 
 export interface CreditNoteFilters {
