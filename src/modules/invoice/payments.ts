@@ -380,6 +380,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       const before = await refundedSoFar(db, id);
       // What is left to credit: refunds and credit notes to the balance share the invoice's total.
       const remaining = await creditNotes.leftOf(db, row);
+      if (remaining <= 0) throw errors.conflict('Nothing is left to refund: the invoice was credited in full');
       const wanted = amount ?? remaining;
       if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
       if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
