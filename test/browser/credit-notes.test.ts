@@ -53,7 +53,7 @@ describe.runIf(HAVE_CHROMIUM)('credit notes, in the browser', () => {
   it("staff credit part of a paid invoice to the client's balance from the invoice page", async () => {
     await loginAsAdmin(staff, base);
     await staff.goto(`${base}/admin/invoices/${invoiceId}`);
-    const form = staff.getByRole('form', { name: 'Credit note' });
+    const form = staff.getByRole('form', { name: 'Credit note', exact: true });
     await form.waitFor();
     await settled(staff);
     // More than is left of the line: the field says so, nothing is written.
@@ -75,6 +75,12 @@ describe.runIf(HAVE_CHROMIUM)('credit notes, in the browser', () => {
     // What is left of the line is shown beside it now.
     await form.getByLabel(/Requests over the included: amount to credit \(net, .*3\.50.*left\)/).waitFor();
     await staff.screenshot({ path: join(SHOTS, 'credit-note-admin.png'), fullPage: true });
+    // Once everything is credited the form is gone.
+    expect((await t.admin('invoice/credit_note_create', { invoice_id: invoiceId, reason: 'The rest' })).body.error).toBeNull();
+    await staff.reload();
+    await staff.getByRole('region', { name: 'Credit notes' }).waitFor();
+    await settled(staff);
+    expect(await staff.getByRole('form', { name: 'Credit note', exact: true }).count()).toBe(0);
   });
 
   it("the client sees the note under the invoice and downloads its PDF", async () => {
@@ -93,7 +99,10 @@ describe.runIf(HAVE_CHROMIUM)('credit notes, in the browser', () => {
     const file = await download.path();
     expect(readFileSync(file).subarray(0, 4).toString()).toBe('%PDF');
     const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
-    for (const expected of [`Credit note ${note.number}`, 'Outage on the 3rd', 'Requests over the included', '2.50 USD']) expect(text).toContain(expected);
+    // Both notes are listed under the invoice; the newest is the one downloaded here.
+    const first = (await asClient(t, buyer.token, 'invoice/credit_note_get_list', {})).result.list.at(-1);
+    await notes.getByRole('cell', { name: first.number, exact: true }).waitFor();
+    for (const expected of [`Credit note ${note.number}`, 'The rest', 'Requests over the included', '3.50 USD', 'Tokens over the included', 'Total credited', '7.50 USD']) expect(text).toContain(expected);
     await page.screenshot({ path: join(SHOTS, 'credit-note-client.png'), fullPage: true });
   });
 });

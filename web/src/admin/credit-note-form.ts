@@ -20,7 +20,8 @@ export function CreditNoteForm({ invoice, onDone }: { invoice: Invoice; onDone: 
   const [amounts, setAmounts] = useState<Record<number, string>>({});
   const [done, setDone] = useState<string | null>(null);
   const action = useAction();
-  if (invoice.status !== 'paid' || leftOf(invoice.total, invoice.credited) === leftOf('0', '0')) return null;
+  // Nothing left to credit (or not paid): no form.
+  if (invoice.status !== 'paid' || Number(leftOf(invoice.total, invoice.credited)) <= 0) return null;
   const money = (amount: string): string => formatMoney(amount, invoice.currency);
   const submit = (event: Event): void => {
     event.preventDefault();
