@@ -33,6 +33,7 @@ import { customGateway } from './modules/payment/custom-gateway.ts';
 import { stripeFromSettings } from './modules/payment/stripe/switch.ts';
 import { createInvoiceService, type InvoiceService } from './modules/invoice/service.ts';
 import { createInvoicePayments, type InvoicePayments } from './modules/invoice/payments.ts';
+import { createCreditNotes, type CreditNotes } from './modules/invoice/credit-notes/service.ts';
 import { createGatewayPayments, type GatewayPayments } from './modules/payment/gateway-payments.ts';
 import { createChargeService, pendingEventsWorker, type ChargeService } from './modules/payment/charges.ts';
 import { createInboundEvents, type InboundEvents } from './modules/payment/inbound.ts';
@@ -118,6 +119,8 @@ export interface Services {
   usagePruning: UsagePruning;
   /** The invoice's money: pay, record a refund, record a failure (what the payment module asks of it); transactions. */
   invoicePayments: InvoicePayments;
+  /** Credit notes against paid invoices: refunds and credit to the balance (issue 24). */
+  creditNotes: CreditNotes;
   credits: CreditService;
   invoiceCredits: InvoiceCredits;
   /** Top-up packs staff offer (their bonus is granted when the invoice is paid). */
@@ -228,7 +231,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients });
+  const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
+  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
@@ -295,7 +299,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     log: logSchedulerError,
   });
   const credits = createCreditService({ db, events, money, log: logSchedulerError });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, money });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, money, creditNotes });
   const invoiceCredits = createInvoiceCredits({
     db,
     events,
@@ -392,6 +396,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usageCloser,
     usagePruning,
     invoicePayments,
+    creditNotes,
     credits,
     invoiceCredits,
     creditPacks,

@@ -28,6 +28,8 @@ export const SETTINGS = {
   company_logo_url: { kind: 'url', fallback: '' },
   invoice_prefix: { kind: 'prefix', fallback: 'INV-' },
   invoice_next_number: { kind: 'counter', fallback: '1' },
+  /** Credit notes' own gapless sequence (issue 24): `<prefix><n>`, e.g. CN-1. */
+  credit_note_prefix: { kind: 'prefix', fallback: 'CN-' },
   payment_instructions: {
     kind: 'longtext',
     fallback: 'Pay by bank transfer and quote the reference given with the invoice. Staff confirm the payment.',

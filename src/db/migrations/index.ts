@@ -28,6 +28,7 @@ import * as fossbillingIds from './031_fossbilling_ids.ts';
 import * as credits from './032_credits.ts';
 import * as prepaid from './033_prepaid.ts';
 import * as trials from './034_trials.ts';
+import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '032_credits': credits,
   '033_prepaid': prepaid,
   '034_trials': trials,
+  '035_credit_notes': creditNotes,
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
 };

@@ -113,6 +113,16 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
     if (take > 0) await debit(trx, account, { kind: 'refund', amount: take, key, invoiceId, note: `Top-up invoice ${await label(trx, invoiceId)} refunded` }, now, topUp!.id);
   });
 
+  // A credit note to the balance (admin/invoice/credit_note_create) credits its total, in the note's transaction, once
+  // per note (its idempotency key).
+  events.on('credit_note.created', async ({ creditNoteId, number, invoiceId, clientId, total, currency, method }, trx) => {
+    if (method !== 'balance' || total <= 0) return;
+    const now = new Date();
+    const account = { clientId, currency };
+    await lockAccount(trx, account, now);
+    await credit(trx, account, { kind: 'refund', amount: total, key: `credit_note:${creditNoteId}`, invoiceId, note: `Credit note ${number} for invoice ${await label(trx, invoiceId)}` }, now);
+  });
+
   return {
     /**
      * client/invoice/funds_invoice: an unpaid top-up invoice for `amount` (minor units, checked by the caller for shape)

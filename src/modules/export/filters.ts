@@ -10,6 +10,7 @@ export const EXPORT_PERMISSIONS: Record<ExportKind, string> = {
   orders: 'order.view',
   invoices: 'invoice.view',
   transactions: 'invoice.view',
+  credit_notes: 'invoice.view',
 };
 
 /** The filters each export accepts, and their allowed values (null = free text, 'id' = a positive integer, 'date' = YYYY-MM-DD). */
@@ -18,6 +19,8 @@ const FILTERS: Record<ExportKind, Record<string, readonly string[] | 'id' | 'dat
   orders: { status: ['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'], client_id: 'id', product_id: 'id', type: null, search: null, date_from: 'date', date_to: 'date' },
   invoices: { status: ['unpaid', 'paid', 'canceled', 'refunded'], client_id: 'id', search: null, date_from: 'date', date_to: 'date' },
   transactions: { status: ['processed', 'failed', 'refunded', 'error'], client_id: 'id', invoice_id: 'id', gateway: null, search: null, date_from: 'date', date_to: 'date' },
+  // `type`: the method (refund, balance); `search`: the client's e-mail or name, or the note's number.
+  credit_notes: { type: ['refund', 'balance'], client_id: 'id', invoice_id: 'id', search: null, date_from: 'date', date_to: 'date' },
 };
 
 /** The request's filters, checked like an action's parameters (422 naming the parameter). Empty values are absent. */

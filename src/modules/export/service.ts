@@ -14,6 +14,7 @@ import type { ClientService } from '../client/service.ts';
 import { csvLine, type Cell } from './csv.ts';
 import { EXPORT_PERMISSIONS, readFilters } from './filters.ts';
 import { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
+import { creditNoteRows } from './credit-notes.ts';
 
 export { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
 
@@ -24,6 +25,7 @@ const HEADERS: Record<ExportKind, readonly string[]> = {
   orders: ['id', 'client_id', 'client_email', 'client_name', 'product_id', 'title', 'type', 'period', 'price', 'currency', 'status', 'expires_at', 'created_at'],
   // `invoice`: the invoice's one name ("Invoice NWD-4", "Pro forma 12"), last so the earlier columns keep their places.
   invoices: ['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'invoice'],
+  credit_notes: ['id', 'number', 'invoice_id', 'invoice_number', 'client_id', 'client_email', 'client_name', 'method', 'reason', 'subtotal', 'tax', 'total', 'currency', 'transaction_id', 'created_at'],
   transactions: ['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at', 'invoice'],
 };
 
@@ -111,6 +113,8 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
           cells: [i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at, invoiceLabel(i)],
         };
       });
+    } else if (kind === 'credit_notes') {
+      rows = await creditNoteRows(db, clients, filters, after, size);
     } else {
       let query = db
         .selectFrom('transactions')

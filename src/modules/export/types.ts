@@ -1,6 +1,6 @@
 // The exports there are and the filters they take: shared by the service that reads the rows and the checks of
 // what staff ask for (filters.ts).
-export const EXPORT_KINDS = ['clients', 'orders', 'invoices', 'transactions'] as const;
+export const EXPORT_KINDS = ['clients', 'orders', 'invoices', 'transactions', 'credit_notes'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
 
 export interface ExportFilters {

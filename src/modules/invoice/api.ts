@@ -19,9 +19,10 @@ import type { GatewayPayments } from '../payment/gateway-payments.ts';
 import type { InvoiceService } from './service.ts';
 import type { TaxService } from './taxes.ts';
 import { invoiceCreditAdminActions, invoiceCreditClientActions, type InvoiceCreditNeeds } from '../credit/invoice-actions.ts';
+import { creditNoteAdminActions, creditNoteClientActions, type CreditNoteNeeds } from './credit-notes/api.ts';
 
 /** The services this module's actions use. */
-export interface InvoiceNeeds extends InvoiceCreditNeeds {
+export interface InvoiceNeeds extends InvoiceCreditNeeds, CreditNoteNeeds {
   config: Pick<Config, 'currency'>;
   limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
   invoices: Pick<InvoiceService, 'list' | 'get' | 'getByHash' | 'markAsPaid' | 'cancel' | 'pdf' | 'renewalInvoice'>;
@@ -168,13 +169,14 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
       },
     }),
     refund: adminAction({
-      params: Type.Object({ id: Id, amount: Type.Optional(Amount) }),
+      params: Type.Object({ id: Id, amount: Type.Optional(Amount), reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) }),
       permission: 'invoice.manage',
-      summary: 'Refunds the whole invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Suspends nothing by itself',
+      summary:
+        'Refunds all that is left to credit of the invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Each refund makes a credit note (with `reason`, default "Refund"). Suspends nothing by itself',
       result: Done,
-      async handler({ id, amount }, { services }) {
+      async handler({ id, amount, reason }, { services }) {
         const minor = amount === undefined ? undefined : parseAmount(services, amount);
-        await services.gatewayPayments.refund(id, minor);
+        await services.gatewayPayments.refund(id, minor, new Date(), reason ?? null);
         return true;
       },
     }),
@@ -192,6 +194,7 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
       handler: (params, { services }) => services.invoicePayments.listTransactions(params),
     }),
     ...invoiceCreditAdminActions,
+    ...creditNoteAdminActions,
   },
   client: {
     get_list: clientAction({
@@ -220,6 +223,7 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
       handler: ({ order_id }, { services, identity }) => services.invoices.renewalInvoice(order_id, identity.client.id),
     }),
     ...invoiceCreditClientActions,
+    ...creditNoteClientActions,
   },
   guest: {
     get: guestAction({

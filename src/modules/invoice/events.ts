@@ -1,5 +1,7 @@
 // Events of invoices, emitted by the invoice module (service.ts, payments.ts, renewals.ts) inside the transaction of
 // the change they report.
+// credit_note.created is declared beside its emitter; importing this file declares it too.
+import './credit-notes/events.ts';
 export interface InvoiceEvent {
   invoiceId: number;
   clientId: number;

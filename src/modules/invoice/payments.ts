@@ -17,6 +17,7 @@ import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from './service.ts';
 import type { InvoiceRow, PayableInvoice, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
 import './events.ts';
+import type { CreditNotes } from './credit-notes/service.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
 
@@ -73,9 +74,11 @@ export interface InvoicePaymentDeps {
   events: EventBus;
   invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason'>;
   money: Money;
+  /** Every refund of the invoice's money is documented by a credit note, in the refund's transaction. */
+  creditNotes: Pick<CreditNotes, 'forRefund' | 'leftOf'>;
 }
 
-export function createInvoicePayments({ db, events, invoices, money }: InvoicePaymentDeps) {
+export function createInvoicePayments({ db, events, invoices, money, creditNotes }: InvoicePaymentDeps) {
   /** Serialises work on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
   async function lock(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
     await trx
@@ -205,7 +208,7 @@ export function createInvoicePayments({ db, events, invoices, money }: InvoicePa
   async function recordRefund(
     trx: Kysely<Database>,
     source: PaymentSource,
-    report: { paymentRef: string; ref: string; refundedTotal: number; currency: string },
+    report: { paymentRef: string; ref: string; refundedTotal: number; currency: string; reason?: string | null },
     now: Date,
   ): Promise<'refunded' | 'duplicate' | 'unknown_payment'> {
     const payment = await trx
@@ -232,8 +235,11 @@ export function createInvoicePayments({ db, events, invoices, money }: InvoicePa
     if (row === undefined) return 'duplicate';
     const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedSoFar(trx, row.id));
     if (delta <= 0) return 'duplicate';
-    await insert(trx, row, source, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
-    if (report.refundedTotal >= payment.amount && row.status === 'paid') await invoices.setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
+    const refundId = await insert(trx, row, source, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
+    await creditNotes.forRefund(trx, row.id, { transactionId: refundId, amount: delta, reason: report.reason ?? null }, now);
+    // Refunded: all the payment went back, or nothing is left to credit (part was credited to the balance before).
+    const done = report.refundedTotal >= payment.amount || (await creditNotes.leftOf(trx, row)) <= 0;
+    if (done && row.status === 'paid') await invoices.setStatus(trx, row, 'paid', 'refunded', now, 'refunded');
     await events.emit('invoice.refunded', { invoiceId: row.id, clientId: row.client_id, amount: delta }, trx);
     return 'refunded';
   }
@@ -372,7 +378,9 @@ export function createInvoicePayments({ db, events, invoices, money }: InvoicePa
       const row = await invoices.requireRow(db, id);
       if (row.status !== 'paid') throw errors.conflict(`The invoice is ${row.status}; it cannot be refunded`);
       const before = await refundedSoFar(db, id);
-      const remaining = row.total - before;
+      // What is left to credit: refunds and credit notes to the balance share the invoice's total.
+      const remaining = await creditNotes.leftOf(db, row);
+      if (remaining <= 0) throw errors.conflict('Nothing is left to refund: the invoice was credited in full');
       const wanted = amount ?? remaining;
       if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
       if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
@@ -382,14 +390,15 @@ export function createInvoicePayments({ db, events, invoices, money }: InvoicePa
     },
 
     /** A refund of `amount` no gateway makes (a manual payment, or a gateway that cannot refund): recorded only. */
-    async refundManually(id: number, amount: number, now: Date): Promise<void> {
+    async refundManually(id: number, amount: number, now: Date, reason: string | null = null): Promise<void> {
       await inTransaction(db, async (trx) => {
         const locked = await lock(trx, id);
         if (locked === undefined) throw errors.notFound('Invoice');
         if (locked.status !== 'paid') throw errors.conflict(`The invoice is ${locked.status}; it cannot be refunded`);
-        const left = locked.total - (await refundedSoFar(trx, id));
-        if (amount > left) throw errors.conflict('The invoice was refunded meanwhile');
-        await insert(trx, locked, null, { ref: null, type: 'refund', amount, currency: locked.currency, status: 'refunded', message: null }, now);
+        const left = await creditNotes.leftOf(trx, locked);
+        if (amount > left) throw errors.conflict('The invoice was refunded or credited meanwhile');
+        const refundId = await insert(trx, locked, null, { ref: null, type: 'refund', amount, currency: locked.currency, status: 'refunded', message: null }, now);
+        await creditNotes.forRefund(trx, locked.id, { transactionId: refundId, amount, reason }, now);
         if (amount === left) await invoices.setStatus(trx, locked, 'paid', 'refunded', now, 'refunded');
         await events.emit('invoice.refunded', { invoiceId: locked.id, clientId: locked.client_id, amount }, trx);
       });

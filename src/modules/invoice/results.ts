@@ -18,6 +18,7 @@ const InvoiceItem = Type.Object(
     quantity: Type.Integer(),
     price: Money,
     total: Money,
+    credited: Type.String({ ...Money, description: 'Net credited of the line by credit notes' }),
   },
   { $id: 'InvoiceItem' },
 );
@@ -77,6 +78,17 @@ export const Invoice = Type.Object(
     paid_at: Nullable(Timestamp),
     created_at: Timestamp,
     items: Type.Array(InvoiceItem),
+    credited: Type.String({ ...Money, description: 'Credited by credit notes in all (refunds and credit to the balance)' }),
+    credit_notes: Type.Array(
+      Type.Object({
+        id: Type.Integer(),
+        number: Type.String(),
+        method: Type.Union([Type.Literal('refund'), Type.Literal('balance')]),
+        total: Money,
+        created_at: Timestamp,
+      }),
+      { description: "The invoice's credit notes, oldest first" },
+    ),
   },
   { $id: 'Invoice' },
 );

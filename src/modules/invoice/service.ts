@@ -25,6 +25,7 @@ import { createOrderTasks } from './order-tasks.ts';
 import { paidForCurrentPeriod } from './period-paid.ts';
 import { createRenewals } from './renewals.ts';
 import './events.ts';
+import type { CreditNotes, InvoiceCredit } from './credit-notes/service.ts';
 import type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput, UsageInvoice } from './types.ts';
 
 export { renewalTitle } from './renewals.ts';
@@ -43,6 +44,8 @@ export interface InvoiceServiceDeps {
   promos: Pick<PromoService, 'renewalDiscount'>;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each invoice. */
   clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
+  /** What each invoice's credit notes credited (the record shows it). */
+  creditNotes: Pick<CreditNotes, 'ofInvoices'>;
 }
 
 
@@ -50,8 +53,8 @@ function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
 
-export function createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients }: InvoiceServiceDeps) {
-  function toRecord(row: InvoiceRow, items: ItemRow[]): InvoiceRecord {
+export function createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes }: InvoiceServiceDeps) {
+  function toRecord(row: InvoiceRow, items: ItemRow[], credit: InvoiceCredit | undefined): InvoiceRecord {
     return {
       id: row.id,
       hash: row.hash,
@@ -78,7 +81,10 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
         quantity: item.quantity,
         price: money.format(item.price),
         total: money.format(item.total),
+        credited: money.format(credit?.byItem.get(item.id) ?? 0),
       })),
+      credited: money.format(credit?.total ?? 0),
+      credit_notes: (credit?.notes ?? []).map((note) => ({ ...note, total: money.format(note.total) })),
     };
   }
 
@@ -94,7 +100,8 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
       )
       .orderBy('id')
       .execute();
-    return rows.map((row) => toRecord(row, items.filter((item) => item.invoice_id === row.id)));
+    const credits = await creditNotes.ofInvoices(trx, rows.map((row) => row.id));
+    return rows.map((row) => toRecord(row, items.filter((item) => item.invoice_id === row.id), credits.get(row.id)));
   }
 
   async function requireRow(trx: Kysely<Database>, id: number, clientId?: number): Promise<InvoiceRow> {

@@ -103,7 +103,50 @@ export interface TaxTable {
   updated_at: string;
 }
 
+/** Migration 035: a credit note against one paid invoice (issue 24 item 8). */
+export interface CreditNoteTable {
+  id: Generated<number>;
+  /** `<credit_note_prefix><n>`, gapless. */
+  number: string;
+  invoice_id: number;
+  client_id: number;
+  currency: string;
+  /** `refund`: money went back; `balance`: credited to the client's balance. */
+  method: 'refund' | 'balance';
+  reason: string;
+  /** Net, tax and total credited, minor units. */
+  subtotal: number;
+  tax: number;
+  total: number;
+  tax_name: string | null;
+  tax_rate: Generated<number>;
+  /** The refund transaction it documents (method `refund`). */
+  transaction_id: number | null;
+  staff_id: number | null;
+  /** Unique: `refund:<transaction id>`, or `staff:<uuid>` for a staff request. */
+  source_key: string;
+  created_at: string;
+}
+
+/** Migration 035: what a credit note credits of one invoice line, net minor units. */
+export interface CreditNoteLineTable {
+  id: Generated<number>;
+  credit_note_id: number;
+  invoice_item_id: number;
+  title: string;
+  amount: number;
+}
+
+/** Migration 035: the counter row credit-note numbers are taken from. */
+export interface CreditNoteSequenceTable {
+  name: string;
+  next_number: number;
+}
+
 export interface InvoiceTables {
+  credit_notes: CreditNoteTable;
+  credit_note_lines: CreditNoteLineTable;
+  credit_note_sequence: CreditNoteSequenceTable;
   invoices: InvoiceTable;
   invoice_items: InvoiceItemTable;
   transactions: TransactionTable;

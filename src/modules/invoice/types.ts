@@ -42,6 +42,8 @@ export interface InvoiceItemRecord {
   quantity: number;
   price: string;
   total: string;
+  /** Net credited of the line by credit notes. */
+  credited: string;
 }
 
 /** The buyer as it was when the invoice was issued. */
@@ -84,6 +86,9 @@ export interface InvoiceRecord {
   paid_at: string | null;
   created_at: string;
   items: InvoiceItemRecord[];
+  /** Credited by credit notes in all, and the notes (issue 24 item 8). */
+  credited: string;
+  credit_notes: Array<{ id: number; number: string; method: 'refund' | 'balance'; total: string; created_at: string }>;
   /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
   client_email?: string | null;
   client_name?: string | null;

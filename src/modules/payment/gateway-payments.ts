@@ -77,11 +77,11 @@ export function createGatewayPayments({ db, gateways, invoicePayments, outbox, l
      * an idempotency key made of the invoice, what was refunded before and the amount, so a retried request refunds
      * once), then recorded; a manual one is only recorded.
      */
-    async refund(id: number, amount: number | undefined, now = new Date()): Promise<void> {
+    async refund(id: number, amount: number | undefined, now = new Date(), reason: string | null = null): Promise<void> {
       const plan = await invoicePayments.refundPlan(id, amount);
       const gateway = plan.settledBy === null ? undefined : gateways.get(plan.settledBy.gatewayId);
       if (gateway?.refund === undefined || plan.settledBy === null) {
-        await invoicePayments.refundManually(id, plan.amount, now);
+        await invoicePayments.refundManually(id, plan.amount, now, reason);
         return;
       }
       const paymentRef = plan.settledBy.ref;
@@ -93,7 +93,7 @@ export function createGatewayPayments({ db, gateways, invoicePayments, outbox, l
         throw errors.gatewayFailed(`${failure.message.replace(/[.\s]*$/, '')}. Nothing was refunded; try again later.`);
       }
       await inTransaction(db, async (trx) => {
-        const outcome = await invoicePayments.recordRefund(trx, sourceOf(gateway), { paymentRef, ref, refundedTotal: plan.before + plan.amount, currency: plan.currency }, now);
+        const outcome = await invoicePayments.recordRefund(trx, sourceOf(gateway), { paymentRef, ref, refundedTotal: plan.before + plan.amount, currency: plan.currency, reason }, now);
         if (outcome === 'unknown_payment') throw new PaymentNotYetKnown(`Payment ${paymentRef} is not recorded yet`);
       });
     },

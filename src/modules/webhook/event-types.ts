@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'invoice.paid',
   'invoice.payment_failed',
   'invoice.refunded',
+  'credit_note.created',
   'apikey.issued',
   'apikey.reset',
   'apikey.disabled',

@@ -91,6 +91,8 @@ describe('late card payments are refunded automatically, once (issue 20, M2)', (
     expect(refund).toMatchObject({ type: 'refund', status: 'refunded', amount: late.total, transaction_id: refundsMade(intent)[0]!.id, refund_of: payment!.id });
     expect(await order(late.orderId)).toEqual(before);
     expect(await invoice(late.upgradeId)).toMatchObject({ status: 'canceled' });
+    // The money given back never paid the invoice: no credit note corrects it.
+    expect(await t().services.db.selectFrom('credit_notes').select('id').where('invoice_id', '=', late.upgradeId).execute()).toEqual([]);
     const mails = await refundMails(late.clientId);
     expect(mails).toHaveLength(1);
     // An unpaid invoice has no number yet: the mail names it as every other mail does (invoiceLabel).

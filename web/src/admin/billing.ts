@@ -23,6 +23,7 @@ const TEXT_SETTINGS = [
   ['company_logo_url', 'Logo URL'],
   ['invoice_prefix', 'Invoice number prefix'],
   ['invoice_next_number', 'Next invoice number'],
+  ['credit_note_prefix', 'Credit note number prefix'],
   ['dunning_retry_days', 'Retry failed card charges after (days)'],
   ['invoice_reminder_days', 'Invoice reminders (days from due date)'],
   ['funds_min_amount', 'Smallest top-up (empty: no minimum)'],

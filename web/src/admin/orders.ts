@@ -7,6 +7,8 @@ import { periodLabel, typeLabel, usePeriodLabels } from '../lib/labels.ts';
 import { Link, navigate, useLocation } from '../lib/router.ts';
 import { Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { InvoiceDocument, invoiceLabel, invoiceTitle } from '../lib/invoice-view.ts';
+import { CreditNotesList } from '../lib/credit-notes-view.ts';
+import { CreditNoteForm } from './credit-note-form.ts';
 import type { AdminOrder, Invoice, TransactionRecord } from '../lib/types.ts';
 import { MeterCharts } from '../lib/meter-charts.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
@@ -381,6 +383,8 @@ export function InvoicePage({ id }: { id: number }) {
             invoice=${data}
             extra=${[['Client', html`<${ClientCell} client=${{ id: data.client_id }} />`]]}
           />
-          <${InvoiceActions} invoice=${data} onDone=${invoice.reload} />`
+          <${CreditNotesList} invoice=${data} area="admin" />
+          <${InvoiceActions} invoice=${data} onDone=${invoice.reload} />
+          <${CreditNoteForm} invoice=${data} onDone=${invoice.reload} />`
       : null}`;
 }

@@ -7,6 +7,7 @@ import { Link, navigate } from '../lib/router.ts';
 import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { invoiceReference } from '../../../src/lib/invoice-label.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
+import { CreditNotesList } from '../lib/credit-notes-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
 import { PayFromBalance } from './wallet.ts';
@@ -126,6 +127,7 @@ export function InvoicePage({ id }: { id: number }) {
     ${data !== undefined
       ? html`<${PaymentReturn} status=${data.status} reload=${invoice.reload} />
           <${InvoiceDocument} invoice=${data} />
+          <${CreditNotesList} invoice=${data} area="client" />
           <${PayFromBalance} invoice=${data} onPaid=${invoice.reload} />
           <${PayByCard} invoice=${data} />
           ${data.status === 'unpaid' ? html`<${PaymentInstructions} invoice=${data} />` : null}

@@ -501,7 +501,7 @@ export interface paths {
     post: operations["admin_invoice_tax_delete"];
   };
   "/api/admin/invoice/refund": {
-    /** Refunds the whole invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Suspends nothing by itself */
+    /** Refunds all that is left to credit of the invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Each refund makes a credit note (with `reason`, default "Refund"). Suspends nothing by itself */
     post: operations["admin_invoice_refund"];
   };
   "/api/admin/invoice/transaction_get_list": {
@@ -511,6 +511,18 @@ export interface paths {
   "/api/admin/invoice/pay_with_credits": {
     /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
     post: operations["admin_invoice_pay_with_credits"];
+  };
+  "/api/admin/invoice/credit_note_get_list": {
+    /** Credit notes, newest first */
+    post: operations["admin_invoice_credit_note_get_list"];
+  };
+  "/api/admin/invoice/credit_note_get": {
+    /** One credit note with its lines */
+    post: operations["admin_invoice_credit_note_get"];
+  };
+  "/api/admin/invoice/credit_note_create": {
+    /** Credits a paid invoice to the client's balance: `lines` (net amounts per line by index; an amount left out credits all that is left of the line), or a gross `amount`, or everything left. Never more than is left per line and in all (422). Money back to the payer is admin/invoice/refund, which makes its own credit note */
+    post: operations["admin_invoice_credit_note_create"];
   };
   "/api/client/invoice/get_list": {
     /** The caller's invoices, newest first */
@@ -531,6 +543,14 @@ export interface paths {
   "/api/client/invoice/pay_with_credits": {
     /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
     post: operations["client_invoice_pay_with_credits"];
+  };
+  "/api/client/invoice/credit_note_get_list": {
+    /** The caller's credit notes, newest first */
+    post: operations["client_invoice_credit_note_get_list"];
+  };
+  "/api/client/invoice/credit_note_get": {
+    /** One own credit note */
+    post: operations["client_invoice_credit_note_get"];
   };
   "/api/guest/invoice/get": {
     /** The invoice with this hash */
@@ -1239,6 +1259,8 @@ export interface components {
       quantity: number;
       price: string;
       total: string;
+      /** @description Net credited of the line by credit notes */
+      credited: string;
     };
     StaffInvoiceListItem: {
       id: number;
@@ -1266,6 +1288,17 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       items: components["schemas"]["InvoiceItem"][];
+      /** @description Credited by credit notes in all (refunds and credit to the balance) */
+      credited: string;
+      /** @description The invoice's credit notes, oldest first */
+      credit_notes: ({
+          id: number;
+          number: string;
+          method: "refund" | "balance";
+          total: string;
+          /** Format: date-time */
+          created_at: string;
+        })[];
       client_email: string | null;
       client_name: string | null;
     };
@@ -1295,6 +1328,17 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       items: components["schemas"]["InvoiceItem"][];
+      /** @description Credited by credit notes in all (refunds and credit to the balance) */
+      credited: string;
+      /** @description The invoice's credit notes, oldest first */
+      credit_notes: ({
+          id: number;
+          number: string;
+          method: "refund" | "balance";
+          total: string;
+          /** Format: date-time */
+          created_at: string;
+        })[];
     };
     TaxRule: {
       id: number;
@@ -1322,6 +1366,36 @@ export interface components {
       message: string | null;
       /** Format: date-time */
       created_at: string;
+    };
+    CreditNote: {
+      id: number;
+      /** @description `<credit_note_prefix><n>`, gapless (default prefix `CN-`) */
+      number: string;
+      invoice_id: number;
+      invoice_number: string | null;
+      client_id: number;
+      currency: string;
+      /** @description refund: money went back to the payer; balance: credited to the client balance */
+      method: "refund" | "balance";
+      reason: string;
+      /** @description Net credited */
+      subtotal: string;
+      tax_name: string | null;
+      tax_rate: string;
+      /** @description The invoice's tax in proportion to the net credited */
+      tax: string;
+      /** @description subtotal + tax */
+      total: string;
+      transaction_id: number | null;
+      /** Format: date-time */
+      created_at: string;
+      lines: {
+          /** @description The invoice line's index in the invoice's items, from 0 */
+          item: number;
+          title: string;
+          /** @description Net credited of the line */
+          amount: string;
+        }[];
     };
     PaymentStart: {
       /** @description The provider's payment page */
@@ -1486,6 +1560,7 @@ export interface components {
           company_logo_url?: string;
           invoice_prefix?: string;
           invoice_next_number?: number | string;
+          credit_note_prefix?: string;
           payment_instructions?: string;
           require_email_verification?: boolean | (0 | 1);
           show_staff_login_link?: boolean | (0 | 1);
@@ -2427,6 +2502,7 @@ export interface components {
         "application/json": {
           id: number;
           amount?: string | number;
+          reason?: string;
         };
       };
     };
@@ -2446,6 +2522,45 @@ export interface components {
       content: {
         "application/json": {
           id: number;
+        };
+      };
+    };
+    admin_invoice_credit_note_get_list?: {
+      content: {
+        "application/json": {
+          invoice_id?: number;
+          client_id?: number;
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
+    admin_invoice_credit_note_get: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_invoice_credit_note_pdf: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_invoice_credit_note_create: {
+      content: {
+        "application/json": {
+          invoice_id: number;
+          reason: string;
+          lines?: ({
+              item: number;
+              amount?: string | number;
+            })[];
+          amount?: string | number;
+          /** @description Your idempotency key: the same key again answers the same note */
+          key?: string;
         };
       };
     };
@@ -2491,6 +2606,29 @@ export interface components {
         "application/json": {
           id?: number;
           hash?: string;
+        };
+      };
+    };
+    client_invoice_credit_note_get_list?: {
+      content: {
+        "application/json": {
+          invoice_id?: number;
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
+    client_invoice_credit_note_get: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    client_invoice_credit_note_pdf: {
+      content: {
+        "application/json": {
+          id: number;
         };
       };
     };
@@ -3070,6 +3208,7 @@ export interface operations {
               company_logo_url: string | null;
               invoice_prefix: string | null;
               invoice_next_number: number;
+              credit_note_prefix: string | null;
               payment_instructions: string | null;
               require_email_verification: boolean;
               show_staff_login_link: boolean;
@@ -5340,7 +5479,7 @@ export interface operations {
       };
     };
   };
-  /** Refunds the whole invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Suspends nothing by itself */
+  /** Refunds all that is left to credit of the invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Each refund makes a credit note (with `reason`, default "Refund"). Suspends nothing by itself */
   admin_invoice_refund: {
     requestBody: components["requestBodies"]["admin_invoice_refund"];
     responses: {
@@ -5389,6 +5528,60 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Credit notes, newest first */
+  admin_invoice_credit_note_get_list: {
+    requestBody: components["requestBodies"]["admin_invoice_credit_note_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: components["schemas"]["CreditNote"][];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** One credit note with its lines */
+  admin_invoice_credit_note_get: {
+    requestBody: components["requestBodies"]["admin_invoice_credit_note_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["CreditNote"];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Credits a paid invoice to the client's balance: `lines` (net amounts per line by index; an amount left out credits all that is left of the line), or a gross `amount`, or everything left. Never more than is left per line and in all (422). Money back to the payer is admin/invoice/refund, which makes its own credit note */
+  admin_invoice_credit_note_create: {
+    requestBody: components["requestBodies"]["admin_invoice_credit_note_create"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The credit note id */
+            result: number;
             error: null;
           };
         };
@@ -5475,6 +5668,44 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The caller's credit notes, newest first */
+  client_invoice_credit_note_get_list: {
+    requestBody: components["requestBodies"]["client_invoice_credit_note_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: components["schemas"]["CreditNote"][];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** One own credit note */
+  client_invoice_credit_note_get: {
+    requestBody: components["requestBodies"]["client_invoice_credit_note_get"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["CreditNote"];
             error: null;
           };
         };
