@@ -82,8 +82,9 @@ describe('an AI API plan metered by tokens, requests and users', () => {
     await sdk.flush();
     expect(sdkErrors).toEqual([]);
     await deliver();
-    expect(tokenAlerts().map((data) => data.threshold)).toEqual([80, 100]);
-    const mails = await t.services.db.selectFrom('emails').select('subject').where('client_id', '=', bought.clientId).where('template', '=', 'usage_threshold').execute();
+    // The outbox delivers concurrently: the receiver may hear 100% before 80%. Each once is what counts.
+    expect(tokenAlerts().map((data) => data.threshold).toSorted((x, y) => Number(x) - Number(y))).toEqual([80, 100]);
+    const mails = await t.services.db.selectFrom('emails').select('subject').where('client_id', '=', bought.clientId).where('template', '=', 'usage_threshold').orderBy('id').execute();
     expect(mails.map((mail) => mail.subject)).toEqual(['AI API: 80% of the included Tokens', 'AI API: 100% of the included Tokens']);
 
     // Through the API: 1,400,000 tokens, 93 more users (two of them seen before), and a retry of the same batch.
@@ -96,7 +97,7 @@ describe('an AI API plan metered by tokens, requests and users', () => {
     // A backfilled event: three days ago, in this period.
     expect(await ingest([{ id: 'late-1', order_id: bought.orderId, meter: 'tokens', value: 100_000, timestamp: '2027-04-05T12:00:00Z' }])).toMatchObject({ accepted: 1 });
     await deliver();
-    expect(tokenAlerts().map((data) => data.threshold)).toEqual([80, 100]);
+    expect(tokenAlerts().map((data) => data.threshold).toSorted((x, y) => Number(x) - Number(y))).toEqual([80, 100]);
 
     // The figures the client sees: 2,500,000 tokens (1,500,000 over: 2.00 + 0.50), 103 users (3 over: 0.30).
     const usage = (await asClient(t, bought.token, 'serviceapikey/usage', { order_id: bought.orderId })).result as { meters: Array<Record<string, unknown>> };
