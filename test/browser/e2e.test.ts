@@ -478,8 +478,9 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     await staff.getByRole('heading', { name: 'Key options and plan parameters' }).waitFor();
     await settled(staff);
     // monthlyLimit is a number field of its own; the rows keep the other custom parameters.
-    expect(await staff.getByLabel('Included calls per period').inputValue()).toBe('1000');
-    expect(await staff.getByLabel('Parameter 1 name').inputValue()).toBe('tier');
+    // The form fills once the product has loaded, which may come after the heading: wait for the values.
+    await expect.poll(() => staff.getByLabel('Included calls per period').inputValue()).toBe('1000');
+    await expect.poll(() => staff.getByLabel('Parameter 1 name').inputValue()).toBe('tier');
     expect(await staff.getByRole('button', { name: /^Save/ }).count()).toBe(1);
     await shot(staff, 'admin-product.png');
   });
