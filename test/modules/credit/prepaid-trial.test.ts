@@ -2,7 +2,8 @@
 // the units the trial includes cost nothing and so need no credit — the key works at a zero balance until they are
 // used up, then the first use beyond them is drawn as debt and the key answers NO_CREDIT; a top-up lets it through and
 // pays the debt first. Calls the trial includes likewise. A prepaid plan without included units still refuses at zero
-// at once (prepaid.test.ts). On SQLite, and on PostgreSQL + Redis when TEST_* are set.
+// at once (prepaid.test.ts). At the end of a pay-as-you-go trial (price 0) nothing is invoiced and usage draws on the
+// balance. On SQLite, and on PostgreSQL + Redis when TEST_* are set.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectLedgerConsistent } from '../../helpers/credit-ledger.ts';
@@ -83,6 +84,23 @@ describe('the free trial of a prepaid plan', () => {
     expect(answers).toEqual([true, true, true, false, false]);
     await t.services.apikeys.flushUsage();
     expect(await balance(clientId)).toBe('0.00');
+  });
+
+  it('at the end of a pay-as-you-go trial nothing is invoiced, the order stays active and usage draws on the balance', async () => {
+    const plan = await trialPlan({ meters: [TOKENS], trial: { days: 7, requires_card: false, included: { tokens: 50_000 } } });
+    const { clientId, orderId, key } = await startTrial(plan);
+    const endsAt = Date.parse((await t.admin('order/get', { id: orderId })).result.trial_ends_at as string);
+    const report = await t.services.cron.run(new Date(endsAt + 60_000));
+    // The earlier tests' trials end in the same run.
+    expect(report.failed).toBe(0);
+    expect(report.trials_ended).toBeGreaterThanOrEqual(1);
+    expect((await t.admin('order/get', { id: orderId })).result).toMatchObject({ status: 'active', on_trial: false, unpaid_invoice_id: null });
+    expect(await t.services.db.selectFrom('invoices').select('id').where('client_id', '=', clientId).execute()).toEqual([]);
+    // The trial's tokens are gone with it: at a zero balance the key now needs credit.
+    await expect.poll(() => check(key), { timeout: 4000 }).toBe(false);
+    expect((await info(key)).reason).toBe('NO_CREDIT');
+    expect((await t.admin('client/balance_add_funds', { id: clientId, amount: '1.00', description: 'Top-up' })).result).toBe(true);
+    await expect.poll(() => check(key), { timeout: 4000 }).toBe(true);
   });
 
   it('a prepaid trial whose tokens have no trial allowance refuses at a zero balance, as any prepaid plan', async () => {
