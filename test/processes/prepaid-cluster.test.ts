@@ -2,7 +2,8 @@
 // it: a real primary and two workers on one socket, on SQLite — where separately started processes sharing the file
 // are not supported and the workers tell each other through the primary — and on PostgreSQL when TEST_DATABASE_URL is
 // set (LISTEN/NOTIFY). Tokens ingested through one worker take the balance below zero: every worker refuses the key
-// within a second; a top-up lets it through on every worker again.
+// within a second; a top-up lets it through on every worker again. Twenty connections hammering a key over both
+// workers never take the balance below −allow_negative beyond the documented overshoot.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -148,5 +149,40 @@ describe('a prepaid plan run dry under WORKERS=2', () => {
     // A top-up by staff: every worker lets the key through within its re-read interval.
     await admin('client/balance_add_funds', { id: client, amount: '2.00', description: 'Top-up' });
     expect(await everyWorker(key, true, CREDIT_REFRESH_MS + 2000)).toBeLessThan(CREDIT_REFRESH_MS + 2000);
+  }, 60_000);
+
+  it('20 connections over both workers never take the balance below −allow_negative beyond the documented overshoot', async () => {
+    // 1.00 and allow_negative 0.50 at 0.10 a call: 15 calls above the floor. Each of the P = 2 workers may spend what
+    // it saw above the floor at its last sync, so the bound is the floor less (P − 1) × 1.50 (docs/api-keys.md).
+    const product = await admin('product/prepare', { title: 'Calls', type: 'apikey' });
+    await admin('product/update', { id: product, status: 'enabled', config: { usage_period: 'calendar_month', prepaid: true, allow_negative: '0.50', included: 0, overage: { mode: 'per_unit', unit_price: '0.10' } } });
+    const client = await admin('client/create', { email: 'hammer@example.com', first_name: 'H' });
+    await admin('client/balance_add_funds', { id: client, amount: '1.00', description: 'Top-up' });
+    const order = (await admin('order/create', { client_id: client, product_id: product, activate: true })) as number;
+    const key = ((await admin('serviceapikey/get', { order_id: order })) as { api_key: string }).api_key;
+    let admitted = 0;
+    const hammer = async () => {
+      let refusedInRow = 0;
+      const started = Date.now();
+      while (refusedInRow < 20 && Date.now() - started < 15_000) {
+        if ((await call(port, 'guest/serviceapikey/check', { key })).result === true) {
+          admitted++;
+          refusedInRow = 0;
+        } else refusedInRow++;
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, hammer));
+    // Every admitted call is drawn within the workers' next flushes.
+    const balance = async () => Math.round(Number(await admin('client/balance_get_total', { id: client })) * 100);
+    const deadline = Date.now() + 5000;
+    while ((await balance()) !== 100 - admitted * 10) {
+      if (Date.now() > deadline) throw new Error(`the balance is ${await balance()}, not ${100 - admitted * 10}, after ${admitted} calls`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const final = (await balance()) / 100;
+    process.stdout.write(`prepaid, WORKERS=2, 20 connections: ${admitted} calls admitted of 15 above the floor; balance ${final.toFixed(2)} (floor −0.50, bound −2.00)\n`);
+    expect(admitted).toBeGreaterThanOrEqual(15);
+    expect(final).toBeGreaterThanOrEqual(-0.5 - 1.5 - 1e-9);
+    expect(await everyWorker(key, false, 3000)).toBeLessThan(3000);
   }, 60_000);
 });
