@@ -221,6 +221,8 @@ export async function debitWithDebt(trx: Kysely<Database>, account: Account, inp
   const plan = covered === 0 ? [] : (allocate(lots, covered) ?? []);
   const id = await insert(trx, account, input, -input.amount, now);
   if (plan.length > 0) await trx.insertInto('credit_allocations').values(plan.map((part) => ({ debit_id: id, lot_id: part.lotId, amount: part.amount }))).execute();
+  // Usage crosses thresholds like any debit: auto-recharge and the low-balance alert count it (watches.ts).
+  await debited(trx, account, input.amount, now);
   return { id, duplicate: false };
 }
 

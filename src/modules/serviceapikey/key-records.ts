@@ -10,7 +10,7 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { errors } from '../../platform/errors.ts';
 import type { OrderSnapshot } from '../product/product-type.ts';
 import { meterAtLimit, type MeterQuantityReader } from './check/meter-state.ts';
-import { floorMinor, stopAtOf } from './check/credit-state.ts';
+import { floorMinor, freeOf, meterAllowanceOf, stopAtOf } from './check/credit-state.ts';
 import type { CreditViewReader } from './check/credit-sync.ts';
 import { readKeyLimits } from './key-limits.ts';
 import { monthlyLimitOf } from './options.ts';
@@ -108,7 +108,8 @@ export function createKeyRecords(deps: KeyRecordsDeps) {
     let noCredit = false;
     if (plan.prepaidFloorMicros != null) {
       const view = await deps.readCredit(row.client_id, row.order_id, period.start);
-      noCredit = used >= stopAtOf(plan, view.balance, floorMinor(plan.prepaidFloorMicros, deps.money.precision), view.callsDrawn, deps.money.precision);
+      const free = freeOf(meterAllowanceOf(meters), view.metersDrawn);
+      noCredit = used >= stopAtOf(plan, view.balance, floorMinor(plan.prepaidFloorMicros, deps.money.precision), view.callsDrawn, deps.money.precision, free);
     }
     return { used, meterLimit: meterAtLimit(meters, quantities), noCredit };
   }

@@ -93,7 +93,9 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
   const totals = createUsageTotals({ periodMeter });
   const readCredit = async (clientId: number, orderId: number, periodStart: string) => {
     const view = await deps.prepaid.view(clientId, orderId, periodStart);
-    return { balance: view.balance, callsDrawn: view.drawn.get('calls') ?? 0 };
+    let metersDrawn = 0;
+    for (const [meter, drawn] of view.drawn) if (meter !== 'calls') metersDrawn += drawn;
+    return { balance: view.balance, callsDrawn: view.drawn.get('calls') ?? 0, metersDrawn };
   };
   const entries = createKeyEntries({
     db,

@@ -1,7 +1,7 @@
 // The prepaid check's arithmetic (check/credit-state.ts): where the balance runs out in uses, for each price mode of
 // the calls meter, checked against pricing every count one by one; the floor in minor units; the projected balance.
 import { describe, expect, it } from 'vitest';
-import { callsCost, drawAtOf, floorMinor, orderCreditOf, projectedBalance, rollCredit, stopAtOf } from '../../../src/modules/serviceapikey/check/credit-state.ts';
+import { callsCost, drawAtOf, floorMinor, freeOf, meterAllowanceOf, orderCreditOf, projectedBalance, rollCredit, stopAtOf } from '../../../src/modules/serviceapikey/check/credit-state.ts';
 import type { OverageRule } from '../../../src/lib/usage-pricing.ts';
 import type { UsagePlan } from '../../../src/modules/serviceapikey/usage/usage-plan.ts';
 
@@ -44,6 +44,32 @@ describe('stopAt', () => {
     // A price that rounds to nothing never exhausts the balance by calls.
     expect(stopAtOf({ included: 0, overage: { mode: 'per_unit', unit_price: '0' } }, 100, 0, 0, 2)).toBe(Number.POSITIVE_INFINITY);
   });
+
+  it('at the floor lets through the calls the plan includes while its meters cost nothing (a trial, a free tier)', () => {
+    const plan = { included: 3, overage: { mode: 'per_unit' as const, unit_price: '0.10' } };
+    // Three included calls, nothing drawn: the fourth use would cost, so three are let through.
+    expect(stopAtOf(plan, 0, 0, 0, 2, true)).toBe(3);
+    expect(stopAtOf(plan, -5, -5, 0, 2, true)).toBe(3);
+    // Calls drew 20 already (five uses): they stop at once, as before.
+    expect(stopAtOf(plan, 0, 0, 20, 2, true)).toBe(5);
+    // Not free: at once.
+    expect(stopAtOf(plan, 0, 0, 0, 2, false)).toBe(0);
+    // Calls without a price never stop a free order.
+    expect(stopAtOf({ included: 0, overage: null }, 0, 0, 0, 2, true)).toBe(Number.POSITIVE_INFINITY);
+    // Above the floor `free` changes nothing.
+    expect(stopAtOf(plan, 100, 0, 0, 2, true)).toBe(stopAtOf(plan, 100, 0, 0, 2));
+  });
+
+  it("is free only while every priced meter includes units and none has drawn", () => {
+    const priced = { mode: 'per_unit' as const, unit_price: '0.001' };
+    expect(meterAllowanceOf([])).toBe(true);
+    expect(meterAllowanceOf([{ included: 50_000, overage: priced }, { included: 0, overage: null }])).toBe(true);
+    expect(meterAllowanceOf([{ included: null, overage: priced }])).toBe(true);
+    expect(meterAllowanceOf([{ included: 0, overage: priced }])).toBe(false);
+    expect(freeOf(true, 0)).toBe(true);
+    expect(freeOf(true, 1)).toBe(false);
+    expect(freeOf(false, 0)).toBe(false);
+  });
 });
 
 describe('drawAt', () => {
@@ -69,7 +95,7 @@ describe('the floor and the projected balance', () => {
 
   it('projects the unflushed uses and starts the next period from nothing drawn', () => {
     const plan = { period: 'calendar_month' as const, included: 2, overage: { mode: 'per_unit' as const, unit_price: '0.10' }, hardLimit: null, prepaidFloorMicros: -500_000n };
-    const credit = orderCreditOf(7, plan, { balance: 100, callsDrawn: 30 }, 2, 0)!;
+    const credit = orderCreditOf(7, plan, [], { balance: 100, callsDrawn: 30, metersDrawn: 0 }, 2, 0)!;
     expect(credit).toMatchObject({ clientId: 7, floor: -50, balance: 100, callsDrawn: 30 });
     // 5 uses: 3 beyond included cost 30, all drawn; 7 uses cost 50, 20 not drawn yet.
     expect(projectedBalance(credit, 5)).toBe(100);
@@ -78,7 +104,7 @@ describe('the floor and the projected balance', () => {
     expect(credit.stopAt).toBe(20);
     rollCredit(credit);
     expect(credit).toMatchObject({ callsDrawn: 0, readAt: 0, stopAt: 17 });
-    expect(orderCreditOf(7, plan, { balance: 100, callsDrawn: 30 }, 2, 0, 4)?.drawAt).toBe(12);
-    expect(orderCreditOf(7, { ...plan, prepaidFloorMicros: null }, { balance: 0, callsDrawn: 0 }, 2, 0)).toBeNull();
+    expect(orderCreditOf(7, plan, [], { balance: 100, callsDrawn: 30, metersDrawn: 0 }, 2, 0, 4)?.drawAt).toBe(12);
+    expect(orderCreditOf(7, { ...plan, prepaidFloorMicros: null }, [], { balance: 0, callsDrawn: 0, metersDrawn: 0 }, 2, 0)).toBeNull();
   });
 });

@@ -11,11 +11,24 @@
 // - after this process drew from the balance (a flush of uses, an ingested batch), and when another process says it
 //   did (a `c<client id>` token on the key invalidation channel, sync/invalidation.ts);
 // - in the background at most every CREDIT_REFRESH_MS while the order's keys are checked (a top-up, a lost message).
+//
+// Uses the plan includes cost nothing, so they need no credit: at the floor the check still lets through the calls the
+// `calls` meter includes, as long as the plan's own meters have drawn nothing this period and each priced one includes
+// units (a trial's 50,000 tokens, a free tier) — `freeOf`. The first draw beyond them takes the balance below the floor
+// and the key stops as before.
 import { overageMinor, overageUnits } from '../../../lib/usage-pricing.ts';
+import type { MeterOptions } from '../usage/meters-config.ts';
 import type { UsagePlan } from '../usage/usage-plan.ts';
 
 /** How old an order's credit view may be before a check re-reads it in the background. */
 export const CREDIT_REFRESH_MS = 2000;
+/** The client's balance, what the order's `calls` meter drew this period and what its other meters drew, minor units. */
+export interface CreditView {
+  balance: number;
+  callsDrawn: number;
+  metersDrawn: number;
+}
+
 /** Uses past which `stopAt` is not searched: a price so low that the balance never runs out by calls. */
 const MAX_USES = 2 ** 50;
 
@@ -31,6 +44,10 @@ export interface OrderCredit {
   balance: number;
   /** What the order's `calls` meter had drawn this period at the last read, minor units. */
   callsDrawn: number;
+  /** Every priced meter of the plan (beside calls) includes units: until they draw, its usage costs nothing. */
+  meterAllowance: boolean;
+  /** What the plan's other meters had drawn this period at the last read, minor units. */
+  metersDrawn: number;
   /** The order's uses this period at which the check refuses (0: at once; Infinity: calls never exhaust the balance). */
   stopAt: number;
   /**
@@ -52,14 +69,12 @@ export function callsCost(plan: Pick<UsagePlan, 'included' | 'overage'>, used: n
 }
 
 /**
- * The uses at which the balance reaches the floor: the fewest uses whose cost, beyond what calls drew already, takes
- * the balance to the floor or below. Pricing grows with uses (per_unit, package, graduated), so a doubling then a
- * binary search finds it in about 2 × 50 pricings — done when the view changes, never per check.
+ * The fewest uses whose calls cost reaches `target` minor units (Infinity: never). Pricing grows with uses (per_unit,
+ * package, graduated), so a doubling then a binary search finds it in about 2 × 50 pricings — done when the view
+ * changes, never per check.
  */
-export function stopAtOf(plan: Pick<UsagePlan, 'included' | 'overage'>, balance: number, floor: number, callsDrawn: number, precision: number): number {
-  if (balance <= floor) return 0;
+function usesReaching(plan: Pick<UsagePlan, 'included' | 'overage'>, target: number, precision: number): number {
   if (plan.overage === null) return Number.POSITIVE_INFINITY;
-  const target = balance - floor + callsDrawn;
   const reaches = (uses: number): boolean => callsCost(plan, uses, precision) >= target;
   let high = Math.max(1, plan.included ?? 0);
   while (!reaches(high)) {
@@ -76,6 +91,26 @@ export function stopAtOf(plan: Pick<UsagePlan, 'included' | 'overage'>, balance:
   return low;
 }
 
+/** Whether the plan's own meters still cost nothing: each priced one includes units, and none has drawn this period. */
+export function freeOf(meterAllowance: boolean, metersDrawn: number): boolean {
+  return meterAllowance && metersDrawn === 0;
+}
+
+/** Whether every priced meter of `meters` includes units (null: unlimited) — the plan's meters start free. */
+export function meterAllowanceOf(meters: readonly Pick<MeterOptions, 'included' | 'overage'>[]): boolean {
+  return meters.every((meter) => meter.overage === null || meter.included === null || meter.included > 0);
+}
+
+/**
+ * The uses at which the check refuses: the fewest uses whose cost, beyond what calls drew already, takes the balance
+ * to the floor or below. At the floor, when the plan's meters still cost nothing (`free`), the calls the plan
+ * includes are let through: the uses after which the next one would cost more than calls drew.
+ */
+export function stopAtOf(plan: Pick<UsagePlan, 'included' | 'overage'>, balance: number, floor: number, callsDrawn: number, precision: number, free = false): number {
+  if (balance <= floor) return free ? usesReaching(plan, callsDrawn + 1, precision) - 1 : 0;
+  return usesReaching(plan, balance - floor + callsDrawn, precision);
+}
+
 /** The floor in minor units from the plan's micro-units, rounded toward zero (a stricter floor, never a looser one). */
 export function floorMinor(floorMicros: bigint, precision: number): number {
   // BigInt division truncates toward zero.
@@ -88,10 +123,19 @@ export function drawAtOf(used: number, stopAt: number): number {
 }
 
 /** A prepaid order's credit from a view just read, with the order's uses then. */
-export function orderCreditOf(clientId: number, plan: UsagePlan, view: { balance: number; callsDrawn: number }, precision: number, now: number, used = 0): OrderCredit | null {
+export function orderCreditOf(
+  clientId: number,
+  plan: UsagePlan,
+  meters: readonly Pick<MeterOptions, 'included' | 'overage'>[],
+  view: CreditView,
+  precision: number,
+  now: number,
+  used = 0,
+): OrderCredit | null {
   if (plan.prepaidFloorMicros === null || plan.prepaidFloorMicros === undefined) return null;
   const floor = floorMinor(plan.prepaidFloorMicros, precision);
-  const stopAt = stopAtOf(plan, view.balance, floor, view.callsDrawn, precision);
+  const meterAllowance = meterAllowanceOf(meters);
+  const stopAt = stopAtOf(plan, view.balance, floor, view.callsDrawn, precision, freeOf(meterAllowance, view.metersDrawn));
   return {
     clientId,
     plan: { included: plan.included, overage: plan.overage },
@@ -99,6 +143,8 @@ export function orderCreditOf(clientId: number, plan: UsagePlan, view: { balance
     floor,
     balance: view.balance,
     callsDrawn: view.callsDrawn,
+    meterAllowance,
+    metersDrawn: view.metersDrawn,
     stopAt,
     drawAt: drawAtOf(used, stopAt),
     readAt: now,
@@ -109,10 +155,11 @@ export function orderCreditOf(clientId: number, plan: UsagePlan, view: { balance
 }
 
 /** A view just read: the balance and the calls drawn; `stopAt` follows, and a balance above the floor ends a depletion. */
-export function applyView(credit: OrderCredit, view: { balance: number; callsDrawn: number }, used: number, now: number): void {
+export function applyView(credit: OrderCredit, view: CreditView, used: number, now: number): void {
   credit.balance = view.balance;
   credit.callsDrawn = view.callsDrawn;
-  credit.stopAt = stopAtOf(credit.plan, view.balance, credit.floor, view.callsDrawn, credit.precision);
+  credit.metersDrawn = view.metersDrawn;
+  credit.stopAt = stopAtOf(credit.plan, view.balance, credit.floor, view.callsDrawn, credit.precision, freeOf(credit.meterAllowance, view.metersDrawn));
   credit.drawAt = drawAtOf(used, credit.stopAt);
   credit.readAt = now;
   if (used < credit.stopAt) credit.depleted = false;
@@ -121,7 +168,8 @@ export function applyView(credit: OrderCredit, view: { balance: number; callsDra
 /** The next usage period began: nothing is drawn in it yet; the view is re-read at the next check. */
 export function rollCredit(credit: OrderCredit): void {
   credit.callsDrawn = 0;
-  credit.stopAt = stopAtOf(credit.plan, credit.balance, credit.floor, 0, credit.precision);
+  credit.metersDrawn = 0;
+  credit.stopAt = stopAtOf(credit.plan, credit.balance, credit.floor, 0, credit.precision, freeOf(credit.meterAllowance, 0));
   credit.drawAt = drawAtOf(0, credit.stopAt);
   credit.readAt = 0;
 }

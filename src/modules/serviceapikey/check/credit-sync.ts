@@ -8,11 +8,11 @@ import type { Database } from '../../../db/schema.ts';
 import type { KeySync } from '../sync/key-sync.ts';
 import type { UsageTotals } from '../usage/totals.ts';
 import type { OrderUsage } from './cache.ts';
-import type { OrderCredit } from './credit-state.ts';
+import type { CreditView, OrderCredit } from './credit-state.ts';
 import { applyView, CREDIT_REFRESH_MS, projectedBalance } from './credit-state.ts';
 
-/** The client's balance and what the order's `calls` meter drew in the period (modules/credit/prepaid.ts `view`). */
-export type CreditViewReader = (clientId: number, orderId: number, periodStart: string) => Promise<{ balance: number; callsDrawn: number }>;
+/** The client's balance and what the order's meters drew in the period (modules/credit/prepaid.ts `view`). */
+export type CreditViewReader = (clientId: number, orderId: number, periodStart: string) => Promise<CreditView>;
 
 export interface CreditSyncDeps {
   db: Kysely<Database>;

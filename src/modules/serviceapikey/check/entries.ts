@@ -136,7 +136,7 @@ export function createKeyEntries(deps: KeyEntriesDeps) {
     const used = await totals.periodTotal(db, keyIds, period.start);
     const meters = options.meters ?? [];
     const quantities = meters.length === 0 ? new Map<string, number>() : await deps.readMeters(db, row.order_id, period.start, meters);
-    const credit = prepaid === null ? null : orderCreditOf(row.client_id, plan, prepaid, deps.precision, Date.now(), used + totals.unflushedOf(keyIds, bucketOf(period)));
+    const credit = prepaid === null ? null : orderCreditOf(row.client_id, plan, meters, prepaid, deps.precision, Date.now(), used + totals.unflushedOf(keyIds, bucketOf(period)));
     return entryOf(row, keyIds, rotatingUntilMs, used, orderMetersOf(meters, period.start, quantities, Date.now()), credit, period, Date.now());
   }
 
