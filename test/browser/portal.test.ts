@@ -14,7 +14,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { buyKey, createPlan } from '../helpers/apikey.ts';
-import { HAVE_CHROMIUM, launchChromium, newStaffPage, serveWeb, settled, SHOTS } from '../helpers/browser.ts';
+import { HAVE_CHROMIUM, launchChromium, loginAsAdmin, newStaffPage, serveWeb, settled, SHOTS } from '../helpers/browser.ts';
 import { reviewAtBothWidths, seriousViolations } from '../helpers/page-review.ts';
 import { createLink } from '../helpers/portal.ts';
 import { makeProduct } from '../helpers/selling-fixtures.ts';
@@ -184,5 +184,30 @@ describe.runIf(HAVE_CHROMIUM)('the customer portal, framed on another origin', (
     });
     expect(found).toEqual({ 1280: [], 390: [] });
     expect(inFrame).toEqual([[], []]);
+  });
+
+  it('staff set the framing origins and make a verifier token with the portal scope on the Developers page', async () => {
+    const staff = await newStaffPage(browser);
+    await loginAsAdmin(staff, portalBase.replace('localhost', '127.0.0.1'));
+    await staff.getByRole('link', { name: 'Developers', exact: true }).click();
+    const origins = staff.getByLabel('Origins allowed to frame the portal');
+    await settled(staff);
+    expect(await origins.inputValue()).toBe(listedOrigin);
+    // A bad origin is refused at the field; a good list is saved normalised.
+    await origins.fill('https://app.example.com/path');
+    await staff.getByRole('button', { name: 'Save origins' }).click();
+    await staff.getByText(/must list origins such as/).first().waitFor();
+    await origins.fill(`${listedOrigin}, https://App.Example.com`);
+    await staff.getByRole('button', { name: 'Save origins' }).click();
+    await staff.getByText('Saved: the portal may be framed by these origins.').waitFor();
+    expect((await t.admin('system/settings_get')).result.portal_frame_ancestors).toBe(`${listedOrigin} https://app.example.com`);
+
+    await staff.getByLabel('Name').first().fill('Billing page');
+    await staff.getByLabel('Also make customer-portal links (the portal scope)').check();
+    await staff.getByRole('button', { name: 'Create token' }).click();
+    await staff.getByRole('cell', { name: 'Verify keys, portal' }).waitFor();
+    const made = ((await t.admin('staff/verifier_get_list')).result.list as Array<{ name: string; scopes: string[] }>).find((row) => row.name === 'Billing page');
+    expect(made?.scopes).toEqual(['portal']);
+    await staff.context().close();
   });
 });
