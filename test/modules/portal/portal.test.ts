@@ -185,6 +185,23 @@ describe('customer portal links', () => {
     expectError(await inSession(t, browser, 'client/invoice/get_list'), 201, 401);
   });
 
+  it('ended portal sessions are purged with expired ones; links ended a day ago go when a new one is made', async () => {
+    const { browser } = await openLink(t, (await createLink(t, { client_id: client.id })).token);
+    const ended = new Date(Date.now() - 1000).toISOString().slice(0, 19) + 'Z';
+    await t.services.db.updateTable('sessions').set({ ends_at: ended }).where('portal_scopes', 'is not', null).execute();
+    expect(await t.services.sessions.purgeExpired()).toBeGreaterThanOrEqual(1);
+    expect(await t.services.db.selectFrom('sessions').select('id_hash').where('portal_scopes', 'is not', null).execute()).toEqual([]);
+    expectError(await inSession(t, browser, 'client/portal/get'), 201, 401);
+
+    const old = await createLink(t, { client_id: client.id });
+    const recent = await createLink(t, { client_id: client.id });
+    await t.services.db.updateTable('portal_links').set({ expires_at: new Date(Date.now() - 86_400_000 - 5000).toISOString().slice(0, 19) + 'Z' }).where('id', '=', old.id).execute();
+    await t.services.db.updateTable('portal_links').set({ expires_at: ended }).where('id', '=', recent.id).execute();
+    await createLink(t, { client_id: client.id });
+    const left = (await t.services.db.selectFrom('portal_links').select('id').where('id', 'in', [old.id, recent.id]).execute()).map((row) => row.id);
+    expect(left).toEqual([recent.id]);
+  });
+
   it('a scope it was not given is refused with 403; the profile, the cart and the admin API are out of reach', async () => {
     const browser = await portalSession(t, client.id, ['invoices']);
     const refused = await inSession(t, browser, 'client/serviceapikey/get_list');
