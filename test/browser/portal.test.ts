@@ -28,8 +28,10 @@ function hostPage(origin: string): Server {
     response.end(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme app</title>` +
         `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-        `<body style="margin:0;font-family:sans-serif"><header style="padding:8px 16px;background:#123;color:#fff"><h1 style="font-size:18px;margin:0">Acme app — Billing</h1></header>` +
-        `<main><iframe title="Billing portal" src="${escaped}" style="border:0;width:100%;height:1400px"></iframe></main></body></html>`,
+        `<body style="margin:0;font-family:sans-serif;overflow:hidden"><header style="box-sizing:border-box;height:38px;padding:8px 16px;background:#123;color:#fff"><h1 style="font-size:18px;margin:0">Acme app — Billing</h1></header>` +
+        // As tall as the window: a page taller than the viewport makes a full-page screenshot resize the window, and
+        // Chromium does not repaint a cross-origin frame in time for it.
+        `<main><iframe title="Billing portal" src="${escaped}" style="display:block;border:0;width:100%;height:calc(100vh - 38px)"></iframe></main></body></html>`,
     );
   });
 }
