@@ -142,6 +142,23 @@ describe.runIf(HAVE_CHROMIUM)('the customer portal, framed on another origin', (
     await frame.getByRole('heading', { name: 'Page not found' }).waitFor();
   });
 
+  it('with usage and wallet only: the usage page shows each plan without its keys, the wallet its balance', async () => {
+    const frame = await framed(listedOrigin, await portalUrl({ scopes: ['usage', 'wallet'] }));
+    await frame.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    await settled(page);
+    const nav = frame.getByRole('navigation', { name: 'Portal' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Usage', 'Wallet']);
+    await frame.getByRole('heading', { name: /Pro API/ }).waitFor();
+    expect(await frame.getByText('Checks, all keys').count()).toBeGreaterThan(0);
+    // No key on this page: keys are the keys scope's.
+    expect(await frame.content()).not.toContain(key);
+    await nav.getByRole('link', { name: 'Wallet' }).click();
+    await frame.getByRole('heading', { name: 'Wallet', level: 1 }).waitFor();
+    await settled(page);
+    expect(await frame.getByTestId('wallet-balance').textContent()).toContain('0.00');
+    expect(await frame.getByRole('alert').count()).toBe(0);
+  });
+
   it('the same link opened again (another frame) is refused', async () => {
     const url = await portalUrl();
     const first = await framed(listedOrigin, url);
