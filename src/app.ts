@@ -201,7 +201,7 @@ export function buildApp(services: Services, options: BuildOptions = {}): Fastif
     httpsPossible,
   );
   registerExportRoutes(app, services, httpsPossible);
-  if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir);
+  if (options.webDistDir !== undefined) registerWebUi(app, options.webDistDir, () => services.settings.peek('portal_frame_ancestors'));
 
   let direct: DirectAnswers | null = null;
   const directRoutes = directRoutesOf(modules);

@@ -56,6 +56,7 @@ import { createApiKeyService, type ApiKeyService } from './modules/serviceapikey
 import { keyIsSwitchedOn } from './modules/serviceapikey/key-state.ts';
 import { createUsageCloser, type UsageCloser } from './modules/serviceapikey/usage/overage.ts';
 import { createSessionService, type SessionService } from './modules/session/service.ts';
+import { createPortalService, type PortalService } from './modules/portal/service.ts';
 import { createStaffService, type StaffService } from './modules/staff/service.ts';
 import { createOutboxService, type OutboxService } from './modules/outbox/service.ts';
 import { createMailService, type MailService } from './modules/email/service.ts';
@@ -86,6 +87,8 @@ export interface Services {
   /** Prometheus registry behind GET /metrics; modules add their own metrics to `metrics.registry`. */
   metrics: Metrics;
   sessions: SessionService;
+  /** Customer-portal links (issue 25). */
+  portal: PortalService;
   staff: StaffService;
   /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches. */
   csvExports: ExportService;
@@ -376,6 +379,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     settings,
     metrics,
     sessions,
+    portal: createPortalService({ db, secrets, clients, frameAncestors: () => settings.peek('portal_frame_ancestors'), publicUrl: config.publicUrl }),
     staff,
     csvExports: createExportService({ db, clients }),
     clients,

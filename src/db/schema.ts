@@ -11,6 +11,7 @@ import type { InvoiceTables } from '../modules/invoice/tables.ts';
 import type { OrderTables } from '../modules/order/tables.ts';
 import type { OutboxTables } from '../modules/outbox/tables.ts';
 import type { PaymentTables } from '../modules/payment/tables.ts';
+import type { PortalTables } from '../modules/portal/tables.ts';
 import type { ProductTables } from '../modules/product/tables.ts';
 import type { ApiKeyTables } from '../modules/serviceapikey/tables.ts';
 import type { SessionTables } from '../modules/session/tables.ts';
@@ -31,6 +32,7 @@ export type Database = AccountTables &
   OrderTables &
   OutboxTables &
   PaymentTables &
+  PortalTables &
   ProductTables &
   ApiKeyTables &
   SessionTables &

@@ -14,7 +14,7 @@ import { GuestRoad } from './guest-road.ts';
 import type { Session, SessionControl, SessionStore } from '../platform/session.ts';
 import { createSessionControl } from './session-control.ts';
 import { compileValidator } from './validate.ts';
-import type { ModuleServices } from '../modules/index.ts';
+import { portalScopesOf, type ModuleServices } from '../modules/index.ts';
 
 /**
  * What the gateway hands its routes: the services it uses itself (authentication, rate limits, sessions) and those
@@ -58,8 +58,20 @@ class Call<I extends Identity = Identity> {
   }
 }
 
-function makeHandler(role: Role, def: ActionDef<TObject, never>, services: GatewayServices, httpsPossible: boolean) {
+/**
+ * A customer-portal session (issue 25) may call only the client actions its scopes open (src/modules/portal/scopes.ts,
+ * deny by default): 403 otherwise. Admin actions never see one (its subject is a client: 401 before this).
+ */
+function requirePortalScope(session: Session | null, opening: readonly string[], name: string): void {
+  const portal = session?.portal;
+  if (portal === undefined || portal === null) return;
+  if (!opening.some((scope) => portal.scopes.includes(scope))) throw errors.portalScope(name);
+}
+
+function makeHandler(role: Role, name: string, def: ActionDef<TObject, never>, services: GatewayServices, httpsPossible: boolean) {
   const validate = compileValidator(def.params);
+  // Asked once per route: which portal scopes open this action (none for admin and guest actions).
+  const portalOpening = role === 'client' ? portalScopesOf(...(name.split('/') as [string, string])) : [];
   const { limiter } = services;
   // A guest action takes the road its direct answer takes too (guest-road.ts): policy, validation, handler.
   const guest = role === 'guest' ? new GuestRoad(def, limiter) : null;
@@ -77,6 +89,7 @@ function makeHandler(role: Role, def: ActionDef<TObject, never>, services: Gatew
 
   async function authenticated(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>): Promise<unknown> {
     const { identity, session } = await authenticate(role as 'admin' | 'client', request, reply, services, ip, raw, allowVerifier);
+    requirePortalScope(session, portalOpening, name);
     // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
     if (!limiter.isExempt(ip)) {
       const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
@@ -150,7 +163,7 @@ export function registerGateway<S = ModuleServices>(
   httpsPossible: boolean,
 ): void {
   for (const { role, module, action, def } of listActions(modules)) {
-    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, def, services, httpsPossible) });
+    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, `${module}/${action}`, def, services, httpsPossible) });
   }
 
   const knownModules = new Set(modules.map((module) => module.name));

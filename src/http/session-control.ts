@@ -3,7 +3,7 @@
 // ended at logout.
 import { serialize } from 'cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Session, SessionControl, SessionStore } from '../platform/session.ts';
+import type { PortalGrant, Session, SessionControl, SessionStore } from '../platform/session.ts';
 import { CSRF_COOKIE, readCookies, requireSessionCsrf, SESSION_COOKIE } from './csrf.ts';
 
 export function createSessionControl(
@@ -14,10 +14,14 @@ export function createSessionControl(
 ): SessionControl {
   let loaded: Promise<Session | null> | undefined = preloaded === undefined ? undefined : Promise.resolve(preloaded);
   const cookieValue = (): string | null => readCookies(request)[SESSION_COOKIE] ?? null;
-  const setCookies = (sessionId: string, csrfToken: string, maxAge?: number): void => {
+  const setCookies = (sessionId: string, csrfToken: string, maxAge?: number, portal?: PortalGrant): void => {
     // Read only when cookies are set: request.protocol is not free and most calls never set any.
     const secure = request.protocol === 'https';
-    const base = { path: '/', sameSite: 'lax' as const, secure, ...(maxAge !== undefined && { maxAge }) };
+    const base = {
+      path: '/',
+      ...(portal !== undefined ? portalCookieAttributes(request) : { sameSite: 'lax' as const, secure }),
+      ...(maxAge !== undefined && { maxAge }),
+    };
     reply.header('Set-Cookie', [
       serialize(SESSION_COOKIE, sessionId, { ...base, httpOnly: true }),
       serialize(CSRF_COOKIE, csrfToken, base),
@@ -32,12 +36,12 @@ export function createSessionControl(
       }
       return loaded;
     },
-    async start(subject) {
+    async start(subject, portal) {
       const previous = await control.current();
       if (previous !== null) await sessions.destroy(previous.idHash);
-      const created = await sessions.create(subject);
+      const created = await sessions.create(subject, portal);
       loaded = Promise.resolve(created.session);
-      setCookies(created.id, created.csrfToken);
+      setCookies(created.id, created.csrfToken, undefined, portal);
       return created;
     },
     async end() {
@@ -52,4 +56,23 @@ export function createSessionControl(
     },
   };
   return control;
+}
+
+/** Host names browsers treat as a secure context over plain http (they accept `Secure` cookies from them). */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/:\d+$/, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '127.0.0.1' || host === '[::1]' || host === '::1';
+}
+
+/**
+ * The cookies of a customer-portal session (issue 25), which must work inside a cross-site iframe: SameSite=None
+ * (sent with the framed page's own requests) with Secure (browsers refuse SameSite=None without it) and Partitioned
+ * (CHIPS: the cookie lives in the embedding site's partition only, so it works where third-party cookies are
+ * otherwise blocked and means nothing outside that embedding). Possible over https, and over plain http on loopback
+ * names (a secure context: tests and local development). Elsewhere on plain http: SameSite=Lax, so the portal works
+ * opened directly but not framed (docs/portal.md). CSRF still holds: every session call needs the session's CSRF token.
+ */
+function portalCookieAttributes(request: FastifyRequest): { sameSite: 'none' | 'lax'; secure: boolean; partitioned?: boolean } {
+  if (request.protocol === 'https' || isLoopbackHost(request.hostname)) return { sameSite: 'none', secure: true, partitioned: true };
+  return { sameSite: 'lax', secure: false };
 }

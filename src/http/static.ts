@@ -24,14 +24,30 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 // The pages themselves must be revalidated so a new build is picked up at once.
 const REVALIDATE = 'no-cache';
 
+const POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors ";
+
 const PAGE_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+  'Content-Security-Policy': `${POLICY}'none'`,
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'same-origin',
 };
+
+/**
+ * The customer portal's pages (`/portal`, `/portal/*`, issue 25): framable by the origins of the
+ * portal_frame_ancestors setting (already checked to be plain http(s) origins), by none while it is empty. No
+ * X-Frame-Options then: it cannot name origins, and browsers obey frame-ancestors when both are sent.
+ */
+function portalHeaders(frameAncestors: string | null): Record<string, string> {
+  if (frameAncestors === null || frameAncestors === '') return PAGE_HEADERS;
+  return {
+    'Content-Security-Policy': `${POLICY}${frameAncestors}`,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+  };
+}
 
 /**
  * The file under `root` named by a URL path, or null when the path is not a safe, plain relative path (encoded
@@ -59,16 +75,17 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
-export function registerWebUi(app: FastifyInstance, distDir: string): void {
+/** `portalFrameAncestors`: the portal_frame_ancestors setting as stored (space-separated origins), read per page. */
+export function registerWebUi(app: FastifyInstance, distDir: string, portalFrameAncestors: () => string | null = () => null): void {
   const root = resolve(distDir);
   const clientIndex = join(root, 'index.html');
   const adminIndex = join(root, 'admin', 'index.html');
 
-  async function sendFile(reply: FastifyReply, file: string, cacheControl: string): Promise<FastifyReply> {
+  async function sendFile(reply: FastifyReply, file: string, cacheControl: string, portal = false): Promise<FastifyReply> {
     const body = await readFile(file);
     const type = CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
     void reply.header('Content-Type', type).header('Cache-Control', cacheControl).header('X-Content-Type-Options', 'nosniff');
-    if (type.startsWith('text/html')) void reply.headers(PAGE_HEADERS);
+    if (type.startsWith('text/html')) void reply.headers(portal ? portalHeaders(portalFrameAncestors()) : PAGE_HEADERS);
     return reply.send(body);
   }
 
@@ -90,7 +107,9 @@ export function registerWebUi(app: FastifyInstance, distDir: string): void {
     // A path that names a file (has an extension) but none exists is a real 404; any other path is a page of the
     // single-page app, which routes it in the browser.
     if (extname(path) !== '' || path.includes('/.')) return notFound(reply);
-    return sendFile(reply, isAdmin ? adminIndex : clientIndex, REVALIDATE);
+    // The portal is the client area in portal mode (web/src/client/portal.ts), served with its own framing policy.
+    const isPortal = path === '/portal' || path.startsWith('/portal/');
+    return sendFile(reply, isAdmin ? adminIndex : clientIndex, REVALIDATE, isPortal);
   }
 
   app.get('/', serve);

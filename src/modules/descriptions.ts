@@ -13,6 +13,7 @@ export const MODULE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   payment_method: 'Saved payment methods (cards) for automatic payment of renewals',
   email: 'The mail log and the templates of the messages Tollgate sends',
   webhook: 'Outgoing webhooks: endpoints, secrets, deliveries and retries',
+  portal: 'The customer portal to embed: single-use links that open a client session restricted to its scopes',
   currency: 'The instance’s currencies, the default one, the exchange rates staff set and their history; formatting prices',
   usage: 'Metered usage events (tokens, bytes, seconds…): ingestion, exactly once per order and event id',
 };

@@ -14,6 +14,7 @@ import { emailApi, type EmailNeeds } from './email/api.ts';
 import { invoiceApi, type InvoiceNeeds } from './invoice/api.ts';
 import { orderApi, type OrderNeeds } from './order/api.ts';
 import { paymentMethodApi, type PaymentMethodNeeds } from './payment/api.ts';
+import { portalApi, type PortalNeeds } from './portal/api.ts';
 import { productApi, type ProductNeeds } from './product/api.ts';
 import { profileApi, type ProfileNeeds } from './profile/api.ts';
 import { serviceApiKeyApi, type ApiKeyNeeds } from './serviceapikey/api.ts';
@@ -40,7 +41,11 @@ export type ModuleServices = SystemNeeds &
   EmailNeeds &
   WebhookNeeds &
   UsageNeeds &
-  CurrencyNeeds;
+  CurrencyNeeds &
+  PortalNeeds;
+
+/** Which scopes of a customer-portal session open a client action (deny by default): the gateway asks once per route. */
+export { portalScopesOf } from './portal/scopes.ts';
 
 // The staff module lists every permission the admin actions ask for, its own included: computed here from the list
 // below, the first time the action asks (by then the list exists).
@@ -73,4 +78,5 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   usageApi,
   currencyApi,
   sessionApi,
+  portalApi,
 ];

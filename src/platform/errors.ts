@@ -33,6 +33,8 @@ export const errors = {
   emailNotConfirmed: () => new ApiError(403, 403, 'Please check your mailbox and confirm your email address.'),
   csrf: () => new ApiError(403, 403, 'CSRF token is missing or does not match the session'),
   forbidden: (permission: string) => new ApiError(403, 403, `You do not have the permission "${permission}"`),
+  /** A customer-portal session called a client action none of its scopes opens (src/modules/portal/scopes.ts). */
+  portalScope: (action: string) => new ApiError(403, 403, `This portal session may not call ${action}: none of its scopes opens it`),
   /** Verifier credentials called an action outside their allow-list (ActionDef.verifier). */
   verifierScope: () => new ApiError(403, 403, 'Verifier credentials may only verify keys (check, get_info, report_usage, events)'),
   notFound: (what: string) => new ApiError(404, 404, `${what} not found`),

@@ -5,8 +5,10 @@
 // system module stores and serves the values (src/modules/system/service.ts).
 import { isoCountries } from './iso-countries.ts';
 import { errors } from './errors.ts';
+import { InvalidInput } from '../lib/invalid-input.ts';
+import { normalizeOriginList } from '../lib/origins.ts';
 
-export type SettingKind = 'amount' | 'text' | 'longtext' | 'email' | 'url' | 'country' | 'prefix' | 'bool' | 'counter' | 'days' | 'offsets' | 'secret';
+export type SettingKind = 'amount' | 'text' | 'longtext' | 'email' | 'url' | 'country' | 'prefix' | 'bool' | 'counter' | 'days' | 'offsets' | 'origins' | 'secret';
 
 export interface SettingSpec {
   kind: SettingKind;
@@ -47,6 +49,11 @@ export const SETTINGS = {
   funds_max_amount: { kind: 'amount', fallback: '' },
   /** Renewal and overage invoices are paid from the client's balance when it covers them (issue 24). */
   credits_pay_invoices: { kind: 'bool', fallback: 'false' },
+  /**
+   * Origins allowed to frame the customer portal (issue 25, docs/portal.md), space- or comma-separated; also the only
+   * origins a portal link's return_url may point at once set. '' (the default): the portal refuses to be framed.
+   */
+  portal_frame_ancestors: { kind: 'origins', fallback: '' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },
@@ -148,6 +155,14 @@ export function normalizeSetting(name: SettingName, value: unknown, origin: 'sta
       return parseList(name, text, 1, 365, true);
     case 'offsets':
       return text === '' ? '' : parseList(name, text, -365, 365, true);
+    case 'origins':
+      try {
+        return normalizeOriginList(name, text);
+      } catch (error) {
+        // The catalogue throws ApiErrors (config.ts reads the environment's values through it and expects one).
+        if (error instanceof InvalidInput) throw errors.invalid(error.param, error.problem);
+        throw error;
+      }
     default:
       // secret: stored sealed; '' clears the stored value.
       if (value.length > 1000) throw errors.invalid(name, 'must be at most 1000 characters');

@@ -137,6 +137,8 @@ describe('credential actions take POST only', () => {
         'admin/system/settings_update',
         // Usage events name API keys, and a batch is up to 1 MB: never a URL (issue 23).
         'admin/usage/ingest',
+        // A portal link's token opens a session (issue 25): a credential, never in a URL.
+        'guest/portal/open',
       ].toSorted(),
     );
   });

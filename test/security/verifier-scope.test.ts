@@ -48,7 +48,8 @@ describe('verifier scope', () => {
       .map(({ role, module, action }) => `${role}/${module}/${action}`)
       .toSorted();
     // usage/ingest (issue 23): an app server reports what the keys it checks used, as report_usage does for calls.
-    expect(allowed).toEqual(['admin/serviceapikey/check', 'admin/serviceapikey/get_info', 'admin/serviceapikey/report_usage', 'admin/usage/ingest']);
+    // portal/session_create (issue 25): opens to a verifier only when its group holds portal.session (the portal scope).
+    expect(allowed).toEqual(['admin/portal/session_create', 'admin/serviceapikey/check', 'admin/serviceapikey/get_info', 'admin/serviceapikey/report_usage', 'admin/usage/ingest']);
   });
 
   it('a verifier token calls its four: check, get_info, report_usage and the events stream', async () => {

@@ -117,6 +117,35 @@ final class Client
     }
 
     /**
+     * A single-use link to a client's customer portal (`admin/portal/session_create`, Tollgate issue 25): an array with
+     * Tollgate's field names — id, url, client_id, scopes, return_url, expires_at. `$scopes` among keys, usage,
+     * invoices and wallet (all when null); `expiresIn` in seconds (60–86400, 900 by default). Frame the url on an
+     * origin listed in Tollgate's portal_frame_ancestors setting, or redirect to it. The token needs the `portal`
+     * scope; a refusal throws HttpError with Tollgate's message.
+     *
+     * @param list<string>|null $scopes
+     * @param array{returnUrl?: string, expiresIn?: int} $options
+     * @return array<string, mixed>
+     */
+    public function portalSession(int $clientId, ?array $scopes = null, array $options = []): array
+    {
+        if ($clientId < 1) {
+            throw new \InvalidArgumentException('clientId must be a positive integer');
+        }
+        $params = ['client_id' => $clientId];
+        if ($scopes !== null) {
+            $params['scopes'] = array_values($scopes);
+        }
+        if (isset($options['returnUrl'])) {
+            $params['return_url'] = $options['returnUrl'];
+        }
+        if (isset($options['expiresIn'])) {
+            $params['expires_in'] = $options['expiresIn'];
+        }
+        return $this->transport->call('portal/session_create', $params);
+    }
+
+    /**
      * Queues a metered event for `admin/usage/ingest` and returns its id. `$value` is the amount (tokens, bytes…) for
      * sum, max and latest meters, null for count meters; `$properties` an associative array. Sent at flush().
      *

@@ -15,7 +15,7 @@ require __DIR__ . '/lib/World.php';
 use Tollgate\Tests\Runner;
 
 $groups = [
-    'main' => ['check.php', 'cache-usage.php', 'failures.php', 'track.php', 'middleware.php', 'app.php'],
+    'main' => ['check.php', 'cache-usage.php', 'failures.php', 'track.php', 'middleware.php', 'app.php', 'portal.php'],
     'outage' => ['outage.php'],
     'restarted' => ['restarted.php'],
 ];

@@ -25,7 +25,7 @@ import time
 import weakref
 from concurrent.futures import Future
 from datetime import datetime
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from .cache import EXHAUSTED, HIT, KeyCache
 from .events import EventStream
@@ -107,6 +107,29 @@ class Tollgate:
         """`check`'s verdict as a dict with get_info's field names (valid, reason, order_id, key_id, config, usage,
         retry_after), for code written against Tollgate's get_info. Same cache, counted the same way."""
         return self.check(key, ip).as_dict()
+
+    def portal_session(
+        self,
+        client_id: int,
+        scopes: Optional[Sequence[str]] = None,
+        return_url: Optional[str] = None,
+        expires_in: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """A single-use link to `client_id`'s customer portal (admin/portal/session_create): a dict with Tollgate's
+        field names, {id, url, client_id, scopes, return_url, expires_at}. `scopes` among keys, usage, invoices and
+        wallet (all when None); `expires_in` in seconds (60-86400, 900 by default). Frame `url` on an origin listed
+        in Tollgate's portal_frame_ancestors setting, or redirect to it. The token needs the `portal` scope; a refusal
+        raises TollgateHttpError with Tollgate's message."""
+        if not isinstance(client_id, int) or isinstance(client_id, bool) or client_id < 1:
+            raise TypeError("client_id must be a positive integer")
+        payload: Dict[str, Any] = {"client_id": client_id}
+        if scopes is not None:
+            payload["scopes"] = list(scopes)
+        if return_url is not None:
+            payload["return_url"] = return_url
+        if expires_in is not None:
+            payload["expires_in"] = expires_in
+        return self._send("admin/portal/session_create", payload)
 
     def track(
         self,

@@ -20,9 +20,11 @@ import { shapeEvent } from './event-shape.ts';
 import { callAdmin, type AdminCaller } from './http.ts';
 import { logOnce } from './log.ts';
 import { readingList, type MeterReadings } from './readings.ts';
+import { createPortalSession, type PortalScope, type PortalSession, type PortalSessionOptions } from './portal.ts';
 
 export { TollgateEventRejection, TollgateEventsDropped, TollgateHttpError } from './errors.ts';
 export type { MeterReading, MeterReadings } from './readings.ts';
+export type { PortalScope, PortalSession, PortalSessionOptions } from './portal.ts';
 
 export type Reason =
   | 'VALID'
@@ -396,6 +398,15 @@ export class Tollgate {
     };
     if (this.epoch === epoch && !this.closed && result.reason !== 'RATE_LIMITED') this.store(key, result, startedAt);
     return result;
+  }
+
+  /**
+   * A single-use link to `clientId`'s customer portal (all scopes when `scopes` is omitted): frame its `url` on an
+   * origin listed in Tollgate's portal_frame_ancestors setting, or redirect to it. Needs a token with the `portal`
+   * scope; a refusal (unknown client, bad scopes or return URL, missing scope) is a TollgateHttpError with its message.
+   */
+  portalSession(clientId: number, scopes?: readonly PortalScope[], options: PortalSessionOptions = {}): Promise<PortalSession> {
+    return createPortalSession(this.caller, clientId, scopes, options);
   }
 
   private call(action: string, params: Record<string, unknown>): Promise<unknown> {

@@ -3,6 +3,7 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import { actionsFor, type ActionDef, type CallContext, type ClientIdentity, type GuestIdentity, type ModuleApi } from '../../platform/action.ts';
 import { Done } from '../../platform/schemas.ts';
+import { errors } from '../../platform/errors.ts';
 import type { AccountService } from '../account/service.ts';
 import { Cart, CheckoutResult } from './results.ts';
 import type { CartOwner, CartService } from './service.ts';
@@ -47,6 +48,8 @@ async function guestReader(call: CartCall<GuestIdentity>): Promise<CartOwner> {
 
 async function guestCart(call: CartCall<GuestIdentity>, changes: boolean): Promise<CartOwner> {
   const session = await call.session.current();
+  // A customer-portal session (issue 25) shows what its scopes open; a cart is in none of them.
+  if ((session?.portal ?? null) !== null) throw errors.portalScope('the cart');
   if (session !== null && session.subject.type === 'client') {
     // Changing a logged-in client's cart through the cookie alone would let another site do it (a link, even a
     // GET): the session's CSRF token is required, as on client/cart/*.

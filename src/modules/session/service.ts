@@ -5,7 +5,7 @@ import type { Database } from '../../db/schema.ts';
 import type { SessionTable } from './tables.ts';
 import { newOpaqueToken, safeEqual, type SecretBox } from '../../lib/crypto.ts';
 import { addSeconds, isoSeconds } from '../../lib/time.ts';
-import type { NewSession, Session, SessionSubject } from '../../platform/session.ts';
+import type { NewSession, PortalGrant, Session, SessionSubject } from '../../platform/session.ts';
 
 // The session types are the platform's (src/platform/session.ts): http/ and the modules share them.
 export type { NewSession, Session, SessionSubject };
@@ -25,13 +25,19 @@ function toSession(row: SessionTable): Session {
     row.subject_type === 'guest' || row.subject_id === null
       ? { type: 'guest', id: null }
       : { type: row.subject_type, id: row.subject_id };
-  return { idHash: row.id_hash, subject, csrfHash: row.csrf_hash };
+  // Fails closed: a row with portal scopes is a portal session even if its end were missing (it then ends at once).
+  const portal: PortalGrant | null =
+    row.portal_scopes === null
+      ? null
+      : { scopes: row.portal_scopes === '' ? [] : row.portal_scopes.split(','), returnUrl: row.portal_return_url, endsAt: row.ends_at ?? row.created_at };
+  return { idHash: row.id_hash, subject, csrfHash: row.csrf_hash, portal };
 }
 
 export function createSessionService({ db, secrets, ttlSeconds }: SessionServiceDeps) {
   const touchAfterMs = Math.min(TOUCH_AFTER_MS, (ttlSeconds * 1000) / 2);
   return {
-    async create(subject: SessionSubject, now = new Date()): Promise<NewSession> {
+    /** A new session; with `portal`, a customer-portal session restricted to its scopes until `portal.endsAt`. */
+    async create(subject: SessionSubject, portal?: PortalGrant, now = new Date()): Promise<NewSession> {
       const id = newOpaqueToken();
       const csrfToken = newOpaqueToken();
       const row: SessionTable = {
@@ -42,6 +48,9 @@ export function createSessionService({ db, secrets, ttlSeconds }: SessionService
         created_at: isoSeconds(now),
         last_seen_at: isoSeconds(now),
         expires_at: isoSeconds(addSeconds(now, ttlSeconds)),
+        portal_scopes: portal === undefined ? null : portal.scopes.join(','),
+        portal_return_url: portal?.returnUrl ?? null,
+        ends_at: portal?.endsAt ?? null,
       };
       await db.insertInto('sessions').values(row).execute();
       return { id, csrfToken, session: toSession(row) };
@@ -53,7 +62,8 @@ export function createSessionService({ db, secrets, ttlSeconds }: SessionService
       const idHash = secrets.hash(id);
       const row = await db.selectFrom('sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
       if (row === undefined) return null;
-      if (row.expires_at <= isoSeconds(now)) {
+      // A portal session ends at its `ends_at` however active it is (its link said for how long).
+      if (row.expires_at <= isoSeconds(now) || (row.ends_at !== null && row.ends_at <= isoSeconds(now))) {
         await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
         return null;
       }
@@ -75,7 +85,6 @@ export function createSessionService({ db, secrets, ttlSeconds }: SessionService
       await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
     },
 
-    /** Ends every session of an account, e.g. when it is deactivated. */
     /** Ends every session of an account (but `keepIdHash`, the caller's own, when given). */
     async destroyAllOf(type: 'client' | 'admin', id: number, trx: Kysely<Database> = db, keepIdHash?: string): Promise<void> {
       let query = trx.deleteFrom('sessions').where('subject_type', '=', type).where('subject_id', '=', id);
@@ -84,7 +93,11 @@ export function createSessionService({ db, secrets, ttlSeconds }: SessionService
     },
 
     async purgeExpired(now = new Date()): Promise<number> {
-      const result = await db.deleteFrom('sessions').where('expires_at', '<=', isoSeconds(now)).executeTakeFirst();
+      const cutoff = isoSeconds(now);
+      const result = await db
+        .deleteFrom('sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', cutoff), eb('ends_at', '<=', cutoff)]))
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -10,6 +10,13 @@ export interface SessionTable {
   created_at: string;
   last_seen_at: string;
   expires_at: string;
+  /**
+   * A customer-portal session (issue 25, src/modules/portal/): its scopes, comma-separated; null for an ordinary
+   * session. With it, `portal_return_url` (the portal's "Back" link) and `ends_at`, the moment it ends however active.
+   */
+  portal_scopes: string | null;
+  portal_return_url: string | null;
+  ends_at: string | null;
 }
 
 export interface SessionTables {

@@ -10,6 +10,7 @@ import type { TwoFactorService } from '../account/two-factor.ts';
 import { PermissionList, type PermissionEntry } from './permissions.ts';
 import { Done, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
+import { VERIFIER_SCOPES, type VerifierScope } from './verifier-groups.ts';
 import { staffRecoveryActions, type StaffRecoveryNeeds } from './recovery-actions.ts';
 import { AdminGroupSchema, StaffRecordSchema, StaffStatusSchema } from './results.ts';
 import type { StaffService } from './service.ts';
@@ -32,7 +33,8 @@ const Name = Type.String({ minLength: 1, maxLength: 255 });
 const Password = Type.String({ minLength: 1, maxLength: 256 });
 const Status = Type.Union([Type.Literal('active'), Type.Literal('inactive')]);
 const Token = Type.String({ minLength: 1 });
-const Verifier = Type.Object({ id: Type.Integer(), name: Type.String(), status: StaffStatusSchema, created_at: Timestamp, updated_at: Timestamp });
+const VerifierScopes = Type.Array(Type.Union((Object.keys(VERIFIER_SCOPES) as VerifierScope[]).map((scope) => Type.Literal(scope))), { uniqueItems: true });
+const Verifier = Type.Object({ id: Type.Integer(), name: Type.String(), scopes: VerifierScopes, status: StaffStatusSchema, created_at: Timestamp, updated_at: Timestamp });
 const Permissions = Type.Array(Type.String({ pattern: '^[a-z_]+\\.[a-z_]+$', maxLength: 100 }), { maxItems: 200 });
 
 /**
@@ -187,13 +189,15 @@ export const staffApi = (catalogue: () => readonly PermissionEntry[]): ModuleApi
     // Verifier tokens (CONTRACT §11): credentials for the operator's app servers, made from the Developers page.
     // Making one grants `serviceapikey.check`, so the caller must hold it (administrators hold everything).
     verifier_create: adminAction({
-      params: Type.Object({ name: Name }),
+      params: Type.Object({ name: Name, scopes: Type.Optional(VerifierScopes) }),
       permission: 'staff.manage',
-      summary: 'A new verifier token (permission serviceapikey.check only) → {id, name, token}; the token is shown here and by verifier_rotate only',
-      result: Type.Object({ id: Type.Integer(), name: Type.String(), token: Token }),
-      handler({ name }, { services, identity }) {
-        requireHeld(identity.staff, [VERIFIER_PERMISSION]);
-        return services.staff.createVerifier(name);
+      summary:
+        'A new verifier token (permission serviceapikey.check only; with scopes ["portal"] also portal.session, to make customer-portal links) → {id, name, scopes, token}; the token is shown here and by verifier_rotate only',
+      result: Type.Object({ id: Type.Integer(), name: Type.String(), scopes: VerifierScopes, token: Token }),
+      handler({ name, scopes = [] }, { services, identity }) {
+        // Granting goes no further than the caller's own permissions.
+        requireHeld(identity.staff, [VERIFIER_PERMISSION, ...scopes.map((scope) => VERIFIER_SCOPES[scope])]);
+        return services.staff.createVerifier(name, scopes);
       },
     }),
     verifier_get_list: adminAction({

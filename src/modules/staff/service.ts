@@ -14,6 +14,7 @@ import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { VERIFIER_PERMISSION } from '../../platform/permissions.ts';
+import { grantsOnlyVerification, scopesOf, VERIFIER_SCOPES, type VerifierScope } from './verifier-groups.ts';
 import type { EventBus } from '../../platform/events.ts';
 import './events.ts';
 import { staffEmailChanges } from './own-email.ts';
@@ -40,10 +41,11 @@ export interface AdminGroupRecord {
   updated_at: string;
 }
 
-/** A verifier token's holder (CONTRACT §11): a staff member whose group grants only `serviceapikey.check`. */
+/** A verifier token's holder (CONTRACT §11): a staff member whose group grants only `serviceapikey.check` (and its scopes). */
 export interface VerifierRecord {
   id: number;
   name: string;
+  scopes: VerifierScope[];
   status: StaffStatus;
   created_at: string;
   updated_at: string;
@@ -74,11 +76,6 @@ function toRecord(row: Selectable<StaffTable>): StaffRecord {
 function parsePermissions(json: string): string[] {
   const parsed: unknown = JSON.parse(json);
   return Array.isArray(parsed) ? parsed.filter((item): item is string => typeof item === 'string') : [];
-}
-
-/** A verifier's group grants exactly `serviceapikey.check` (and is not Administrators, which grants everything). */
-function grantsOnlyVerification(groupId: number, permissions: readonly string[]): boolean {
-  return groupId !== ADMINISTRATORS_GROUP_ID && permissions.length === 1 && permissions[0] === VERIFIER_PERMISSION;
 }
 
 function checkPassword(password: string, param = 'password'): void {
@@ -144,10 +141,14 @@ export function createStaffService({ db, secrets, sessions, events }: StaffServi
 
   const isVerifierGroup = (group: { id: number; permissions: string }): boolean => grantsOnlyVerification(group.id, parsePermissions(group.permissions));
 
-  /** Groups granting exactly `serviceapikey.check`: their members are verifiers, whoever made them. */
-  async function verifierGroupIds(trx: Kysely<Database> = db): Promise<number[]> {
+  /** Groups granting `serviceapikey.check` and verifier scopes only, with their scopes: their members are verifiers. */
+  async function verifierGroups(trx: Kysely<Database> = db): Promise<Array<{ id: number; scopes: VerifierScope[] }>> {
     const groups = await trx.selectFrom('admin_groups').select(['id', 'permissions']).orderBy('id').execute();
-    return groups.filter(isVerifierGroup).map((group) => group.id);
+    return groups.filter(isVerifierGroup).map((group) => ({ id: group.id, scopes: scopesOf(parsePermissions(group.permissions)) }));
+  }
+
+  async function verifierGroupIds(trx: Kysely<Database> = db): Promise<number[]> {
+    return (await verifierGroups(trx)).map((group) => group.id);
   }
 
   /** The verifier `id`; 404 for any other staff member, so these actions never reach a person's account. */
@@ -352,20 +353,25 @@ export function createStaffService({ db, secrets, sessions, events }: StaffServi
     // A verifier is a staff member of a group that grants only `serviceapikey.check`, made without a usable password
     // (nobody knows it) and with an address that cannot receive mail: it exists for its API token alone.
 
-    /** A new verifier in the Verifiers group (created on first use); its token is returned here only. */
-    async createVerifier(name: string): Promise<{ id: number; name: string; token: string }> {
+    /**
+     * A new verifier in the verifier group of exactly these scopes (created on first use: "Verifiers", or
+     * "Verifiers (portal)"); its token is returned here only.
+     */
+    async createVerifier(name: string, scopes: readonly VerifierScope[] = []): Promise<{ id: number; name: string; scopes: VerifierScope[]; token: string }> {
+      const wanted = scopesOf(scopes.map((scope) => VERIFIER_SCOPES[scope]));
+      const groupName = wanted.length === 0 ? VERIFIERS_GROUP_NAME : `${VERIFIERS_GROUP_NAME} (${wanted.join(', ')})`;
       const token = newApiToken();
       // A password nobody holds: argon2id of 32 random bytes that are then forgotten.
       const passwordHash = await hashPassword(randomBytes(32).toString('base64'));
       const now = nowIso();
       const id = await inTransaction(db, async (trx) => {
-        const groups = await verifierGroupIds(trx);
+        const groups = await verifierGroups(trx);
         const groupId =
-          groups[0] ??
+          groups.find((group) => group.scopes.join() === wanted.join())?.id ??
           (
             await trx
               .insertInto('admin_groups')
-              .values({ name: VERIFIERS_GROUP_NAME, permissions: JSON.stringify([VERIFIER_PERMISSION]), created_at: now, updated_at: now })
+              .values({ name: groupName, permissions: JSON.stringify([VERIFIER_PERMISSION, ...wanted.map((scope) => VERIFIER_SCOPES[scope])]), created_at: now, updated_at: now })
               .returning('id')
               .executeTakeFirstOrThrow()
           ).id;
@@ -386,17 +392,18 @@ export function createStaffService({ db, secrets, sessions, events }: StaffServi
           .executeTakeFirstOrThrow();
         return row.id;
       });
-      return { id, name, token };
+      return { id, name, scopes: wanted, token };
     },
 
     async verifiers(params: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<VerifierRecord>> {
       const request = pageRequest(params);
-      const groups = await verifierGroupIds();
+      const groups = await verifierGroups();
       if (groups.length === 0) return toPage(request, 0, []);
-      const query = db.selectFrom('staff').where('admin_group_id', 'in', groups);
+      const query = db.selectFrom('staff').where('admin_group_id', 'in', groups.map((group) => group.id));
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const rows = await query.select(['id', 'name', 'status', 'created_at', 'updated_at']).orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
-      return toPage(request, total.n, rows);
+      const rows = await query.select(['id', 'name', 'admin_group_id', 'status', 'created_at', 'updated_at']).orderBy('id', 'desc').limit(request.perPage).offset(request.offset).execute();
+      const scopesOfGroup = (id: number): VerifierScope[] => groups.find((group) => group.id === id)?.scopes ?? [];
+      return toPage(request, total.n, rows.map(({ admin_group_id, ...row }) => ({ ...row, scopes: scopesOfGroup(admin_group_id) })));
     },
 
     /** A new token for the verifier; the old one stops working at once. */

@@ -24,7 +24,7 @@ describe('verifier tokens', () => {
   it('creates a verifier whose token verifies keys and can do nothing else; the list never shows the token', async () => {
     const created = await t.admin('staff/verifier_create', { name: 'Production API' });
     expect(created.status).toBe(200);
-    expect(created.result).toEqual({ id: expect.any(Number), name: 'Production API', token: expect.stringMatching(/^\S{16,}$/) });
+    expect(created.result).toEqual({ id: expect.any(Number), name: 'Production API', scopes: [], token: expect.stringMatching(/^\S{16,}$/) });
     const { id, token } = created.result as { id: number; token: string };
 
     expect((await as(token, 'serviceapikey/check', { key: 'FFFFFFFF-FFFFFFFF', ip: '203.0.113.9' })).body).toEqual({ result: false, error: null });
@@ -35,7 +35,7 @@ describe('verifier tokens', () => {
 
     const list = await t.admin('staff/verifier_get_list');
     const entry = (list.result.list as Array<Record<string, unknown>>).find((v) => v.id === id);
-    expect(entry).toEqual({ id, name: 'Production API', status: 'active', created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(entry).toEqual({ id, name: 'Production API', scopes: [], status: 'active', created_at: expect.any(String), updated_at: expect.any(String) });
     expect(JSON.stringify(list.body)).not.toContain(token);
 
     // A second verifier joins the same group, which grants only serviceapikey.check.

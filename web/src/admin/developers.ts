@@ -16,6 +16,7 @@ import { QuickStartSection } from './quick-start.ts';
 import { useRowActions } from './row-actions.ts';
 import { SecretOnce } from './secret-once.ts';
 import { VerifierTokensSection } from './verifier-tokens.ts';
+import { PortalSection } from './portal-settings.ts';
 
 /** Bumped whenever something queues deliveries, so the delivery log reloads. */
 const deliveriesChanged = createStore(0);
@@ -290,7 +291,7 @@ function DeliveriesSection() {
 }
 
 /** The page's sections, in order. */
-const SECTIONS = [VerifierTokensSection, QuickStartSection, EndpointsSection, DeliveriesSection] as const;
+const SECTIONS = [VerifierTokensSection, QuickStartSection, PortalSection, EndpointsSection, DeliveriesSection] as const;
 
 export function DevelopersPage() {
   return html`<h1>Developers</h1>

@@ -4,7 +4,7 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call } from '../lib/api.ts';
 import { formatDateTime } from '../lib/format.ts';
-import { announce, Badge, Button, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
+import { announce, Badge, Button, Checkbox, Confirm, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { VerifierRecord } from '../lib/types.ts';
 import { DataTable } from './common.ts';
 import { useRowActions } from './row-actions.ts';
@@ -15,12 +15,14 @@ const VerifierToken = ({ token, onDone }: { token: string; onDone: () => void })
 
 function CreateVerifier({ onCreated }: { onCreated: (token: string) => void }) {
   const [name, setName] = useState('');
+  const [portal, setPortal] = useState(false);
   const action = useAction();
   const submit = (event: Event): void => {
     event.preventDefault();
     void action.run(async () => {
-      const created = await call('admin/staff/verifier_create', { name });
+      const created = await call('admin/staff/verifier_create', { name, scopes: portal ? ['portal'] : [] });
       setName('');
+      setPortal(false);
       announce(`Verifier token #${created.id} created`);
       onCreated(created.token);
     });
@@ -28,6 +30,7 @@ function CreateVerifier({ onCreated }: { onCreated: (token: string) => void }) {
   return html`<form class="card" onSubmit=${submit} aria-labelledby="verifier-create">
     <h3 id="verifier-create">Create a verifier token</h3>
     <${Field} label="Name" name="name" required value=${name} onInput=${setName} error=${action.error} hint="Which app server uses it, e.g. “Production API”" />
+    <${Checkbox} label="Also make customer-portal links (the portal scope)" name="portal" checked=${portal} onChange=${setPortal} />
     <${FormError} error=${action.error} fields=${['name']} />
     <div class="actions"><${Button} type="submit" variant="primary" busy=${action.busy}>Create token<//></div>
   </form>`;
@@ -79,6 +82,7 @@ export function VerifierTokensSection() {
           columns=${[
             ['#', (v: VerifierRecord) => v.id],
             ['Name', (v: VerifierRecord) => v.name],
+            ['Scopes', (v: VerifierRecord) => (v.scopes.length === 0 ? 'Verify keys' : `Verify keys, ${v.scopes.join(', ')}`)],
             ['Status', (v: VerifierRecord) => html`<${Badge} status=${v.status} />`],
             ['Created', (v: VerifierRecord) => formatDateTime(v.created_at)],
             ['Last changed', (v: VerifierRecord) => formatDateTime(v.updated_at)],

@@ -12,6 +12,7 @@ import { currentPeriod, type ApiKey, type KeyInfo } from '../lib/types.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { MeterCharts } from '../lib/meter-charts.ts';
 import { UsageAlerts } from './usage-alerts.ts';
+import { useInPortal, usePortalAllows } from './portal-state.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
 export function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
@@ -45,6 +46,8 @@ function KeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: b
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
   const key = apiKey.api_key;
+  // The customer portal's `keys` scope reads and resets keys; naming and deleting stay in the client area.
+  const inPortal = useInPortal();
 
   const copy = async (): Promise<void> => {
     if (await copyText(key)) {
@@ -102,9 +105,9 @@ function KeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: b
     <${Notice}>${notice}<//>
     ${mode === 'idle'
       ? html`<div class="actions">
-          <button type="button" onClick=${() => setMode('rename')}>Rename…</button>
+          ${inPortal ? null : html`<button type="button" onClick=${() => setMode('rename')}>Rename…</button>`}
           <${Button} variant="danger" onClick=${() => setMode('reset')}>Reset key…<//>
-          ${canDelete ? html`<${Button} variant="danger" onClick=${() => setMode('delete')}>Delete key…<//>` : null}
+          ${canDelete && !inPortal ? html`<${Button} variant="danger" onClick=${() => setMode('delete')}>Delete key…<//>` : null}
         </div>`
       : null}
     ${mode === 'rename'
@@ -141,7 +144,13 @@ function KeyRow({ apiKey, canDelete, onChanged }: { apiKey: ApiKey; canDelete: b
 
 function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey[]; onChanged: () => void }) {
   const order = useLoad(() => call('client/order/get', { id: orderId }), [orderId]);
-  const usage = useLoad(() => call('client/serviceapikey/usage', { order_id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
+  // In the customer portal, usage shows with the `usage` scope only, and keys are not added there.
+  const showUsage = usePortalAllows('usage');
+  const inPortal = useInPortal();
+  const usage = useLoad(
+    () => (showUsage ? call('client/serviceapikey/usage', { order_id: orderId }) : Promise.resolve(undefined)),
+    [orderId, showUsage, keys.map((k) => k.api_key).join()],
+  );
   // This period's use against the plan (the order's, over all its keys): used / included, projected extra charge.
   const service = useLoad(() => call('client/order/service', { id: orderId }), [orderId, keys.map((k) => k.api_key).join()]);
   const [serverInfo, setServerInfo] = useState<KeyInfo | null>(null);
@@ -205,7 +214,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
     <ul class="key-list">
       ${keys.map((apiKey) => html`<${KeyRow} key=${apiKey.id} apiKey=${apiKey} canDelete=${keys.length > 1} onChanged=${onChanged} />`)}
     </ul>
-    ${(service.data?.max_keys ?? 1) > 1
+    ${(service.data?.max_keys ?? 1) > 1 && !inPortal
       ? html`<form class="row" onSubmit=${doCreate} aria-label=${`Add a key to order #${orderId}`}>
           <${Field} label="Name of a new key" name="name" value=${newName} onInput=${setNewName} hint="For example the application or environment that will use it." />
           <${Button} type="submit" busy=${create.busy}>Add a key<//>
@@ -213,15 +222,17 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
       : null}
     <${ErrorMessage} error=${create.error} />
     <${Notice}>${created}<//>
-    <h3>Usage this period</h3>
-    <${UsageLine} usage=${service.data?.usage} currency=${order.data?.currency} />
-    <${ErrorMessage} error=${usage.error} />
-    ${usage.data === undefined && usage.loading ? html`<${Loading} label="Loading usage…" />` : null}
-    ${usage.data !== undefined
-      ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
-          <${MeterCharts} meters=${usage.data.meters} currency=${order.data?.currency} />`
+    ${showUsage
+      ? html`<h3>Usage this period</h3>
+          <${UsageLine} usage=${service.data?.usage} currency=${order.data?.currency} />
+          <${ErrorMessage} error=${usage.error} />
+          ${usage.data === undefined && usage.loading ? html`<${Loading} label="Loading usage…" />` : null}
+          ${usage.data !== undefined
+            ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
+                <${MeterCharts} meters=${usage.data.meters} currency=${order.data?.currency} />`
+            : null}
+          ${inPortal ? null : html`<${UsageAlerts} orderId=${orderId} />`}`
       : null}
-    <${UsageAlerts} orderId=${orderId} />
     <div class="actions">
       <${Button} busy=${check.busy} onClick=${doCheck}>Check with the server<//>
     </div>

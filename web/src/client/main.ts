@@ -14,6 +14,7 @@ import { WalletPage } from './wallet.ts';
 import { ProfilePage } from './profile.ts';
 import { MessagePage, MessagesPage } from './messages.ts';
 import { BrandLink, Footer, loadBrand } from './brand.ts';
+import { startPortal } from './portal.ts';
 
 function useNavigation(user: { email: string } | null | undefined): ReadonlyArray<readonly [string, string]> {
   const cart = useStore(cartSummary);
@@ -75,4 +76,6 @@ const client: Area = {
   afterLogout: () => cartSummary.set({ count: 0, currency: cartSummary.get().currency }),
 };
 
-void startArea(client);
+// /portal and below: the customer portal to embed (issue 25), the client area in portal mode.
+if (location.pathname === '/portal' || location.pathname.startsWith('/portal/')) void startPortal();
+else void startArea(client);

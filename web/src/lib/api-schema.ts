@@ -85,7 +85,7 @@ export interface paths {
     post: operations["admin_staff_group_delete"];
   };
   "/api/admin/staff/verifier_create": {
-    /** A new verifier token (permission serviceapikey.check only) → {id, name, token}; the token is shown here and by verifier_rotate only */
+    /** A new verifier token (permission serviceapikey.check only; with scopes ["portal"] also portal.session, to make customer-portal links) → {id, name, scopes, token}; the token is shown here and by verifier_rotate only */
     post: operations["admin_staff_verifier_create"];
   };
   "/api/admin/staff/verifier_get_list": {
@@ -864,6 +864,18 @@ export interface paths {
     /** Who the session cookie belongs to: 'client', 'admin', or 'guest' (no session, or a guest cart's) */
     post: operations["guest_session_whoami"];
   };
+  "/api/admin/portal/session_create": {
+    /** A single-use customer-portal link for one client → {id, url, client_id, scopes, return_url, expires_at}. scopes: any of keys, usage, invoices, wallet (default all); expires_in: seconds the link and its session live, 60–86400 (default 900); return_url: http(s), on the portal_frame_ancestors origins when that setting is set */
+    post: operations["admin_portal_session_create"];
+  };
+  "/api/client/portal/get": {
+    /** The portal session of this browser: its scopes, the "Back" address and when it ends (404 for any other session or credential) */
+    post: operations["client_portal_get"];
+  };
+  "/api/guest/portal/open": {
+    /** Opens a portal link (its URL's #token=…): starts the client's portal session and sets its cookies (SameSite=None; Secure; Partitioned where the browser allows, for an iframe). A link works once, before it expires; 422 otherwise */
+    post: operations["guest_portal_open"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -1570,6 +1582,7 @@ export interface components {
           funds_min_amount?: string;
           funds_max_amount?: string;
           credits_pay_invoices?: boolean | (0 | 1);
+          portal_frame_ancestors?: string;
           stripe_secret_key?: string;
           stripe_webhook_secret?: string;
           smtp_password?: string;
@@ -1670,6 +1683,7 @@ export interface components {
       content: {
         "application/json": {
           name: string;
+          scopes?: "portal"[];
         };
       };
     };
@@ -3177,6 +3191,23 @@ export interface components {
         };
       };
     };
+    admin_portal_session_create: {
+      content: {
+        "application/json": {
+          client_id: number;
+          scopes?: ("keys" | "usage" | "invoices" | "wallet")[];
+          return_url?: string;
+          expires_in?: number;
+        };
+      };
+    };
+    guest_portal_open: {
+      content: {
+        "application/json": {
+          token: string;
+        };
+      };
+    };
   };
   headers: never;
   pathItems: never;
@@ -3218,6 +3249,7 @@ export interface operations {
               funds_min_amount: string | null;
               funds_max_amount: string | null;
               credits_pay_invoices: boolean;
+              portal_frame_ancestors: string | null;
               stripe_secret_key_set: boolean;
               stripe_secret_key_source: ("stored" | "environment") | null;
               stripe_webhook_secret_set: boolean;
@@ -3574,7 +3606,7 @@ export interface operations {
       };
     };
   };
-  /** A new verifier token (permission serviceapikey.check only) → {id, name, token}; the token is shown here and by verifier_rotate only */
+  /** A new verifier token (permission serviceapikey.check only; with scopes ["portal"] also portal.session, to make customer-portal links) → {id, name, scopes, token}; the token is shown here and by verifier_rotate only */
   admin_staff_verifier_create: {
     requestBody: components["requestBodies"]["admin_staff_verifier_create"];
     responses: {
@@ -3585,6 +3617,7 @@ export interface operations {
             result: {
               id: number;
               name: string;
+              scopes: "portal"[];
               token: string;
             };
             error: null;
@@ -3605,6 +3638,7 @@ export interface operations {
               list: ({
                   id: number;
                   name: string;
+                  scopes: "portal"[];
                   status: "active" | "inactive";
                   /** Format: date-time */
                   created_at: string;
@@ -7433,6 +7467,69 @@ export interface operations {
           "application/json": {
             result: {
               role: "guest" | "client" | "admin";
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** A single-use customer-portal link for one client → {id, url, client_id, scopes, return_url, expires_at}. scopes: any of keys, usage, invoices, wallet (default all); expires_in: seconds the link and its session live, 60–86400 (default 900); return_url: http(s), on the portal_frame_ancestors origins when that setting is set */
+  admin_portal_session_create: {
+    requestBody: components["requestBodies"]["admin_portal_session_create"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              id: number;
+              /** @description The single-use link: open it (or frame it) once, before expires_at */
+              url: string;
+              client_id: number;
+              scopes: ("keys" | "usage" | "invoices" | "wallet")[];
+              return_url: string | null;
+              /** Format: date-time */
+              expires_at: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The portal session of this browser: its scopes, the "Back" address and when it ends (404 for any other session or credential) */
+  client_portal_get: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              scopes: ("keys" | "usage" | "invoices" | "wallet")[];
+              return_url: string | null;
+              /** Format: date-time */
+              expires_at: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Opens a portal link (its URL's #token=…): starts the client's portal session and sets its cookies (SameSite=None; Secure; Partitioned where the browser allows, for an iframe). A link works once, before it expires; 422 otherwise */
+  guest_portal_open: {
+    requestBody: components["requestBodies"]["guest_portal_open"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              scopes: ("keys" | "usage" | "invoices" | "wallet")[];
+              return_url: string | null;
+              /** Format: date-time */
+              expires_at: string;
             };
             error: null;
           };

@@ -6,6 +6,27 @@ import { useEffect, useState } from 'preact/hooks';
 
 const listeners = new Set<() => void>();
 
+// The path the area's pages live under: '' for the client area and the admin panel (whose paths name it already),
+// '/portal' for the customer portal (issue 25), which shows client pages at /portal/… so that a reload inside its
+// iframe is served with the portal's framing policy. Pages keep writing their own paths (`/invoices/3`).
+let basePath = '';
+
+/** Serves every page under `base` from now on (once, at start-up). */
+export function setBasePath(base: string): void {
+  basePath = base.replace(/\/+$/, '');
+}
+
+/** A page path as the address bar shows it. */
+export function hrefOf(path: string): string {
+  return basePath === '' || !path.startsWith('/') ? path : path === '/' ? `${basePath}/` : `${basePath}${path}`;
+}
+
+/** The page path of the address bar's path (the base path taken off). */
+function pagePath(pathname: string): string {
+  const inside = basePath !== '' && (pathname === basePath || pathname.startsWith(`${basePath}/`)) ? pathname.slice(basePath.length) : pathname;
+  return inside.replace(/\/+$/, '') || '/';
+}
+
 function notify(): void {
   for (const listener of listeners) listener();
 }
@@ -13,8 +34,8 @@ function notify(): void {
 window.addEventListener('popstate', notify);
 
 export function navigate(to: string, { replace = false } = {}): void {
-  if (replace) history.replaceState(null, '', to);
-  else history.pushState(null, '', to);
+  if (replace) history.replaceState(null, '', hrefOf(to));
+  else history.pushState(null, '', hrefOf(to));
   notify();
   window.scrollTo(0, 0);
   // After the new page rendered: move focus to its heading.
@@ -44,7 +65,7 @@ export function useLocation(): Location {
       listeners.delete(listener);
     };
   }, []);
-  return { path: location.pathname.replace(/\/+$/, '') || '/', query: new URLSearchParams(location.search) };
+  return { path: pagePath(location.pathname), query: new URLSearchParams(location.search) };
 }
 
 /** Matches `/clients/:id` against a path; returns the named segments or null. */
@@ -71,5 +92,5 @@ export function Link({ href, children, class: className, current }: { href: stri
     event.preventDefault();
     navigate(href);
   };
-  return html`<a href=${href} class=${className} onClick=${onClick} aria-current=${current === true ? 'page' : undefined}>${children}</a>`;
+  return html`<a href=${hrefOf(href)} class=${className} onClick=${onClick} aria-current=${current === true ? 'page' : undefined}>${children}</a>`;
 }

@@ -32,7 +32,8 @@ export interface Area {
   loginReason: Store<string | null>;
   /** Reads the logged-in account into `account` (after the start-up found a session, and after a login). */
   refreshAccount: () => Promise<unknown>;
-  logoutAction: 'client/profile/logout' | 'admin/profile/logout';
+  /** null: no "Log out" button and no "Signed in as" line (the customer portal, whose session its link made). */
+  logoutAction: 'client/profile/logout' | 'admin/profile/logout' | null;
   /** The navigation items [href, label] for who is logged in; null shows no navigation. A hook: it may read stores. */
   useNavigation: (account: { email: string } | null | undefined) => ReadonlyArray<readonly [href: string, label: string]> | null;
   /** Every page needs a login (the admin panel): the login form stands in for any page until there is one. */
@@ -88,7 +89,7 @@ function Header({ area }: { area: Area }) {
   const logout = async (): Promise<void> => {
     setBusy(true);
     try {
-      await call(area.logoutAction);
+      if (area.logoutAction !== null) await call(area.logoutAction);
     } catch {
       // The session may already be gone: the user is logged out either way.
     } finally {
@@ -106,11 +107,11 @@ function Header({ area }: { area: Area }) {
         ? html`<nav aria-label=${area.navigationLabel}>
             <ul>
               ${items.map(([href, label]) => html`<li><${Link} href=${href} current=${current(href)}>${label}<//></li>`)}
-              ${me ? html`<li><button type="button" onClick=${logout} disabled=${busy} aria-busy=${busy ? 'true' : 'false'}>${busy ? 'Working…' : 'Log out'}</button></li>` : null}
+              ${me && area.logoutAction !== null ? html`<li><button type="button" onClick=${logout} disabled=${busy} aria-busy=${busy ? 'true' : 'false'}>${busy ? 'Working…' : 'Log out'}</button></li>` : null}
             </ul>
           </nav>`
         : null}
-      ${me ? html`<span class="who">Signed in as ${me.email}</span>` : null}
+      ${me && area.logoutAction !== null ? html`<span class="who">Signed in as ${me.email}</span>` : null}
     </div>
   </header>`;
 }
