@@ -5,6 +5,7 @@
 // composition root (src/services.ts) proves it builds them: a module that names a service nobody builds, or a method a
 // service lacks, fails to compile there.
 import type { ModuleApi } from '../platform/action.ts';
+import { activityApi, type ActivityNeeds } from './activity/api.ts';
 import { cartApi, type CartNeeds } from './cart/api.ts';
 import { clientApi, type ClientNeeds } from './client/api.ts';
 import { creditApi, type CreditNeeds } from './credit/api.ts';
@@ -40,7 +41,8 @@ export type ModuleServices = SystemNeeds &
   EmailNeeds &
   WebhookNeeds &
   UsageNeeds &
-  CurrencyNeeds;
+  CurrencyNeeds &
+  ActivityNeeds;
 
 // The staff module lists every permission the admin actions ask for, its own included: computed here from the list
 // below, the first time the action asks (by then the list exists).
@@ -72,5 +74,6 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   webhookApi,
   usageApi,
   currencyApi,
+  activityApi,
   sessionApi,
 ];

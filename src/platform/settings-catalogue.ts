@@ -47,6 +47,8 @@ export const SETTINGS = {
   funds_max_amount: { kind: 'amount', fallback: '' },
   /** Renewal and overage invoices are paid from the client's balance when it covers them (issue 24). */
   credits_pay_invoices: { kind: 'bool', fallback: 'false' },
+  /** Days the audit log keeps an entry (issue 25; docs/audit-log.md): the scheduler prunes older ones. 2 years. */
+  audit_retention_days: { kind: 'counter', fallback: '730' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },
