@@ -63,7 +63,9 @@ type Query = SelectQueryBuilder<Database, 'activity_log', object>;
 /** A day ("2026-11-26") as its first or last second, or a moment as given; 422 naming the parameter otherwise. */
 function boundary(name: string, text: string, end: boolean): string {
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
-    if (Number.isNaN(Date.parse(`${text}T00:00:00Z`))) throw errors.invalid(name, 'must be a date (YYYY-MM-DD) or an ISO 8601 moment');
+    // Round-tripped: Date.parse takes 2026-02-31 and means 3 March.
+    const day = Date.parse(`${text}T00:00:00Z`);
+    if (Number.isNaN(day) || new Date(day).toISOString().slice(0, 10) !== text) throw errors.invalid(name, 'must be a date (YYYY-MM-DD) or an ISO 8601 moment');
     return `${text}T${end ? '23:59:59' : '00:00:00'}Z`;
   }
   const time = Date.parse(text);
