@@ -5,8 +5,8 @@ import { isSecretName } from '../../platform/audit.ts';
 
 export type Change = { field: string; from: unknown; to: unknown } | { field: string; changed: true };
 
-/** Columns every write touches: their change says nothing an entry's time does not. */
-const NOISE = new Set(['updated_at']);
+/** Columns whose change says nothing the entry's time and target do not (a create's id, its creation time). */
+const NOISE = new Set(['id', 'created_at', 'updated_at']);
 /** Longest text kept per value: a product description or a template body stays readable without filling the log. */
 const MAX_TEXT = 500;
 /** Most fields kept per entry. */

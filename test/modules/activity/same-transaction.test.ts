@@ -26,14 +26,15 @@ describe('audit entries commit with their change', () => {
 
   it('a failure after the change rolls back the change and leaves no entry', async () => {
     const before = await count();
-    const original = t.services.mail.releaseWaiting;
+    const { mail } = t.services;
+    const original = mail.releaseWaiting.bind(mail);
     // settings_update saves the settings, then releases the mail that waited for a server: that second step fails.
-    t.services.mail.releaseWaiting = () => Promise.reject(new Error('injected after the change'));
+    mail.releaseWaiting = () => Promise.reject(new Error('injected after the change'));
     try {
       const reply = await t.admin('system/settings_update', { company_name: 'Never saved', smtp_url: 'smtp://user:pass@mail.example.com:587' });
       expect(reply.status).toBe(500);
     } finally {
-      t.services.mail.releaseWaiting = original;
+      mail.releaseWaiting = original;
     }
     expect(await setting('company_name')).not.toBe('Never saved');
     expect(await setting('smtp_url')).toBeUndefined();
