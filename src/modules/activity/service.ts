@@ -167,9 +167,11 @@ export function createActivityService(deps: { db: Kysely<Database>; now?: () => 
 
     /** The entries the filters select, newest first, a page of `size` at a time (the CSV export streams them). */
     async *each(filters: ActivityFilters, size = 500): AsyncGenerator<ActivityEntry> {
-      let before = Number.MAX_SAFE_INTEGER;
+      // No bound on the first batch: PostgreSQL refuses to compare an integer column with a number past its range.
+      let before: number | null = null;
       for (;;) {
-        const rows = await filtered(filters).selectAll().where('id', '<', before).orderBy('id', 'desc').limit(size).execute();
+        const query = filtered(filters).selectAll();
+        const rows = await (before === null ? query : query.where('id', '<', before)).orderBy('id', 'desc').limit(size).execute();
         for (const row of rows) yield toEntry(row);
         if (rows.length < size) return;
         before = rows[rows.length - 1]!.id;

@@ -124,6 +124,16 @@ describe('admin/activity/log_get_list', () => {
     expect(other.slice(1).map((row) => row[8])).toEqual(['admin/client/update']);
   });
 
+  it('reads the export batch by batch, each entry once, newest first', async () => {
+    const all = (await list({ per_page: 500 })).list.map((e) => e.id);
+    const read: number[] = [];
+    for await (const entry of t.services.activity.each({}, 2)) read.push(entry.id);
+    expect(read).toEqual(all);
+    const filtered: number[] = [];
+    for await (const entry of t.services.activity.each({ action: 'admin/product/' }, 1)) filtered.push(entry.id);
+    expect(filtered).toEqual((await list({ action: 'admin/product/' })).list.map((e) => e.id));
+  });
+
   it('refuses a bad export filter, a missing permission and no credentials with the envelope', async () => {
     const bad = await exportCsv({ admin_id: 'me' });
     expect(bad.statusCode).toBe(422);
