@@ -11,7 +11,7 @@ import type { ActionDef, AdminIdentity } from './action.ts';
  */
 const READ_NAMES = /^(get|find|check|info|usage|history|service|analytics|list|search|pdf|export|whoami|delivery_status)$|^get_|^is_|_get$|_get_|_pdf$|_render$|_countries$|_summary$/;
 
-export function isChangingAction(action: string, def: Pick<ActionDef, 'audit' | 'verifier'>): boolean {
+export function isChangingAction(action: string, def: Pick<ActionDef, 'audit'>): boolean {
   if (def.audit === false || def.audit === 'login') return false;
   return !READ_NAMES.test(action);
 }

@@ -157,6 +157,14 @@ describe('the audit log records changes', () => {
     expect(JSON.stringify(await entries())).not.toContain('Second-Passw0rd-2');
   });
 
+  it('a change in a staff browser session is the staff member\'s, not a token\'s', async () => {
+    const browser = await t.login('staff', ADMIN_EMAIL, ADMIN_PASSWORD, new Browser());
+    const client = await t.createClient();
+    const reply = await t.call('/api/admin/client/update', { id: client.id, company: 'Session Co' }, { browser, csrf: true });
+    expect(reply.body.error).toBeNull();
+    expect(await latest()).toMatchObject({ action: 'admin/client/update', actor_type: 'staff', admin_id: adminId, target_id: String(client.id) });
+  });
+
   it('read-only actions write nothing', async () => {
     const before = await count();
     await t.admin('client/get_list');
