@@ -71,6 +71,11 @@ import { createAccountService, type AccountService } from './modules/account/ser
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
 import { createCurrencyService, type CurrencyService } from './modules/currency/service.ts';
+import { createActivityService, type ActivityService } from './modules/activity/service.ts';
+import { createActionRecorder } from './modules/activity/recorder.ts';
+import { createSystemEntries } from './modules/activity/system-entries.ts';
+import { activityCsvExport, type CsvExport } from './modules/activity/csv.ts';
+import type { ActionRecorder } from './platform/audit.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -90,8 +95,11 @@ export interface Services {
   /** Customer-portal links (issue 25). */
   portal: PortalService;
   staff: StaffService;
-  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches. */
-  csvExports: ExportService;
+  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches; activity.csv is the audit log's. */
+  csvExports: Omit<ExportService, 'request'> & { request(file: string): CsvExport | undefined };
+  /** The audit log (docs/audit-log.md): its entries, and the gateway's recorder of changing admin actions. */
+  activity: ActivityService;
+  actionRecorder: ActionRecorder;
   clients: ClientService;
   /** TOTP second factor and recovery codes of clients and staff. */
   twoFactor: TwoFactorService;
@@ -195,6 +203,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const limiter = new RateLimiter(config.rateLimit, counterStore, hotStore);
 
   const settings = createSystemService({ db, secrets, defaults: config.settings });
+  const activity = createActivityService({ db });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions, events });
   const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
@@ -324,6 +333,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usage: usageCloser,
     usagePruning,
     credits,
+    audit: createSystemEntries({ activity, retentionDays: () => settings.peek('audit_retention_days') }),
     trials: createTrialJobs({ db, orders, trials: orderTrials, invoices, payments: { chargeableMethod: (trx, clientId) => payments.chargeableMethod(trx, clientId) }, log: logSchedulerError }),
     log: logSchedulerError,
   });
@@ -381,7 +391,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     sessions,
     portal: createPortalService({ db, secrets, clients, frameAncestors: () => settings.peek('portal_frame_ancestors'), publicUrl: config.publicUrl }),
     staff,
-    csvExports: createExportService({ db, clients }),
+    csvExports: withActivityExport(createExportService({ db, clients }), activityCsvExport(activity)),
+    activity,
+    actionRecorder: createActionRecorder({ db, activity }),
     clients,
     twoFactor,
     accounts,
@@ -423,4 +435,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
       for (const task of closers.toReversed()) await task();
     },
   };
+}
+
+/** The exports with the audit log's added (activity.csv), which the export module does not read. */
+function withActivityExport(exports: ExportService, activity: { request(file: string): CsvExport | undefined }): Services['csvExports'] {
+  return { ...exports, request: (file) => activity.request(file) ?? exports.request(file) };
 }

@@ -2,6 +2,7 @@
 // `postgres://…` (pg pool). Everything above this file speaks Kysely and does not care which.
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { withActionTransactions } from './ambient.ts';
 import { loadPg } from './pg.ts';
 import type { Database } from './schema.ts';
 import { prepareSqliteFile, tightenSqliteFiles } from './file-modes.ts';
@@ -22,7 +23,9 @@ export function openDatabase(url: string): DatabaseHandle {
     // COUNT(*) and SUM() come back as int8; they stay far below 2^53 here, so read them as numbers.
     pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
     const pool = new pg.Pool({ connectionString: url, max: 10 });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const wrapped = withActionTransactions(new PostgresDialect({ pool }), true);
+    const db = new Kysely<Database>({ dialect: wrapped.dialect });
+    wrapped.register(db as Kysely<never>);
     return { db, dialect: 'postgres', postgresUrl: url, close: () => db.destroy() };
   }
   if (url.startsWith('sqlite:')) {
@@ -49,6 +52,8 @@ function sqliteHandle(sqlite: SqliteDatabase.Database): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const wrapped = withActionTransactions(new SqliteDialect({ database: sqlite }), false);
+  const db = new Kysely<Database>({ dialect: wrapped.dialect });
+  wrapped.register(db as Kysely<never>);
   return { db, dialect: 'sqlite', postgresUrl: null, close: () => db.destroy() };
 }

@@ -1,6 +1,7 @@
 // The database as Kysely sees it: the union of every module's tables. Each table's type lives in the tables.ts of the
 // module that writes it (src/modules/<m>/tables.ts); a column a later migration added joins its table's interface there.
 import type { AccountTables } from '../modules/account/tables.ts';
+import type { ActivityTables } from '../modules/activity/tables.ts';
 import type { CartTables } from '../modules/cart/tables.ts';
 import type { ClientTables } from '../modules/client/tables.ts';
 import type { CreditTables } from '../modules/credit/tables.ts';
@@ -22,6 +23,7 @@ import type { WebhookTables } from '../modules/webhook/tables.ts';
 import type { ListCountsTables } from './list-counts-table.ts';
 
 export type Database = AccountTables &
+  ActivityTables &
   CartTables &
   ClientTables &
   CreditTables &

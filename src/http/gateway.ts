@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FileResult, ROLES, type ActionDef, type GuestIdentity, type ModuleApi, type Role } from '../platform/action.ts';
 import { authenticate, type AuthServices } from './auth.ts';
 import { isRefusedQuery, queryTooDeep } from './body.ts';
-import { errors } from '../platform/errors.ts';
+import { ApiError, errors } from '../platform/errors.ts';
+import { isChangingAction, type ActionRecorder } from '../platform/audit.ts';
 import { hasPermission, type Identity } from '../platform/identity.ts';
 import { setApiHeaders } from './headers.ts';
 import { enforce } from '../platform/rate-limit.ts';
@@ -22,6 +23,8 @@ import { portalScopesOf, type ModuleServices } from '../modules/index.ts';
  */
 export interface GatewayServices extends AuthServices {
   sessions: SessionStore;
+  /** The audit log's recorder (docs/audit-log.md); absent in a test app that serves its own actions only. */
+  actionRecorder?: ActionRecorder;
 }
 
 const GUEST: GuestIdentity = { role: 'guest' };
@@ -68,10 +71,16 @@ function requirePortalScope(session: Session | null, opening: readonly string[],
   if (!opening.some((scope) => portal.scopes.includes(scope))) throw errors.portalScope(name);
 }
 
-function makeHandler(role: Role, name: string, def: ActionDef<TObject, never>, services: GatewayServices, httpsPossible: boolean) {
+/**
+ * Login refusals worth an entry (HTTP status): wrong credentials, a missing or wrong second factor, an inactive
+ * account. Not a rate-limit refusal (429) or a malformed request, which checked no credential.
+ */
+const REFUSED_LOGIN = new Set([401, 403]);
+
+function makeHandler(role: Role, module: string, action: string, def: ActionDef<TObject, never>, services: GatewayServices, httpsPossible: boolean) {
   const validate = compileValidator(def.params);
   // Asked once per route: which portal scopes open this action (none for admin and guest actions).
-  const portalOpening = role === 'client' ? portalScopesOf(...(name.split('/') as [string, string])) : [];
+  const portalOpening = role === 'client' ? portalScopesOf(module, action) : [];
   const { limiter } = services;
   // A guest action takes the road its direct answer takes too (guest-road.ts): policy, validation, handler.
   const guest = role === 'guest' ? new GuestRoad(def, limiter) : null;
@@ -79,17 +88,41 @@ function makeHandler(role: Role, name: string, def: ActionDef<TObject, never>, s
   // The handler's identity type is narrowed per role by the registry; here every role shares one code path.
   const run = (params: unknown, call: unknown): unknown => (def.handler as (params: unknown, call: unknown) => unknown).call(def, params, call);
 
+  const recorder = services.actionRecorder;
+  // A changing admin action runs in one transaction with its audit entry (platform/audit.ts, db/ambient.ts).
+  const audited = role === 'admin' && recorder !== undefined && isChangingAction(action, def);
+  const auditedLogin = role === 'guest' && recorder !== undefined && def.audit === 'login';
+
   /** Validates the parameters, runs the action and wraps its result; stays synchronous when the action is. */
   function respond(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>, identity: Identity, preloaded: Session | null | undefined): unknown {
     const params = validate(raw);
     const call = new Call(services, identity, ip, request, reply, preloaded);
+    if (recorder !== undefined && audited && identity.role === 'admin') {
+      const entry = { action: `admin/${module}/${action}`, module, name: action, identity, ip, params };
+      return recorder.runChanging(entry, () => run(params, call)).then((value: unknown) => wrap(reply, value));
+    }
     const result = run(params, call);
     return result instanceof Promise ? result.then((value: unknown) => wrap(reply, value)) : wrap(reply, result);
   }
 
+  /** Runs a login action and records its outcome: the staff member on success, the refusal otherwise. */
+  async function recordedLogin(result: unknown, ip: string, raw: Record<string, unknown>): Promise<unknown> {
+    const email = typeof raw.email === 'string' ? raw.email.slice(0, 254) : '';
+    try {
+      const value = (await result) as { id: number; name: string; email: string };
+      await recorder!.recordLogin({ ip, email, staff: { id: value.id, name: value.name, email: value.email }, failure: null });
+      return value;
+    } catch (error) {
+      if (error instanceof ApiError && REFUSED_LOGIN.has(error.status)) {
+        await recorder!.recordLogin({ ip, email, staff: null, failure: { code: error.code, message: error.message } });
+      }
+      throw error;
+    }
+  }
+
   async function authenticated(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>): Promise<unknown> {
     const { identity, session } = await authenticate(role as 'admin' | 'client', request, reply, services, ip, raw, allowVerifier);
-    requirePortalScope(session, portalOpening, name);
+    requirePortalScope(session, portalOpening, `${module}/${action}`);
     // Counted before the permission check: a refused call is still a call of this account (CONTRACT §4).
     if (!limiter.isExempt(ip)) {
       const account = identity.role === 'admin' ? `admin:${identity.staff.id}` : `client:${identity.client.id}`;
@@ -112,7 +145,8 @@ function makeHandler(role: Role, name: string, def: ActionDef<TObject, never>, s
     const ip = request.ip;
     const raw = gatherParams(request);
     if (guest === null) return authenticated(request, reply, ip, raw);
-    const result = guest.run(raw, new Call(services, GUEST, ip, request, reply, undefined), reply);
+    const ran = guest.run(raw, new Call(services, GUEST, ip, request, reply, undefined), reply);
+    const result = auditedLogin ? recordedLogin(ran, ip, raw) : ran;
     return result instanceof Promise ? result.then((value: unknown) => wrap(reply, value)) : wrap(reply, result);
   };
 }
@@ -163,7 +197,7 @@ export function registerGateway<S = ModuleServices>(
   httpsPossible: boolean,
 ): void {
   for (const { role, module, action, def } of listActions(modules)) {
-    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, `${module}/${action}`, def, services, httpsPossible) });
+    app.route({ method: ['GET', 'POST'], url: `/api/${role}/${module}/${action}`, handler: makeHandler(role, module, action, def, services, httpsPossible) });
   }
 
   const knownModules = new Set(modules.map((module) => module.name));

@@ -5,6 +5,7 @@
 // composition root (src/services.ts) proves it builds them: a module that names a service nobody builds, or a method a
 // service lacks, fails to compile there.
 import type { ModuleApi } from '../platform/action.ts';
+import { activityApi, type ActivityNeeds } from './activity/api.ts';
 import { cartApi, type CartNeeds } from './cart/api.ts';
 import { clientApi, type ClientNeeds } from './client/api.ts';
 import { creditApi, type CreditNeeds } from './credit/api.ts';
@@ -42,7 +43,8 @@ export type ModuleServices = SystemNeeds &
   WebhookNeeds &
   UsageNeeds &
   CurrencyNeeds &
-  PortalNeeds;
+  PortalNeeds &
+  ActivityNeeds;
 
 /** Which scopes of a customer-portal session open a client action (deny by default): the gateway asks once per route. */
 export { portalScopesOf } from './portal/scopes.ts';
@@ -77,6 +79,7 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   webhookApi,
   usageApi,
   currencyApi,
+  activityApi,
   sessionApi,
   portalApi,
 ];

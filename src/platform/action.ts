@@ -60,6 +60,12 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
    * call: a direct answer has no Fastify request, reply or session.
    */
   direct?: boolean;
+  /**
+   * The audit log (docs/audit-log.md). Absent: an admin action whose name does not read as a read (platform/audit.ts)
+   * runs in one transaction with its audit entry. `false`: never audited (telemetry such as report_usage, called every
+   * second by SDKs). `'login'`: a login action whose successes and refusals are recorded.
+   */
+  audit?: false | 'login';
   // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry,
   // and an action needing fewer services assignable to one handed more.
   handler(params: Static<P>, call: CallContext<I, S>): unknown;

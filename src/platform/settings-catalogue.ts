@@ -54,6 +54,8 @@ export const SETTINGS = {
    * origins a portal link's return_url may point at once set. '' (the default): the portal refuses to be framed.
    */
   portal_frame_ancestors: { kind: 'origins', fallback: '' },
+  /** Days the audit log keeps an entry (issue 25; docs/audit-log.md): the scheduler prunes older ones. 2 years. */
+  audit_retention_days: { kind: 'counter', fallback: '730' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },

@@ -4,6 +4,7 @@
 // `inTransaction`, so a product type hook deep inside an order change can rely on it.
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import { deferToActionTransaction } from '../db/ambient.ts';
 
 export type AfterTransaction = (committed: boolean) => void;
 
@@ -23,7 +24,12 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transac
     committed = true;
     return result;
   } finally {
-    for (const callback of callbacks) callback(committed);
+    // Inside a changing admin action (db/ambient.ts) this transaction is a savepoint of the action's one: what waits
+    // for it to be visible waits for the action's commit instead (a rollback of this one is final at once).
+    const deferred = committed && callbacks.length > 0 && deferToActionTransaction(db as Kysely<never>, (actionCommitted) => {
+      for (const callback of callbacks) callback(actionCommitted);
+    });
+    if (!deferred) for (const callback of callbacks) callback(committed);
   }
 }
 
@@ -33,8 +39,8 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transac
  */
 export function afterTransaction(trx: Kysely<Database>, callback: AfterTransaction): void {
   const callbacks = pending.get(trx);
-  if (callbacks === undefined) callback(true);
-  else callbacks.push(callback);
+  if (callbacks !== undefined) callbacks.push(callback);
+  else if (!deferToActionTransaction(trx as Kysely<never>, callback)) callback(true);
 }
 
 /** The database handle `trx` was opened on by `inTransaction` (a plain handle is its own). */

@@ -32,6 +32,7 @@ import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 import * as portal from './044_portal.ts';
+import * as activityLog from './046_activity_log.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
   '044_portal': portal,
+  '046_activity_log': activityLog,
 };

@@ -37,6 +37,16 @@ export interface CronReport {
   trials_ended: number;
   /** Orders a job could not change (logged); the next run tries again. */
   failed: number;
+  /** Audit log entries past the retention deleted (issue 25). */
+  audit_entries_pruned: number;
+}
+
+/** The audit log as the jobs use it (activity/system-entries.ts): the system's entries, and the retention pruning. */
+export interface SchedulerAudit {
+  /** Records a change made by a job, with `trx`: the transaction of the change. */
+  system(trx: Kysely<Database>, change: { action: string; orderId: number; from: string; to: string; reason: string }): Promise<void>;
+  /** Deletes the entries past the retention setting; returns how many. */
+  prune(now: Date): Promise<number>;
 }
 
 export interface CronServiceDeps {
@@ -60,12 +70,13 @@ export interface CronServiceDeps {
   credits?: { expireDue(now: Date): Promise<{ expired: number; failed: number }> };
   /** Reminds and ends free trials (cron/trials.ts). */
   trials?: { run(now: Date): Promise<{ reminded: number; ended: number; failed: number }> };
+  audit?: SchedulerAudit;
   log?: (message: string, error: unknown) => void;
 }
 
 const DAY_MS = 86_400_000;
 
-export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, credits, trials, log }: CronServiceDeps) {
+export function createCronService({ db, orders, dueOrders, invoices, renewalsDue, carts, invoiceDaysBeforeExpiry, cancelSuspendedAfterDays, reminders, usage, usagePruning, credits, trials, audit, log }: CronServiceDeps) {
   /** Runs `work` for one order in its own transaction; a conflict (someone changed it meanwhile) is skipped. */
   async function each(ids: number[], report: CronReport, work: (trx: Kysely<Database>, id: number) => Promise<boolean>): Promise<number> {
     let done = 0;
@@ -127,6 +138,7 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
           const order = await orders.requireRow(trx, id);
           if (order.status !== 'active' || order.cancel_at_period_end !== 1 || order.expires_at === null || order.expires_at > nowText) return false;
           await orders.transition(trx, id, 'cancel', { reason: CANCELED_AT_PERIOD_END, now });
+          await audit?.system(trx, { action: 'system/order/cancel', orderId: id, from: order.status, to: 'canceled', reason: CANCELED_AT_PERIOD_END });
           return true;
         },
       );
@@ -145,6 +157,7 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
           // A trial's end is the trial job's: it suspends with its own reason, after the first charge had its chance.
           if (order.trial_state === 'running' || order.trial_state === 'charging') return false;
           await orders.transition(trx, id, 'suspend', { reason: NON_PAYMENT, now });
+          await audit?.system(trx, { action: 'system/order/suspend', orderId: id, from: order.status, to: 'suspended', reason: NON_PAYMENT });
           return true;
         },
       );
@@ -161,7 +174,9 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         async (trx, id) => {
           const order = await orders.requireRow(trx, id);
           if (order.status !== 'suspended' || order.suspended_at === null || timeOf(order.suspended_at) >= cutoffMs) return false;
-          await orders.transition(trx, id, 'cancel', { reason: `Suspended for more than ${cancelSuspendedAfterDays} days`, now });
+          const reason = `Suspended for more than ${cancelSuspendedAfterDays} days`;
+          await orders.transition(trx, id, 'cancel', { reason, now });
+          await audit?.system(trx, { action: 'system/order/cancel', orderId: id, from: order.status, to: 'canceled', reason });
           return true;
         },
       );
@@ -187,6 +202,7 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
         trial_reminders: 0,
         trials_ended: 0,
         failed: 0,
+        audit_entries_pruned: 0,
       };
       // Usage periods first: a billing period ends at the expiry the renewal jobs below act on.
       if (usage !== undefined) {
@@ -230,6 +246,12 @@ export function createCronService({ db, orders, dueOrders, invoices, renewalsDue
       await this.cancelLongSuspended(now, report);
       await this.purgeGuestCarts(report);
       if (reminders !== undefined) report.invoice_reminders += await reminders.queueInvoiceReminders(now);
+      try {
+        report.audit_entries_pruned += (await audit?.prune(now)) ?? 0;
+      } catch (error) {
+        report.failed += 1;
+        log?.('pruning the audit log failed', error);
+      }
       await recordRun(db, new Date());
       return report;
     },

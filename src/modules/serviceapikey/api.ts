@@ -95,6 +95,8 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
       handler: ({ key, ip }, { services }) => services.apikeys.verifierInfo(key, ip ?? null),
     }),
     report_usage: adminAction({
+      // Usage telemetry, sent every second by SDKs: counted in usage, not an operator's change (docs/audit-log.md).
+      audit: false,
       params: Type.Object({
         batch_id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' }),
         usage: Type.Array(Type.Object({ key_id: Id, count: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }) }), { maxItems: 10_000 }),

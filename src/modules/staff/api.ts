@@ -51,6 +51,7 @@ export const staffApi = (catalogue: () => readonly PermissionEntry[]): ModuleApi
   guest: {
     login: guestAction({
       postOnly: true,
+      audit: 'login',
       params: Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }), code: Type.Optional(SecondFactorCode) }),
       // LOGIN is counted per (address, e-mail) inside guardLogin (a wrong two-factor code is another call, so it
       // counts too); the call itself counts under API_GUEST per address.

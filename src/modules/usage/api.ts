@@ -64,6 +64,8 @@ export const usageApi: ModuleApi<UsageNeeds> = {
   name: 'usage',
   admin: {
     ingest: adminAction({
+      // Usage telemetry, sent every second by SDKs: counted in usage, not an operator's change (docs/audit-log.md).
+      audit: false,
       params: Type.Object({ events: Type.Array(UsageEvent, { maxItems: MAX_EVENTS_PER_BATCH }) }),
       // Machine traffic, like report_usage: the verifier policy rather than the hourly one of people's API calls.
       accountRateLimit: 'API_KEY_CHECK_VERIFIER',

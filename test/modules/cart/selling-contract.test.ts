@@ -631,7 +631,7 @@ describe('selling contract', () => {
     await admin('order/update', { id, expires_at: soon });
 
     const first = (await admin('cron/run')).result;
-    expect(keysOf(first)).toEqual(['canceled', 'carts_purged', 'credits_expired', 'failed', 'invoice_reminders', 'plan_changes_voided', 'renewal_invoices', 'renewed_free', 'suspended', 'trial_reminders', 'trials_ended', 'usage_invoices']);
+    expect(keysOf(first)).toEqual(['audit_entries_pruned', 'canceled', 'carts_purged', 'credits_expired', 'failed', 'invoice_reminders', 'plan_changes_voided', 'renewal_invoices', 'renewed_free', 'suspended', 'trial_reminders', 'trials_ended', 'usage_invoices']);
     expect(first.renewal_invoices).toBeGreaterThanOrEqual(1);
     const renewal = (await admin('order/get', { id })).result.unpaid_invoice_id;
     expect(renewal).toEqual(expect.any(Number));

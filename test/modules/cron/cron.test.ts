@@ -97,7 +97,7 @@ describe('scheduled jobs', () => {
 
   it('runs through admin/cron/run', async () => {
     const reply = await t.admin('cron/run');
-    expect(reply.result).toEqual({ renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, usage_invoices: 0, plan_changes_voided: 0, credits_expired: 0, trial_reminders: 0, trials_ended: 0, failed: 0 });
+    expect(reply.result).toEqual({ renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, usage_invoices: 0, plan_changes_voided: 0, credits_expired: 0, trial_reminders: 0, trials_ended: 0, failed: 0, audit_entries_pruned: 0 });
     const client = await t.createClient();
     expectError(await t.call('/api/admin/cron/run', {}, { basic: ['client', client.token] }), 203, 401);
   });
@@ -109,7 +109,7 @@ describe('scheduled jobs', () => {
       {
         run: async (now: Date) => {
           runs.push(now);
-          return { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, usage_invoices: 0, plan_changes_voided: 0, credits_expired: 0, trial_reminders: 0, trials_ended: 0, failed: 0 };
+          return { renewal_invoices: 0, renewed_free: 0, suspended: 0, canceled: 0, carts_purged: 0, invoice_reminders: 0, usage_invoices: 0, plan_changes_voided: 0, credits_expired: 0, trial_reminders: 0, trials_ended: 0, failed: 0, audit_entries_pruned: 0 };
         },
       },
       (task) => closers.push(task),

@@ -86,7 +86,7 @@ export function ClientCell({ client }: { client: ClientRef }): VNode {
  * "Download CSV": a form posting the list's filters and the session's CSRF token to the export route, so the
  * browser saves the streamed file itself (nothing held in the page) and the token never appears in a URL.
  */
-export function ExportButton({ kind, filters }: { kind: 'clients' | 'orders' | 'invoices' | 'transactions'; filters: Record<string, string | number | undefined | null> }): VNode {
+export function ExportButton({ kind, filters }: { kind: 'clients' | 'orders' | 'invoices' | 'transactions' | 'activity'; filters: Record<string, string | number | undefined | null> }): VNode {
   const fields = filled(filters);
   return html`<form class="inline-export" method="post" action=${`/api/admin/export/${kind}.csv`} aria-label=${`Export ${kind}`}>
     <input type="hidden" name="CSRFToken" value=${readCookie('csrf_token')} />

@@ -24,6 +24,7 @@ import { CurrenciesPage } from './currencies.ts';
 import { EmailPage, EmailsPage, TemplatePage, TemplatesPage } from './email.ts';
 import { DevelopersPage } from './developers.ts';
 import { MailBanner } from './mail-banner.ts';
+import { ActivityPage } from './activity.ts';
 
 const NAV = [
   ['/admin', 'Dashboard'],
@@ -41,6 +42,7 @@ const NAV = [
   ['/admin/settings', 'Settings'],
   ['/admin/developers', 'Developers'],
   ['/admin/staff', 'Staff'],
+  ['/admin/activity', 'Activity'],
   ['/admin/profile', 'Profile'],
 ] as const;
 
@@ -91,6 +93,7 @@ const ROUTES: readonly Route[] = [
   fixedPage('/admin/email', EmailsPage),
   fixedPage('/admin/email/templates', TemplatesPage),
   fixedPage('/admin/developers', DevelopersPage),
+  fixedPage('/admin/activity', ActivityPage),
   {
     path: '/admin/email/templates/:code',
     page: ({ code = '' }) => (/^[a-z_]+$/.test(code) ? html`<${TemplatePage} code=${code} />` : null),

@@ -860,6 +860,10 @@ export interface paths {
     /** A price as text ("$1,234.50"); with `convert` (default true) `price` is in the default currency and is converted as prices are */
     post: operations["guest_currency_format"];
   };
+  "/api/admin/activity/log_get_list": {
+    /** The audit log, newest first: who (staff, API token, verifier, system) did what to which target from which address, and the fields changed (secrets only as changed) */
+    post: operations["admin_activity_log_get_list"];
+  };
   "/api/guest/session/whoami": {
     /** Who the session cookie belongs to: 'client', 'admin', or 'guest' (no session, or a guest cart's) */
     post: operations["guest_session_whoami"];
@@ -1447,6 +1451,8 @@ export interface components {
       trials_ended: number;
       /** @description Orders a job could not change (logged); the next run tries again */
       failed: number;
+      /** @description Audit log entries older than audit_retention_days deleted */
+      audit_entries_pruned: number;
     };
     CronInfo: {
       last_cron_exec: string | null;
@@ -1543,6 +1549,37 @@ export interface components {
       /** @description An object; a unique_count meter counts one of its properties. The request body as a whole nests at most 32 levels (400 past that), which leaves 30 for the bag */
       properties?: unknown;
     };
+    ActivityEntry: {
+      id: number;
+      priority: number;
+      message: string;
+      ip: string | null;
+      created_at: string;
+      admin_id: number | null;
+      /** @description FOSSBilling's client column: always null, client actions are not audited */
+      client_id: null;
+      staff: ({
+        id: number;
+        name: string | null;
+        email: string | null;
+      }) | null;
+      actor_type: "staff" | "api_token" | "verifier" | "system" | "guest";
+      action: string;
+      target_type: string | null;
+      target_id: string | null;
+      changes: ({
+          field: string;
+          from: unknown;
+          to: unknown;
+        } | {
+          field: string;
+          /**
+           * @description A secret: only that it changed, never its value
+           * @constant
+           */
+          changed: true;
+        })[];
+    };
     /** @description The failure envelope (CONTRACT §2): `result` is null, `error` says why */
     ErrorEnvelope: {
       result: null;
@@ -1583,6 +1620,7 @@ export interface components {
           funds_max_amount?: string;
           credits_pay_invoices?: boolean | (0 | 1);
           portal_frame_ancestors?: string;
+          audit_retention_days?: number | string;
           stripe_secret_key?: string;
           stripe_webhook_secret?: string;
           smtp_password?: string;
@@ -3191,6 +3229,32 @@ export interface components {
         };
       };
     };
+    admin_activity_log_get_list?: {
+      content: {
+        "application/json": {
+          /** @description Text in the message, the action or the staff name */
+          search?: string;
+          /** @description Who: the staff member (or token owner) */
+          admin_id?: number;
+          actor_type?: "staff" | "api_token" | "verifier" | "system" | "guest";
+          /** @description What: an action (admin/order/update), or every action of a module (admin/order/) */
+          action?: string;
+          /** @description The target's type: client, product, order, invoice, setting, staff… */
+          target_type?: string;
+          target_id?: string;
+          ip?: string;
+          priority?: number;
+          /** @description Entries of this priority or more urgent (FOSSBilling: 6 info, 4 warning) */
+          min_priority?: number;
+          /** @description YYYY-MM-DD (the whole day) or an ISO 8601 moment */
+          date_from?: string;
+          /** @description YYYY-MM-DD (the whole day) or an ISO 8601 moment */
+          date_to?: string;
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
     admin_portal_session_create: {
       content: {
         "application/json": {
@@ -3250,6 +3314,7 @@ export interface operations {
               funds_max_amount: string | null;
               credits_pay_invoices: boolean;
               portal_frame_ancestors: string | null;
+              audit_retention_days: number;
               stripe_secret_key_set: boolean;
               stripe_secret_key_source: ("stored" | "environment") | null;
               stripe_webhook_secret_set: boolean;
@@ -7452,6 +7517,29 @@ export interface operations {
         content: {
           "application/json": {
             result: string;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The audit log, newest first: who (staff, API token, verifier, system) did what to which target from which address, and the fields changed (secrets only as changed) */
+  admin_activity_log_get_list: {
+    requestBody: components["requestBodies"]["admin_activity_log_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: components["schemas"]["ActivityEntry"][];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+              /** @constant */
+              total_capped?: true;
+            };
             error: null;
           };
         };
