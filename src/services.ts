@@ -70,6 +70,12 @@ import { createAccountService, type AccountService } from './modules/account/ser
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
 import { createCurrencyService, type CurrencyService } from './modules/currency/service.ts';
+import { createSaleTax } from './modules/invoice/sale-tax.ts';
+import { appliesEuRules } from './lib/eu-vat.ts';
+import { correctSalesOnConfirmation } from './modules/invoice/vat-corrections.ts';
+import { createOssReport, type OssReports } from './modules/invoice/oss-report.ts';
+import { checkChangedNumbers, createVatChecks, type VatChecks } from './modules/vat/checks.ts';
+import { createVatRates, type VatRates } from './modules/vat/rates.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -121,6 +127,10 @@ export interface Services {
   invoicePayments: InvoicePayments;
   /** Credit notes against paid invoices: refunds and credit to the balance (issue 24). */
   creditNotes: CreditNotes;
+  /** EU VAT (issue 26): VIES checks of clients' VAT numbers (outbox kind `vat_check`) and the member states' rates. */
+  vatChecks: VatChecks;
+  vatRates: VatRates;
+  ossReports: OssReports;
   credits: CreditService;
   invoiceCredits: InvoiceCredits;
   /** Top-up packs staff offer (their bonus is granted when the invoice is paid). */
@@ -229,10 +239,24 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   gateways.register(stripeFromSettings({ secret: (name) => settings.peekSecret(name), connection: config.stripe }));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
-  const taxes = createTaxService({ db });
+  // Tax applies (checkout asks for the billing country) also when the EU VAT rules decide it (issue 26).
+  const taxes = createTaxService({ db, euRulesOn: async (trx) => appliesEuRules((await settings.company(trx)).country, settings.peek('eu_vat')) });
   const promos = createPromoService({ db, money });
   const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
-  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes });
+  const vatRates = createVatRates({ db });
+  const ossReports = createOssReport({ db });
+  // The VIES checks need the outbox, built below: the sale reaches them at call time.
+  const saleTax = createSaleTax({
+    settings,
+    taxes,
+    vat: {
+      statusFor: (trx, clientId, vatNumber) => vatChecks.statusFor(trx, clientId, vatNumber),
+      requestIfUnchecked: (trx, clientId, vatNumber, now) => vatChecks.requestIfUnchecked(trx, clientId, vatNumber, now),
+      ratesIn: (trx) => vatRates.ratesIn(trx),
+    },
+  });
+  const invoices = createInvoiceService({ db, events, orders, money, settings, saleTax, promos, clients, creditNotes });
+  correctSalesOnConfirmation({ events, creditNotes });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
@@ -245,6 +269,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     pollMs: config.outboxPollMs,
     leaseMs: config.outboxLeaseSeconds * 1000,
   });
+  const vatChecks = createVatChecks({ db, events, outbox, settings, timeoutMs: config.viesTimeoutMs });
+  checkChangedNumbers(events, vatChecks);
   const mail = createMailService({
     db,
     outbox,
@@ -377,7 +403,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     metrics,
     sessions,
     staff,
-    csvExports: createExportService({ db, clients }),
+    csvExports: createExportService({ db, clients, ossReports }),
     clients,
     twoFactor,
     accounts,
@@ -397,6 +423,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usagePruning,
     invoicePayments,
     creditNotes,
+    vatChecks,
+    vatRates,
+    ossReports,
     credits,
     invoiceCredits,
     creditPacks,

@@ -31,6 +31,8 @@ import * as trials from './034_trials.ts';
 import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
+import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
+import * as vatChecks from './051_vat_checks.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -64,4 +66,6 @@ export const migrations: Record<string, Migration> = {
   '035_credit_notes': creditNotes,
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
+  '050_invoice_tax_rules': invoiceTaxRules,
+  '051_vat_checks': vatChecks,
 };
