@@ -86,6 +86,15 @@ export function placeOfSupply(evidence: CountryEvidence): { country: string | nu
 }
 
 /**
+ * The buyer's IP country from a proxy's or CDN's header (e.g. CF-IPCountry), or null: two letters, not one of the
+ * codes such headers use for "unknown" (XX, ZZ) or Tor (T1).
+ */
+export function countryFromHeader(value: string | string[] | undefined): string | null {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim().toUpperCase() ?? '';
+  return /^[A-Z]{2}$/.test(text) && !['XX', 'ZZ', 'T1'].includes(text) ? text : null;
+}
+
+/**
  * The tax on `base` (what the buyer is charged before tax, or with tax when `inclusive`), rounded half up once: with
  * tax-exclusive prices tax is added on top; with tax-inclusive prices it is taken out of the price, which stays
  * what the buyer pays. Integers in, integers out.

@@ -57,6 +57,11 @@ export class ViesStandIn {
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    // A kept-alive connection from before VIES went down is cut at its next request.
+    if (this.mode === 'down') {
+      request.socket.destroy();
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const send = (status: number, body: unknown): void => {
