@@ -129,6 +129,29 @@ describe('EU VAT numbers and VIES', () => {
     expect((await t.admin('invoice/get', { id: invoice.id })).result.credit_notes).toHaveLength(1);
   });
 
+  it('concurrent confirmations (staff re-checks and the outbox at once) correct a paid sale once', async () => {
+    vies.mode = 'down';
+    const client = await t.createClient({ country: 'FR', company: 'Acheteur SA', vat_number: 'FRDD123456789' });
+    vies.setValid('FRDD123456789');
+    const unpaid = await checkout(client.token);
+    const paid = await checkout(client.token);
+    expect((await t.admin('invoice/mark_as_paid', { id: paid.id })).result).toBe(true);
+    vies.mode = 'normal';
+    const answers = await Promise.all([
+      t.admin('client/vat_check', { id: client.id }),
+      t.admin('client/vat_check', { id: client.id }),
+      t.services.outbox.runDue(later(20)).then(() => null),
+      t.admin('client/vat_check', { id: client.id }),
+    ]);
+    for (const answer of answers) if (answer !== null) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect((await status(client.id)).status).toBe('valid');
+    const credited = (await t.admin('invoice/get', { id: paid.id })).result;
+    expect(credited.credit_notes).toHaveLength(1);
+    expect(credited.credited).toBe('2.00');
+    expect((await asClient(t, client.token, 'client/balance_get_total')).result).toBe('2.00');
+    expect((await t.admin('invoice/get', { id: unpaid.id })).result).toMatchObject({ tax_rule: 'reverse_charge', total: '10.00' });
+  });
+
   it('a number VIES now calls invalid is stored so, and later sales are consumer sales again', async () => {
     vies.setValid('FREF123456789');
     const client = await t.createClient({ country: 'FR', company: 'Acheteur SA', vat_number: 'FREF123456789' });
