@@ -69,6 +69,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** How long one webhook delivery may take, connection to last byte. */
   webhookTimeoutMs: number;
+  /** How long a VIES check may take before it counts as VIES being down and is retried through the outbox (issue 26). */
+  viesTimeoutMs: number;
 }
 
 export interface StripeConnection {
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventsKeepAliveMs: int(env, 'EVENTS_KEEPALIVE_MS', 15_000, 10),
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 10),
+    viesTimeoutMs: int(env, 'VIES_TIMEOUT_MS', 10_000, 10),
   };
 }
 

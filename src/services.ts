@@ -76,6 +76,12 @@ import { createActionRecorder } from './modules/activity/recorder.ts';
 import { createSystemEntries } from './modules/activity/system-entries.ts';
 import { activityCsvExport, type CsvExport } from './modules/activity/csv.ts';
 import type { ActionRecorder } from './platform/audit.ts';
+import { createSaleTax } from './modules/invoice/sale-tax.ts';
+import { appliesEuRules } from './lib/eu-vat.ts';
+import { correctSalesOnConfirmation } from './modules/invoice/vat-corrections.ts';
+import { createOssReport, type OssReports } from './modules/invoice/oss-report.ts';
+import { checkChangedNumbers, createVatChecks, type VatChecks } from './modules/vat/checks.ts';
+import { createVatRates, type VatRates } from './modules/vat/rates.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -132,6 +138,10 @@ export interface Services {
   invoicePayments: InvoicePayments;
   /** Credit notes against paid invoices: refunds and credit to the balance (issue 24). */
   creditNotes: CreditNotes;
+  /** EU VAT (issue 26): VIES checks of clients' VAT numbers (outbox kind `vat_check`) and the member states' rates. */
+  vatChecks: VatChecks;
+  vatRates: VatRates;
+  ossReports: OssReports;
   credits: CreditService;
   invoiceCredits: InvoiceCredits;
   /** Top-up packs staff offer (their bonus is granted when the invoice is paid). */
@@ -241,10 +251,24 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   gateways.register(stripeFromSettings({ secret: (name) => settings.peekSecret(name), connection: config.stripe }));
   const products = createProductService({ db, productTypes, money });
   const orders = createOrderService({ db, events, productTypes, products, money, clients });
-  const taxes = createTaxService({ db });
+  // Tax applies (checkout asks for the billing country) also when the EU VAT rules decide it (issue 26).
+  const taxes = createTaxService({ db, euRulesOn: async (trx) => appliesEuRules((await settings.company(trx)).country, settings.peek('eu_vat')) });
   const promos = createPromoService({ db, money });
   const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
-  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes });
+  const vatRates = createVatRates({ db });
+  const ossReports = createOssReport({ db });
+  // The VIES checks need the outbox, built below: the sale reaches them at call time.
+  const saleTax = createSaleTax({
+    settings,
+    taxes,
+    vat: {
+      statusFor: (trx, clientId, vatNumber) => vatChecks.statusFor(trx, clientId, vatNumber),
+      requestIfUnchecked: (trx, clientId, vatNumber, now) => vatChecks.requestIfUnchecked(trx, clientId, vatNumber, now),
+      ratesIn: (trx) => vatRates.ratesIn(trx),
+    },
+  });
+  const invoices = createInvoiceService({ db, events, orders, money, settings, saleTax, promos, clients, creditNotes });
+  correctSalesOnConfirmation({ events, creditNotes });
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
@@ -257,6 +281,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     pollMs: config.outboxPollMs,
     leaseMs: config.outboxLeaseSeconds * 1000,
   });
+  const vatChecks = createVatChecks({ db, events, outbox, settings, timeoutMs: config.viesTimeoutMs });
+  checkChangedNumbers(events, vatChecks);
   const mail = createMailService({
     db,
     outbox,
@@ -391,7 +417,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     sessions,
     portal: createPortalService({ db, secrets, clients, frameAncestors: () => settings.peek('portal_frame_ancestors'), publicUrl: config.publicUrl }),
     staff,
-    csvExports: withActivityExport(createExportService({ db, clients }), activityCsvExport(activity)),
+    csvExports: withActivityExport(createExportService({ db, clients, ossReports }), activityCsvExport(activity)),
     activity,
     actionRecorder: createActionRecorder({ db, activity }),
     clients,
@@ -413,6 +439,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usagePruning,
     invoicePayments,
     creditNotes,
+    vatChecks,
+    vatRates,
+    ossReports,
     credits,
     invoiceCredits,
     creditPacks,

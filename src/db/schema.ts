@@ -19,6 +19,7 @@ import type { SessionTables } from '../modules/session/tables.ts';
 import type { StaffTables } from '../modules/staff/tables.ts';
 import type { SystemTables } from '../modules/system/tables.ts';
 import type { UsageTables } from '../modules/usage/tables.ts';
+import type { VatTables } from '../modules/vat/tables.ts';
 import type { WebhookTables } from '../modules/webhook/tables.ts';
 import type { ListCountsTables } from './list-counts-table.ts';
 
@@ -41,5 +42,6 @@ export type Database = AccountTables &
   StaffTables &
   SystemTables &
   UsageTables &
+  VatTables &
   WebhookTables &
   ListCountsTables;

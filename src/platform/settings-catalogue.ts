@@ -56,6 +56,14 @@ export const SETTINGS = {
   portal_frame_ancestors: { kind: 'origins', fallback: '' },
   /** Days the audit log keeps an entry (issue 25; docs/audit-log.md): the scheduler prunes older ones. 2 years. */
   audit_retention_days: { kind: 'counter', fallback: '730' },
+  /** EU VAT (issue 26, docs/eu-vat.md): the EU rules decide taxes when on and company_country is a member state. */
+  eu_vat: { kind: 'bool', fallback: 'false' },
+  /** Prices include tax: the buyer pays the price shown and the tax is extracted from it. */
+  tax_inclusive: { kind: 'bool', fallback: 'false' },
+  /** The base URL of the EU's VIES REST API (its check-vat-number is appended). */
+  vies_url: { kind: 'url', fallback: 'https://ec.europa.eu/taxation_customs/vies/rest-api' },
+  /** A request header carrying the buyer's IP country, set by a proxy or CDN (e.g. CF-IPCountry); '' = no lookup. */
+  ip_country_header: { kind: 'text', fallback: '' },
   stripe_secret_key: { kind: 'secret', fallback: '' },
   stripe_webhook_secret: { kind: 'secret', fallback: '' },
   smtp_password: { kind: 'secret', fallback: '' },

@@ -33,6 +33,8 @@ import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 import * as portal from './044_portal.ts';
 import * as activityLog from './046_activity_log.ts';
+import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
+import * as vatChecks from './051_vat_checks.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -68,4 +70,6 @@ export const migrations: Record<string, Migration> = {
   '038_currencies': currencies,
   '044_portal': portal,
   '046_activity_log': activityLog,
+  '050_invoice_tax_rules': invoiceTaxRules,
+  '051_vat_checks': vatChecks,
 };

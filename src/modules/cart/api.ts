@@ -5,6 +5,8 @@ import { actionsFor, type ActionDef, type CallContext, type ClientIdentity, type
 import { Done } from '../../platform/schemas.ts';
 import { errors } from '../../platform/errors.ts';
 import type { AccountService } from '../account/service.ts';
+import type { SystemService } from '../system/service.ts';
+import { countryFromHeader } from '../../lib/eu-vat.ts';
 import { Cart, CheckoutResult } from './results.ts';
 import type { CartOwner, CartService } from './service.ts';
 
@@ -12,6 +14,8 @@ import type { CartOwner, CartService } from './service.ts';
 export interface CartNeeds {
   carts: Pick<CartService, 'addItem' | 'get' | 'removeItem' | 'applyPromo' | 'removePromo' | 'reset' | 'checkout' | 'moveGuestCart'>;
   accounts: Pick<AccountService, 'requireConfirmedEmail'>;
+  /** The header carrying the buyer's IP country (setting ip_country_header), evidence for EU VAT (issue 26). */
+  settings: Pick<SystemService, 'peek'>;
 }
 
 type CartCall<I extends GuestIdentity | ClientIdentity> = CallContext<I, CartNeeds>;
@@ -158,7 +162,9 @@ export const cartApi: ModuleApi<CartNeeds> = {
         const { clientId } = await clientOwner(call);
         // An unconfirmed address may browse and fill a cart, not order (REQUIRE_EMAIL_VERIFICATION, CONTRACT §10).
         await call.services.accounts.requireConfirmedEmail(clientId);
-        return call.services.carts.checkout(clientId, { gatewayId: gateway_id });
+        const header = call.services.settings.peek('ip_country_header');
+        const ipCountry = header === null ? null : countryFromHeader(call.request.headers[header.toLowerCase()]);
+        return call.services.carts.checkout(clientId, { gatewayId: gateway_id, ipCountry });
       },
     }),
   },

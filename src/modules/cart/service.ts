@@ -305,7 +305,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
     },
 
     /** The client's cart becomes orders (and one invoice when something is owed), all or nothing. */
-    async checkout(clientId: number, input: { gatewayId?: number | undefined } = {}, now = new Date()): Promise<CheckoutResult> {
+    async checkout(clientId: number, input: { gatewayId?: number | undefined; ipCountry?: string | null } = {}, now = new Date()): Promise<CheckoutResult> {
       if (input.gatewayId !== undefined) gateways.require(input.gatewayId);
       return inTransaction(db, async (trx) => {
         // Taking the items out of the cart first is the compare-and-set: of two concurrent checkouts of one cart, the
@@ -334,7 +334,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
               );
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
         if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
-        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo, trials: true });
+        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo, trials: true, ipCountry: input.ipCountry ?? null });
         const ids = placed.orders.map((order) => order.id);
         return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
       });

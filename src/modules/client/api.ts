@@ -11,9 +11,10 @@ import { Client, LoginResult } from './results.ts';
 import type { ClientService } from './service.ts';
 import type { TwoFactorService } from '../account/two-factor.ts';
 import { balanceAdminActions, balanceClientActions, type BalanceNeeds } from '../credit/balance-actions.ts';
+import { vatClientAdminActions, type VatClientNeeds } from '../vat/client-actions.ts';
 
 /** The services the client module's actions use. */
-export interface ClientNeeds extends LimiterHolder, ClientRecoveryNeeds, BalanceNeeds {
+export interface ClientNeeds extends LimiterHolder, ClientRecoveryNeeds, BalanceNeeds, VatClientNeeds {
   clients: Pick<ClientService, 'create' | 'login' | 'loggedIn' | 'list' | 'get' | 'update' | 'delete' | 'changePassword'>;
   twoFactor: Pick<TwoFactorService, 'isEnabled' | 'verify'>;
 }
@@ -142,6 +143,7 @@ export const clientApi: ModuleApi<ClientNeeds> = {
       },
     }),
     ...balanceAdminActions,
+    ...vatClientAdminActions,
   },
   client: balanceClientActions,
 };

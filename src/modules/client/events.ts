@@ -15,6 +15,13 @@ export interface ClientCredentialsChanged {
   reason: 'password' | 'email';
 }
 
+/** The client's VAT number or billing country changed (the vat module checks the number with VIES). */
+export interface ClientVatNumberChanged {
+  clientId: number;
+  vatNumber: string | null;
+  country: string | null;
+}
+
 declare module '../../platform/events.ts' {
   interface TollgateEvents {
     /** A guest signed up (guest/client/create); staff-created accounts do not emit it. */
@@ -23,5 +30,7 @@ declare module '../../platform/events.ts' {
     'client.created': ClientCreatedEvent;
     /** The password or the address changed (by the client or by staff), inside the changing transaction. */
     'client.credentials_changed': ClientCredentialsChanged;
+    /** Inside the transaction that changed the VAT number or the country of a client that has one. */
+    'client.vat_number_changed': ClientVatNumberChanged;
   }
 }

@@ -17,23 +17,11 @@ import type { SessionService } from '../session/service.ts';
 import { checkCountry, checkPhone, phoneWithCallingCode } from '../system/countries.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import './events.ts';
+import { announceVatNumber, withCheckedVatNumber } from './vat-number.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
 
-export const PROFILE_FIELDS = [
-  'first_name',
-  'last_name',
-  'company',
-  'phone',
-  'address_1',
-  'address_2',
-  'city',
-  'state',
-  'postcode',
-  'country',
-  'currency',
-  'vat_number',
-] as const;
+export const PROFILE_FIELDS = ['first_name', 'last_name', 'company', 'phone', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country', 'currency', 'vat_number'] as const;
 
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
 /** `phone_cc`: FOSSBilling's calling code sent apart from `phone` (read together by phoneWithCallingCode). */
@@ -229,7 +217,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       if (await emailTaken(input.email)) throw errors.conflict('A client with this e-mail already exists');
       const token = newApiToken();
       const now = nowIso();
-      const profile = profileValues(input);
+      const profile = withCheckedVatNumber(profileValues(input), null);
       const signup = options.signup === true;
       // Hashed before the transaction: argon2 takes ~20 ms, too long to hold SQLite's single writer.
       const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
@@ -269,6 +257,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
         // Listeners (the sign-up mail with its confirmation link) write in this transaction: both or neither.
         if (signup) await events.emit('client.signed_up', { clientId: inserted.id, email: input.email.toLowerCase(), firstName: input.first_name }, trx);
         await events.emit('client.created', { clientId: inserted.id }, trx);
+        await announceVatNumber(events, trx, inserted.id, profile, null);
         return inserted;
       });
       return row.id;
@@ -354,7 +343,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       fields: ProfileInput & { email?: string | undefined; status?: ClientStatus | undefined; tax_exempt?: boolean | undefined },
     ): Promise<void> {
       const row = await requireClient(id);
-      const profile = profileValues(fields, row.country);
+      const profile = withCheckedVatNumber(profileValues(fields, row.country), row);
       if (fields.email !== undefined && (await emailTaken(fields.email, id))) {
         throw errors.conflict('A client with this e-mail already exists');
       }
@@ -388,6 +377,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           await events.emit('client.deactivated', { clientId: id }, trx);
         }
         if (reactivating) await events.emit('client.reactivated', { clientId: id }, trx);
+        await announceVatNumber(events, trx, id, profile, row);
         if (fields.email !== undefined && fields.email.toLowerCase() !== row.email) await events.emit('client.credentials_changed', { clientId: id, reason: 'email' }, trx);
       });
     },

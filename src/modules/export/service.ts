@@ -15,6 +15,8 @@ import { csvLine, type Cell } from './csv.ts';
 import { EXPORT_PERMISSIONS, readFilters } from './filters.ts';
 import { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
 import { creditNoteRows } from './credit-notes.ts';
+import { ossReportCsv } from './oss-report.ts';
+import type { OssReports } from '../invoice/oss-report.ts';
 
 export { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
 
@@ -37,9 +39,11 @@ export interface ExportServiceDeps {
   db: Kysely<Database>;
   /** The lists' own rule for "client matches the search" (e-mail or name), with its indexes. */
   clients: Pick<ClientService, 'matches'>;
+  /** The One-Stop-Shop report, as oss_report.csv (issue 26). */
+  ossReports: Pick<OssReports, 'forQuarter'>;
 }
 
-export function createExportService({ db, clients }: ExportServiceDeps) {
+export function createExportService({ db, clients, ossReports }: ExportServiceDeps) {
 
   /** One batch of rows after `after`, as CSV lines, with the last id read (null when there are no more). */
   async function batch(kind: ExportKind, filters: ExportFilters, after: number, size: number): Promise<{ lines: string[]; last: number | null }> {
@@ -165,7 +169,8 @@ export function createExportService({ db, clients }: ExportServiceDeps) {
      * it needs, and its rows for the request's parameters. `rows` checks the filters at once (422 naming the
      * parameter) and reads nothing until the first chunk is asked for.
      */
-    request(file: string): { kind: ExportKind; permission: string; rows(params: Record<string, unknown>): AsyncGenerator<string> } | undefined {
+    request(file: string): { kind: string; permission: string; rows(params: Record<string, unknown>): AsyncGenerator<string> } | undefined {
+      if (file === 'oss_report.csv') return { kind: 'oss_report', permission: 'invoice.view', rows: (params) => ossReportCsv(ossReports, params) };
       const kind = EXPORT_KINDS.find((name) => `${name}.csv` === file);
       if (kind === undefined) return undefined;
       return { kind, permission: EXPORT_PERMISSIONS[kind], rows: (params) => csv(kind, readFilters(kind, params)) };

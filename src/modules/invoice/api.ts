@@ -20,9 +20,10 @@ import type { InvoiceService } from './service.ts';
 import type { TaxService } from './taxes.ts';
 import { invoiceCreditAdminActions, invoiceCreditClientActions, type InvoiceCreditNeeds } from '../credit/invoice-actions.ts';
 import { creditNoteAdminActions, creditNoteClientActions, type CreditNoteNeeds } from './credit-notes/api.ts';
+import { vatInvoiceAdminActions, type VatInvoiceNeeds } from '../vat/invoice-actions.ts';
 
 /** The services this module's actions use. */
-export interface InvoiceNeeds extends InvoiceCreditNeeds, CreditNoteNeeds {
+export interface InvoiceNeeds extends InvoiceCreditNeeds, CreditNoteNeeds, VatInvoiceNeeds {
   config: Pick<Config, 'currency'>;
   limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
   invoices: Pick<InvoiceService, 'list' | 'get' | 'getByHash' | 'markAsPaid' | 'cancel' | 'pdf' | 'renewalInvoice'>;
@@ -195,6 +196,7 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
     }),
     ...invoiceCreditAdminActions,
     ...creditNoteAdminActions,
+    ...vatInvoiceAdminActions,
   },
   client: {
     get_list: clientAction({

@@ -1,5 +1,6 @@
-// The invoice as a PDF (CONTRACT §8): seller, buyer, number (or "Proforma" before payment), lines, discount, tax,
-// totals and status, drawn with pdfkit's built-in Helvetica so no font file is needed. Pure: record in, bytes out.
+// The invoice as a PDF (CONTRACT §8): seller, buyer (each with its VAT number), number (or "Proforma" before
+// payment), lines, discount, tax, totals, status and the reverse-charge mention (issue 26), drawn with pdfkit's
+// built-in Helvetica so no font file is needed. Pure: record in, bytes out.
 import { invoiceLabel } from '../../lib/invoice-label.ts';
 import type { InvoiceRecord } from './types.ts';
 
@@ -72,6 +73,12 @@ export async function renderInvoicePdf(invoice: InvoiceRecord): Promise<Buffer> 
     }
     total(invoice.tax_name === null ? 'Tax' : `${invoice.tax_name} (${invoice.tax_rate}%)`, money(invoice.tax));
     total('Total', money(invoice.total), true);
+    // Issue 26: what the tax line means, and the mention a reverse-charged invoice must carry (Article 226(11a)).
+    const notes = [
+      ...(invoice.tax_inclusive ? [`Prices include ${invoice.tax_name ?? 'tax'}: the tax shown is part of the total.`] : []),
+      ...(invoice.tax_note === null ? [] : [invoice.tax_note]),
+    ];
+    if (notes.length > 0) doc.font('Helvetica').text(notes.join('\n'), LEFT, y + 10, { width: RIGHT - LEFT });
     doc.end();
   });
 }

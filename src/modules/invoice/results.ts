@@ -8,6 +8,29 @@ const Blank = () => Nullable(Type.String());
 /** A percentage as a decimal string ("20", "7.25"); "0" without tax. */
 const Percent = Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'Percent as a decimal string' });
 
+/** The rule that chose a rate (issue 26, docs/eu-vat.md). */
+const TaxRuleName = Type.Union(
+  ['domestic', 'reverse_charge', 'oss', 'export', 'manual', 'exempt', 'untaxed'].map((rule) => Type.Literal(rule)),
+  { description: "domestic: the seller's rate; reverse_charge: 0%, the buyer accounts for the VAT; oss: the buyer's EU country's rate; export: no EU VAT; manual: the tax rules by country; exempt: a tax-exempt client; untaxed: a top-up" },
+);
+
+/** What an EU sale's tax was decided on. */
+const TaxEvidence = Type.Object(
+  {
+    seller_country: Nullable(Type.String()),
+    billing_country: Nullable(Type.String()),
+    ip_country: Nullable(Type.String()),
+    card_country: Nullable(Type.String()),
+    place_of_supply: Nullable(Type.String({ description: 'The country taxed in: the billing country (docs/eu-vat.md)' })),
+    conflict: Type.Boolean({ description: 'Another piece of evidence named another country' }),
+    vat_number: Nullable(Type.String()),
+    vat_status: Type.String({ description: 'What VIES had said of the number: valid, invalid, pending, unchecked or none' }),
+    consultation_number: Nullable(Type.String()),
+    corrected_at: Nullable(Timestamp),
+  },
+  { $id: 'TaxEvidence' },
+);
+
 const InvoiceItem = Type.Object(
   {
     title: Type.String(),
@@ -19,6 +42,7 @@ const InvoiceItem = Type.Object(
     price: Money,
     total: Money,
     credited: Type.String({ ...Money, description: 'Net credited of the line by credit notes' }),
+    tax_rule: TaxRuleName,
   },
   { $id: 'InvoiceItem' },
 );
@@ -73,7 +97,11 @@ export const Invoice = Type.Object(
     tax_name: Nullable(Type.String()),
     tax_rate: Percent,
     tax: Money,
-    total: Type.String({ ...Money, description: 'subtotal − discount + tax' }),
+    total: Type.String({ ...Money, description: 'subtotal − discount + tax; with tax_inclusive, subtotal − discount (the tax is inside it)' }),
+    tax_inclusive: Type.Boolean({ description: 'The prices included the tax: it was extracted from them' }),
+    tax_rule: TaxRuleName,
+    tax_note: Nullable(Type.String({ description: 'The reverse-charge mention, when it applies' })),
+    tax_evidence: Nullable(TaxEvidence),
     due_at: Nullable(Timestamp),
     paid_at: Nullable(Timestamp),
     created_at: Timestamp,

@@ -16,17 +16,18 @@ import type { ClientService } from '../client/service.ts';
 import type { OrderService } from '../order/service.ts';
 import { newestPage } from '../../db/newest-page.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import { formatRate, percentOf } from '../../lib/rates.ts';
+import { formatRate } from '../../lib/rates.ts';
 import type { Company, SystemService } from '../system/service.ts';
 import { renderInvoicePdf } from './pdf.ts';
-import type { TaxService } from './taxes.ts';
+import type { SaleTaxDecider } from './sale-tax.ts';
+import { REVERSE_CHARGE_MENTION, taxOn } from '../../lib/eu-vat.ts';
 import type { PromoService } from '../product/promos.ts';
 import { createOrderTasks } from './order-tasks.ts';
 import { paidForCurrentPeriod } from './period-paid.ts';
 import { createRenewals } from './renewals.ts';
 import './events.ts';
 import type { CreditNotes, InvoiceCredit } from './credit-notes/service.ts';
-import type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput, UsageInvoice } from './types.ts';
+import type { Buyer, InvoiceDiscount, InvoiceFilters, InvoiceLine, InvoiceRecord, InvoiceRow, PaymentInput, TaxEvidence, UsageInvoice } from './types.ts';
 
 export { renewalTitle } from './renewals.ts';
 // Neighbours name these records by the service that hands them out; they are declared in types.ts.
@@ -40,7 +41,8 @@ export interface InvoiceServiceDeps {
   orders: Pick<OrderService, 'requireRow' | 'lock' | 'transition' | 'applyPlanChange'>;
   money: Money;
   settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
-  taxes: Pick<TaxService, 'forBuyer'>;
+  /** The rule, rate and evidence of each new invoice's tax (sale-tax.ts). */
+  saleTax: Pick<SaleTaxDecider, 'decide'>;
   promos: Pick<PromoService, 'renewalDiscount'>;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each invoice. */
   clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
@@ -53,7 +55,7 @@ function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
 
-export function createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, money, settings, saleTax, promos, clients, creditNotes }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[], credit: InvoiceCredit | undefined): InvoiceRecord {
     return {
       id: row.id,
@@ -71,6 +73,10 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
       tax_rate: formatRate(row.tax_rate),
       tax: money.format(row.tax),
       total: money.format(row.total),
+      tax_inclusive: row.tax_inclusive === 1,
+      tax_rule: row.tax_rule,
+      tax_note: row.tax_rule === 'reverse_charge' ? REVERSE_CHARGE_MENTION : null,
+      tax_evidence: parseJson(row.tax_evidence) as TaxEvidence | null,
       due_at: row.due_at,
       paid_at: row.paid_at,
       created_at: row.created_at,
@@ -82,6 +88,7 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
         price: money.format(item.price),
         total: money.format(item.total),
         credited: money.format(credit?.byItem.get(item.id) ?? 0),
+        tax_rule: item.tax_rule,
       })),
       credited: money.format(credit?.total ?? 0),
       credit_notes: (credit?.notes ?? []).map((note) => ({ ...note, total: money.format(note.total) })),
@@ -122,7 +129,7 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
     trx: Kysely<Database>,
     clientId: number,
     lines: InvoiceLine[],
-    options: { now?: Date; dueAt?: string | null; discount?: InvoiceDiscount | null; taxed?: boolean } = {},
+    options: { now?: Date; dueAt?: string | null; discount?: InvoiceDiscount | null; taxed?: boolean; ipCountry?: string | null } = {},
   ): Promise<InvoiceRow> {
     const now = isoSeconds(options.now ?? new Date());
     const subtotal = lines.reduce((sum, line) => sum + line.total, 0);
@@ -142,9 +149,8 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
       vat_number: client.vat_number,
     };
     // A top-up is not taxed (`taxed: false`): the invoices its credit pays carry the tax.
-    const rule = client.tax_exempt === 1 || options.taxed === false ? null : await taxes.forBuyer(trx, client.country, client.state);
-    const tax = rule === null ? 0 : percentOf(subtotal - discount, rule.rate);
-    const total = subtotal - discount + tax;
+    const sale = await saleTax.decide(trx, client, { taxed: options.taxed !== false, ipCountry: options.ipCountry ?? null, now: options.now ?? new Date() });
+    const { tax, total } = taxOn(subtotal - discount, sale.rate, sale.inclusive);
     const row = await trx
       .insertInto('invoices')
       .values({
@@ -155,9 +161,12 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
         subtotal,
         discount,
         promo_code: discount > 0 ? (options.discount?.code ?? null) : null,
-        tax_name: rule?.name ?? null,
-        tax_rate: rule?.rate ?? 0,
+        tax_name: sale.name,
+        tax_rate: sale.rate,
         tax,
+        tax_rule: sale.rule,
+        tax_inclusive: sale.inclusive ? 1 : 0,
+        tax_evidence: sale.evidence === null ? null : JSON.stringify(sale.evidence),
         seller: JSON.stringify(await settings.company(trx)),
         buyer: JSON.stringify(buyer),
         total,
@@ -184,6 +193,7 @@ export function createInvoiceService({ db, events, orders, money, settings, taxe
           credit: line.credit ?? 0,
           priced_until: line.pricedUntil ?? null,
           executed: 0,
+          tax_rule: sale.rule,
         })),
       )
       .execute();

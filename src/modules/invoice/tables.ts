@@ -33,6 +33,12 @@ export interface InvoiceTable {
   tax: Generated<number>;
   discount: Generated<number>;
   promo_code: string | null;
+  /** Migration 050: the rule that chose the rate (lib/eu-vat.ts TaxRule); `manual` before it. */
+  tax_rule: ColumnType<string, string | undefined, string>;
+  /** Migration 050: 1 when `tax` was extracted from the prices (then total = subtotal − discount). */
+  tax_inclusive: ColumnType<number, number | undefined, number>;
+  /** Migration 050: JSON evidence of the buyer's country and VAT number at issue (TaxEvidence); null before. */
+  tax_evidence: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface InvoiceItemTable {
@@ -61,6 +67,8 @@ export interface InvoiceItemTable {
   priced_until: string | null;
   /** Migration 017. For an executed 'renew' or 'change' item: the order's expiry it bought. */
   covers_until: string | null;
+  /** Migration 050: the rule that chose the line's rate (the invoice's, as one invoice has one buyer). */
+  tax_rule: ColumnType<string, string | undefined, string>;
 }
 
 export interface TransactionTable {

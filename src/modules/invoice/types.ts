@@ -44,6 +44,26 @@ export interface InvoiceItemRecord {
   total: string;
   /** Net credited of the line by credit notes. */
   credited: string;
+  /** The rule that chose the line's rate (lib/eu-vat.ts TaxRule). */
+  tax_rule: string;
+}
+
+/** Issue 26: what an EU sale's tax was decided on, stored on the invoice (JSON) when it is issued. */
+export interface TaxEvidence {
+  seller_country: string | null;
+  /** The billing address's country, the IP's country (when a lookup is configured), the card's country (when known). */
+  billing_country: string | null;
+  ip_country: string | null;
+  card_country: string | null;
+  /** The country taxed in (lib/eu-vat.ts placeOfSupply), and whether a piece of evidence contradicted it. */
+  place_of_supply: string | null;
+  conflict: boolean;
+  vat_number: string | null;
+  /** What VIES had said of the number when the invoice was issued (or corrected). */
+  vat_status: string;
+  consultation_number: string | null;
+  /** When a later VIES confirmation turned the invoice into a reverse-charge sale (vat-corrections.ts). */
+  corrected_at: string | null;
 }
 
 /** The buyer as it was when the invoice was issued. */
@@ -80,8 +100,13 @@ export interface InvoiceRecord {
   /** Percent, e.g. "20"; "0" without tax. */
   tax_rate: string;
   tax: string;
-  /** subtotal − discount + tax. */
+  /** subtotal − discount + tax; with tax-inclusive prices subtotal − discount (the tax is inside it). */
   total: string;
+  /** Issue 26: whether the prices included the tax, the rule that chose the rate, the reverse-charge mention, the evidence. */
+  tax_inclusive: boolean;
+  tax_rule: string;
+  tax_note: string | null;
+  tax_evidence: TaxEvidence | null;
   due_at: string | null;
   paid_at: string | null;
   created_at: string;

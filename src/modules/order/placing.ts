@@ -32,6 +32,8 @@ export interface PlaceOptions {
   promo?: PromoRow | undefined;
   /** Start the free trial of a product that offers one (the client's checkout; staff place orders without). */
   trials?: boolean;
+  /** The buyer's IP country, evidence of where the sale is taxed (issue 26; null without a lookup). */
+  ipCountry?: string | null;
 }
 
 export interface Placed {
@@ -102,7 +104,7 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
         price: unit,
         total: lineSum,
       }));
-      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now, discount: promo === undefined ? null : { amount: discount, code: promo.code } });
+      const row = await invoices.create(trx, clientId, invoiceLines, { now: options.now, discount: promo === undefined ? null : { amount: discount, code: promo.code }, ipCountry: options.ipCountry ?? null });
       invoice = { id: row.id, hash: row.hash };
     }
     if (promo !== undefined) await promos.redeem(trx, promo, clientId, invoice?.id ?? null, options.now);

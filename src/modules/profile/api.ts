@@ -12,9 +12,10 @@ import { StaffRecordSchema } from '../staff/results.ts';
 import type { StaffService } from '../staff/service.ts';
 import { clientEmailActions, staffEmailActions, type EmailChangeNeeds } from './email-actions.ts';
 import { clientTwoFactorActions, staffTwoFactorActions, type TwoFactorNeeds } from './two-factor-actions.ts';
+import { vatProfileClientActions, type VatClientNeeds } from '../vat/client-actions.ts';
 
 /** The services the profile module's actions use. */
-export interface ProfileNeeds extends TwoFactorNeeds, EmailChangeNeeds {
+export interface ProfileNeeds extends TwoFactorNeeds, EmailChangeNeeds, VatClientNeeds {
   staff: Pick<StaffService, 'profile' | 'update' | 'verifyOwnPassword' | 'changePassword' | 'rotateApiToken'>;
   clients: Pick<ClientService, 'get' | 'update' | 'changeOwnPassword' | 'apiToken' | 'rotateApiToken' | 'verifyOwnPassword'>;
   payments: Pick<PaymentService, 'autoPay' | 'setAutoPay'>;
@@ -171,5 +172,6 @@ export const profileApi: ModuleApi<ProfileNeeds> = {
     }),
     ...clientTwoFactorActions,
     ...clientEmailActions,
+    ...vatProfileClientActions,
   },
 };

@@ -123,8 +123,12 @@ export const systemApi: ModuleApi<SystemNeeds> = {
     billing: guestAction({
       params: NO_PARAMS,
       summary: 'The currency prices are in, and whether tax applies (then checkout needs the billing country)',
-      result: Type.Object({ currency: Type.String({ description: 'ISO 4217 code' }), tax_applies: Type.Boolean({ description: 'A tax rule exists: sign-up asks for the billing country, checkout refuses without one (422)' }) }),
-      handler: async (_params, { services }) => ({ currency: services.config.currency, tax_applies: await services.taxes.anyRule() }),
+      result: Type.Object({
+        currency: Type.String({ description: 'ISO 4217 code' }),
+        tax_applies: Type.Boolean({ description: 'A tax rule exists or the EU VAT rules apply: sign-up asks for the billing country, checkout refuses without one (422)' }),
+        tax_inclusive: Type.Boolean({ description: 'Prices include tax ("incl. VAT"); else tax is added at checkout ("excl. VAT")' }),
+      }),
+      handler: async (_params, { services }) => ({ currency: services.config.currency, tax_applies: await services.taxes.anyRule(), tax_inclusive: await services.settings.get('tax_inclusive') }),
     }),
     countries: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → English name', result: CodeToText, handler: () => countryNames() }),
     phone_codes: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → international calling code', result: CodeToText, handler: () => phoneCodes() }),

@@ -9,8 +9,8 @@ import { Browser, createTestApp, type Reply, type TestApp } from '../../helpers/
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { asClient, asStaff, expectError, makeProduct, ORDER_FIELDS, staffWith } from '../../helpers/selling-fixtures.ts';
 
-const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
-const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total', 'credited'];
+const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
+const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total', 'credited', 'tax_rule'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total', 'usage_terms'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];
 const AMOUNT = /^\d+\.\d{2}$/;
@@ -393,7 +393,7 @@ describe('selling contract', () => {
         paid_at: null,
         created_at: expect.any(String),
       });
-      expect(invoice.items).toEqual([{ title: expect.any(String), order_id: checkout.order_id, task: 'activate', quantity: 3, price: '10.00', total: '32.50', credited: '0.00' }]);
+      expect(invoice.items).toEqual([{ title: expect.any(String), order_id: checkout.order_id, task: 'activate', quantity: 3, price: '10.00', total: '32.50', credited: '0.00', tax_rule: 'manual' }]);
     }
     for (const invoice of views) expect(invoice).toEqual(views[0]);
 

@@ -31,7 +31,7 @@ describe('tax for self sign-ups', () => {
   };
 
   it('without tax rules, nobody is asked for a country and checkout works as before', async () => {
-    expect(await billing()).toEqual({ currency: 'EUR', tax_applies: false });
+    expect(await billing()).toEqual({ currency: 'EUR', tax_applies: false, tax_inclusive: false });
     const buyer = await signUp(t);
     await addToCart(buyer.browser, paid);
     const checkout = await inBrowser(t, buyer.browser, 'cart/checkout');
@@ -41,7 +41,7 @@ describe('tax for self sign-ups', () => {
   it('with a tax rule, checkout without a billing country is a 422 naming country, and the cart is kept', async () => {
     const rule = await t.admin('invoice/tax_create', { name: 'VAT', rate: '20', country: 'DE' });
     expect(rule.body.error).toBeNull();
-    expect(await billing()).toEqual({ currency: 'EUR', tax_applies: true });
+    expect(await billing()).toEqual({ currency: 'EUR', tax_applies: true, tax_inclusive: false });
     const buyer = await signUp(t);
     await addToCart(buyer.browser, paid);
     const refused = await inBrowser(t, buyer.browser, 'cart/checkout');

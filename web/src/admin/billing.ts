@@ -10,6 +10,7 @@ import type { PromoRecord, TaxRecord } from '../lib/types.ts';
 import { DataTable, filled } from './common.ts';
 import { SecretField, type SecretName } from './settings-secrets.ts';
 import { useLocation } from '../lib/router.ts';
+import { EuVatSection } from './eu-vat-rates.ts';
 
 const TEXT_SETTINGS = [
   ['company_name', 'Company name'],
@@ -28,6 +29,8 @@ const TEXT_SETTINGS = [
   ['invoice_reminder_days', 'Invoice reminders (days from due date)'],
   ['funds_min_amount', 'Smallest top-up (empty: no minimum)'],
   ['funds_max_amount', 'Largest top-up (empty: no maximum)'],
+  ['vies_url', 'VIES REST API base URL (EU VAT number checks)'],
+  ['ip_country_header', 'Header with the buyer’s IP country (e.g. CF-IPCountry; empty: none)'],
 ] as const;
 const STRIPE_SECRETS = ['stripe_secret_key', 'stripe_webhook_secret'] as const;
 const MAIL_SECRETS = ['smtp_url', 'smtp_password'] as const;
@@ -37,6 +40,8 @@ const BOOLEAN_SETTINGS = [
   ['auto_pay_default', 'Charge saved cards automatically by default'],
   ['show_staff_login_link', 'Link to the staff login in the client area’s footer'],
   ['credits_pay_invoices', 'Pay renewals and overage from the client’s balance when it covers them'],
+  ['eu_vat', 'EU VAT rules (company country in the EU): reverse charge, OSS, VIES checks'],
+  ['tax_inclusive', 'Prices include tax (the buyer pays the price shown)'],
 ] as const;
 
 function asText(value: unknown): string {
@@ -151,7 +156,7 @@ export function TaxesPage() {
     });
   };
   return html`<h1>Taxes</h1>
-    <p>Prices are tax-exclusive. An invoice takes the rule for the buyer's country and state, else its country's, else the rule without a country. Tax-exempt clients pay none.</p>
+    <p>Prices exclude tax unless Settings say they include it. An invoice takes the rule for the buyer's country and state, else its country's, else the rule without a country; with the EU VAT rules on, the EU rates below decide instead (docs/eu-vat.md). Tax-exempt clients pay none.</p>
     <form class="card" onSubmit=${submit} aria-labelledby="new-tax">
       <h2 id="new-tax">New tax rule</h2>
       <div class="row">
@@ -178,7 +183,8 @@ export function TaxesPage() {
             ['', (tax: TaxRecord) => html`<${Button} variant="danger" onClick=${() => setDeleting(tax.id)} label=${`Delete tax rule ${tax.name}`}>Delete<//>`],
           ]}
         />`
-      : null}`;
+      : null}
+    <${EuVatSection} />`;
 }
 
 const EMPTY_COUPON = { code: '', type: 'percentage', value: '', max_uses: '', end_at: '', products: '', periods: '', recurring: 'false', once_per_client: 'false' };

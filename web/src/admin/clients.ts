@@ -11,6 +11,7 @@ import type { ClientRecord, Invoice, StaffOrderListItem } from '../lib/types.ts'
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
 import { periodLabel, usePeriodLabels } from '../lib/labels.ts';
 import { ClientBalance } from './client-balance.ts';
+import { ClientVat } from './client-vat.ts';
 
 export const CLIENT_STATUSES = [
   ['', 'Any status'],
@@ -286,6 +287,7 @@ export function ClientPage({ id }: { id: number }) {
           <${ClientOrders} clientId=${id} />
           <${ClientInvoices} clientId=${id} />
           <${ClientBalance} clientId=${id} />
+          <${ClientVat} clientId=${id} vatNumber=${data.vat_number} />
           <${ClientEditForm} client=${data} onSaved=${client.reload} />
           <${ClientAccount} client=${data} />`
       : null}`;

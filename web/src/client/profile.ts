@@ -6,6 +6,7 @@ import { useStore } from '../lib/store.ts';
 import { ApiTokenSection, PasswordForm } from '../lib/account.ts';
 import { TwoFactorSection } from '../lib/security.ts';
 import { Button, Field, FormError, Notice, useAction, useLoad } from '../lib/ui.ts';
+import { VatStatusList } from '../lib/vat-status.ts';
 import { account, refreshAccount } from './state.ts';
 import { CardsSection } from './payments.ts';
 import { useCountryOptions } from '../lib/countries.ts';
@@ -91,9 +92,20 @@ function ConfirmationSection() {
   </section>`;
 }
 
+/** What VIES said of the client's VAT number (issue 26): a valid one makes sales from another EU country reverse-charged. */
+function VatSection() {
+  const check = useLoad(() => call('client/profile/vat_status'), []);
+  if (check.data === undefined || check.data.status === 'none') return null;
+  return html`<section class="card" aria-labelledby="vat-title">
+    <h2 id="vat-title">VAT number check</h2>
+    <${VatStatusList} check=${check.data} />
+  </section>`;
+}
+
 export function ProfilePage() {
   return html`<h1>Profile</h1>
     <${ProfileForm} />
+    <${VatSection} />
     <${ConfirmationSection} />
     <${ChangeEmailForm}
       action="client/profile/change_email"

@@ -10,7 +10,7 @@ import type { Cart, Product } from '../lib/types.ts';
 import { account, cartPath, cartSummary, refreshCart } from './state.ts';
 import { periodLabel, periods } from '../lib/labels.ts';
 import { usageTerms } from '../../../src/lib/usage-terms.ts';
-import { useBillingInfo } from '../lib/billing-info.ts';
+import { useBillingInfo, type BillingInfo } from '../lib/billing-info.ts';
 
 // Kept here for the pages that import them from the shop; they live in lib/labels.ts.
 export { periodLabel, periods } from '../lib/labels.ts';
@@ -99,7 +99,7 @@ export function PlansPage() {
   const summary = useStore(cartSummary);
   const currency = billing?.currency ?? summary.currency;
   return html`<h1>Plans</h1>
-    <p>Choose a plan, add it to the cart and pay the invoice.</p>
+    <p>Choose a plan, add it to the cart and pay the invoice. ${billing?.tax_applies ? html`<span data-testid="tax-mode">${billing.tax_inclusive ? 'Prices incl. VAT.' : 'Prices excl. VAT.'}</span>` : null}</p>
     <${ErrorMessage} error=${products.error} />
     ${products.data === undefined && products.loading ? html`<${Loading} label="Loading the plans…" />` : null}
     ${products.data !== undefined && products.data.list.length === 0 ? html`<p>No plans are on sale yet.</p>` : null}
@@ -143,8 +143,15 @@ function unconfirmed(error: unknown): boolean {
   return error instanceof ApiError && error.code === 403 && /confirm your email/i.test(error.message);
 }
 
+/** What the cart says of tax: included in the prices, added by the invoice, or none (issue 26). */
+function taxWording(billing: BillingInfo | undefined): string {
+  if (billing?.tax_inclusive === true) return 'Prices incl. VAT: you pay the total shown; the invoice shows the VAT it contains.';
+  return 'Prices excl. VAT: the invoice adds the tax of your country (none for an EU business with a valid VAT number in another member state).';
+}
+
 export function CartPage() {
   const user = useStore(account);
+  const billing = useBillingInfo();
   const cart = useLoad(() => refreshCart(), [user?.id]);
   const labels = useLoad(periods, []);
   const action = useAction();
@@ -199,7 +206,7 @@ export function CartPage() {
               </tfoot>
             </table>
           </div>
-          <p><small>Prices exclude tax; the invoice adds the tax of your country.</small></p>
+          <p><small data-testid="tax-mode">${taxWording(billing)}</small></p>
           <${CouponForm} cart=${data} onChange=${cart.reload} />
           <${ErrorMessage} error=${action.error} />
           ${unconfirmed(action.error) ? html`<p>No mail? <${Link} href="/profile">Send the confirmation link again from your profile<//>.</p>` : null}

@@ -156,6 +156,14 @@ export interface paths {
     /** Removes a balance line the ledger way: writes an `adjust` line of the opposite amount naming it (`reverses_id`); 409 when it was removed already, is itself a reversal, or the balance no longer holds the credit */
     post: operations["admin_client_balance_delete"];
   };
+  "/api/admin/client/vat_status": {
+    /** What VIES last said of the client's VAT number (status, consultation number, date, name and address) */
+    post: operations["admin_client_vat_status"];
+  };
+  "/api/admin/client/vat_check": {
+    /** Checks the client's EU VAT number with VIES now and answers the stored result; VIES down → status pending, retried later; 409 without an EU number */
+    post: operations["admin_client_vat_check"];
+  };
   "/api/client/client/balance_get_list": {
     /** The caller's balance lines, newest first */
     post: operations["client_client_balance_get_list"];
@@ -279,6 +287,10 @@ export interface paths {
   "/api/client/profile/change_email": {
     /** Mails a confirmation link to a new address; the address changes when the link is followed (guest/client/confirm_email) */
     post: operations["client_profile_change_email"];
+  };
+  "/api/client/profile/vat_status": {
+    /** Whether VIES confirmed your VAT number: a valid number makes EU sales from another member state reverse-charged (0%) */
+    post: operations["client_profile_vat_status"];
   };
   "/api/admin/product/promo_create": {
     /** A coupon → id. value: percent for percentage, an amount for absolute; max_uses 0 = unlimited; duplicate code → 409 */
@@ -523,6 +535,18 @@ export interface paths {
   "/api/admin/invoice/credit_note_create": {
     /** Credits a paid invoice to the client's balance: `lines` (net amounts per line by index; an amount left out credits all that is left of the line), or a gross `amount`, or everything left. Never more than is left per line and in all (422). Money back to the payer is admin/invoice/refund, which makes its own credit note */
     post: operations["admin_invoice_credit_note_create"];
+  };
+  "/api/admin/invoice/vat_rate_get_list": {
+    /** The EU member states' VAT rates the EU rules use (eu_vat on): shipped standard rates, as staff edited them */
+    post: operations["admin_invoice_vat_rate_get_list"];
+  };
+  "/api/admin/invoice/vat_rate_update": {
+    /** Sets a member state's VAT rate (percent); invoices already issued keep theirs; 422 for a country outside the EU */
+    post: operations["admin_invoice_vat_rate_update"];
+  };
+  "/api/admin/invoice/oss_report": {
+    /** One-Stop-Shop report of a quarter ("2026-Q4"): net and VAT per country, rate and currency of consumer sales to other EU countries, by payment date, less the credit notes of the quarter; 422 for a bad quarter */
+    post: operations["admin_invoice_oss_report"];
   };
   "/api/client/invoice/get_list": {
     /** The caller's invoices, newest first */
@@ -925,6 +949,18 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    VatCheck: {
+      vat_number: string | null;
+      /** @description none: no number; not_applicable: not an EU number; unchecked: not asked yet; pending: VIES did not answer yet (retried); valid or invalid: what VIES said */
+      status: "none" | "not_applicable" | "unchecked" | "pending" | "valid" | "invalid";
+      consultation_number: string | null;
+      checked_at: string | null;
+      name: string | null;
+      address: string | null;
+      last_error: string | null;
+      attempts: number;
+      updated_at: string | null;
+    };
     CartItem: {
       /** @description The cart line (cart/remove_item takes it) */
       id: number;
@@ -1267,6 +1303,20 @@ export interface components {
       country: string | null;
       vat_number: string | null;
     };
+    TaxEvidence: {
+      seller_country: string | null;
+      billing_country: string | null;
+      ip_country: string | null;
+      card_country: string | null;
+      place_of_supply: string | null;
+      /** @description Another piece of evidence named another country */
+      conflict: boolean;
+      vat_number: string | null;
+      /** @description What VIES had said of the number: valid, invalid, pending, unchecked or none */
+      vat_status: string;
+      consultation_number: string | null;
+      corrected_at: string | null;
+    };
     InvoiceItem: {
       title: string;
       order_id: number | null;
@@ -1277,6 +1327,8 @@ export interface components {
       total: string;
       /** @description Net credited of the line by credit notes */
       credited: string;
+      /** @description domestic: the seller's rate; reverse_charge: 0%, the buyer accounts for the VAT; oss: the buyer's EU country's rate; export: no EU VAT; manual: the tax rules by country; exempt: a tax-exempt client; untaxed: a top-up */
+      tax_rule: "domestic" | "reverse_charge" | "oss" | "export" | "manual" | "exempt" | "untaxed";
     };
     StaffInvoiceListItem: {
       id: number;
@@ -1297,8 +1349,14 @@ export interface components {
       /** @description Percent as a decimal string */
       tax_rate: string;
       tax: string;
-      /** @description subtotal − discount + tax */
+      /** @description subtotal − discount + tax; with tax_inclusive, subtotal − discount (the tax is inside it) */
       total: string;
+      /** @description The prices included the tax: it was extracted from them */
+      tax_inclusive: boolean;
+      /** @description domestic: the seller's rate; reverse_charge: 0%, the buyer accounts for the VAT; oss: the buyer's EU country's rate; export: no EU VAT; manual: the tax rules by country; exempt: a tax-exempt client; untaxed: a top-up */
+      tax_rule: "domestic" | "reverse_charge" | "oss" | "export" | "manual" | "exempt" | "untaxed";
+      tax_note: string | null;
+      tax_evidence: components["schemas"]["TaxEvidence"] | null;
       due_at: string | null;
       paid_at: string | null;
       /** Format: date-time */
@@ -1337,8 +1395,14 @@ export interface components {
       /** @description Percent as a decimal string */
       tax_rate: string;
       tax: string;
-      /** @description subtotal − discount + tax */
+      /** @description subtotal − discount + tax; with tax_inclusive, subtotal − discount (the tax is inside it) */
       total: string;
+      /** @description The prices included the tax: it was extracted from them */
+      tax_inclusive: boolean;
+      /** @description domestic: the seller's rate; reverse_charge: 0%, the buyer accounts for the VAT; oss: the buyer's EU country's rate; export: no EU VAT; manual: the tax rules by country; exempt: a tax-exempt client; untaxed: a top-up */
+      tax_rule: "domestic" | "reverse_charge" | "oss" | "export" | "manual" | "exempt" | "untaxed";
+      tax_note: string | null;
+      tax_evidence: components["schemas"]["TaxEvidence"] | null;
       due_at: string | null;
       paid_at: string | null;
       /** Format: date-time */
@@ -1411,6 +1475,38 @@ export interface components {
           title: string;
           /** @description Net credited of the line */
           amount: string;
+        }[];
+    };
+    VatRate: {
+      country: string;
+      name: string;
+      /** @description Percent as a decimal string */
+      rate: string;
+      /** @description The standard rate Tollgate ships (1 January 2026) */
+      standard_rate: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    OssReport: {
+      quarter: string;
+      /** Format: date-time */
+      from: string;
+      /**
+       * Format: date-time
+       * @description Exclusive
+       */
+      to: string;
+      lines: {
+          country: string;
+          /** @description Percent as a decimal string */
+          rate: string;
+          currency: string;
+          net: string;
+          vat: string;
+          /** @description Paid invoices of the quarter in this line */
+          invoices: number;
+          /** @description Credit notes of the quarter subtracted */
+          credit_notes: number;
         }[];
     };
     PaymentStart: {
@@ -1621,6 +1717,10 @@ export interface components {
           credits_pay_invoices?: boolean | (0 | 1);
           portal_frame_ancestors?: string;
           audit_retention_days?: number | string;
+          eu_vat?: boolean | (0 | 1);
+          tax_inclusive?: boolean | (0 | 1);
+          vies_url?: string;
+          ip_country_header?: string;
           stripe_secret_key?: string;
           stripe_webhook_secret?: string;
           smtp_password?: string;
@@ -1905,6 +2005,20 @@ export interface components {
       };
     };
     admin_client_balance_delete: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_client_vat_status: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_client_vat_check: {
       content: {
         "application/json": {
           id: number;
@@ -2616,6 +2730,21 @@ export interface components {
         };
       };
     };
+    admin_invoice_vat_rate_update: {
+      content: {
+        "application/json": {
+          country: string;
+          rate: string | number;
+        };
+      };
+    };
+    admin_invoice_oss_report: {
+      content: {
+        "application/json": {
+          quarter: string;
+        };
+      };
+    };
     client_invoice_get_list?: {
       content: {
         "application/json": {
@@ -3315,6 +3444,10 @@ export interface operations {
               credits_pay_invoices: boolean;
               portal_frame_ancestors: string | null;
               audit_retention_days: number;
+              eu_vat: boolean;
+              tax_inclusive: boolean;
+              vies_url: string | null;
+              ip_country_header: string | null;
               stripe_secret_key_set: boolean;
               stripe_secret_key_source: ("stored" | "environment") | null;
               stripe_webhook_secret_set: boolean;
@@ -3413,8 +3546,10 @@ export interface operations {
             result: {
               /** @description ISO 4217 code */
               currency: string;
-              /** @description A tax rule exists: sign-up asks for the billing country, checkout refuses without one (422) */
+              /** @description A tax rule exists or the EU VAT rules apply: sign-up asks for the billing country, checkout refuses without one (422) */
               tax_applies: boolean;
+              /** @description Prices include tax ("incl. VAT"); else tax is added at checkout ("excl. VAT") */
+              tax_inclusive: boolean;
             };
             error: null;
           };
@@ -3997,6 +4132,36 @@ export interface operations {
       };
     };
   };
+  /** What VIES last said of the client's VAT number (status, consultation number, date, name and address) */
+  admin_client_vat_status: {
+    requestBody: components["requestBodies"]["admin_client_vat_status"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["VatCheck"];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Checks the client's EU VAT number with VIES now and answers the stored result; VIES down → status pending, retried later; 409 without an EU number */
+  admin_client_vat_check: {
+    requestBody: components["requestBodies"]["admin_client_vat_check"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["VatCheck"];
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** The caller's balance lines, newest first */
   client_client_balance_get_list: {
     requestBody: components["requestBodies"]["client_client_balance_get_list"];
@@ -4524,6 +4689,20 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Whether VIES confirmed your VAT number: a valid number makes EU sales from another member state reverse-charged (0%) */
+  client_profile_vat_status: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["VatCheck"];
             error: null;
           };
         };
@@ -5681,6 +5860,51 @@ export interface operations {
           "application/json": {
             /** @description The credit note id */
             result: number;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The EU member states' VAT rates the EU rules use (eu_vat on): shipped standard rates, as staff edited them */
+  admin_invoice_vat_rate_get_list: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["VatRate"][];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Sets a member state's VAT rate (percent); invoices already issued keep theirs; 422 for a country outside the EU */
+  admin_invoice_vat_rate_update: {
+    requestBody: components["requestBodies"]["admin_invoice_vat_rate_update"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** One-Stop-Shop report of a quarter ("2026-Q4"): net and VAT per country, rate and currency of consumer sales to other EU countries, by payment date, less the credit notes of the quarter; 422 for a bad quarter */
+  admin_invoice_oss_report: {
+    requestBody: components["requestBodies"]["admin_invoice_oss_report"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: components["schemas"]["OssReport"];
             error: null;
           };
         };

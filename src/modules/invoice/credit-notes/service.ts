@@ -16,7 +16,7 @@ import type { Money } from '../../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../../lib/paginator.ts';
 import { formatRate } from '../../../lib/rates.ts';
 import { isoSeconds } from '../../../lib/time.ts';
-import { leftToCredit, lineBases, splitByAmount, splitByLines, type CreditSplit, type CreditState } from '../../../lib/credit-split.ts';
+import { leftToCredit, lineBases, shareByWeight, splitByAmount, splitByLines, type CreditSplit, type CreditState } from '../../../lib/credit-split.ts';
 import type { InvoiceRow } from '../types.ts';
 import type { CreditNoteDocument, CreditNoteFilters, CreditNoteMethod, CreditNoteRecord, CreditNoteRequest, InvoiceCredit } from './types.ts';
 import { renderCreditNotePdf } from './pdf.ts';
@@ -59,10 +59,12 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
       .execute();
     const byItem = new Map(credited.map((row) => [row.invoice_item_id, num(row.amount)]));
     const tax = await trx.selectFrom('credit_notes').select(sql<string | number | null>`sum(tax)`.as('tax')).where('invoice_id', '=', invoice.id).executeTakeFirst();
+    const gross = lineBases(items.map((item) => item.total), invoice.discount);
     return {
       items,
       state: {
-        bases: lineBases(items.map((item) => item.total), invoice.discount),
+        // With tax-inclusive prices the lines hold the tax: their net bases are the net total shared by line.
+        bases: invoice.tax_inclusive === 1 ? shareByWeight(invoice.total - invoice.tax, gross) : gross,
         credited: items.map((item) => byItem.get(item.id) ?? 0),
         tax: invoice.tax,
         taxCredited: num(tax?.tax),
@@ -193,6 +195,19 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
       if (amount <= 0) return null;
       const source = { method: 'refund' as const, reason: refund.reason ?? 'Refund', transactionId: refund.transactionId, staffId: null, key: `refund:${refund.transactionId}` };
       return write(trx, invoice, items, splitByAmount(state, amount), source, now);
+    },
+
+    /**
+     * In the transaction that stores a late VIES confirmation (invoice/vat-corrections.ts): a `balance` note crediting
+     * the whole tax of a paid invoice that had nothing credited yet, once per invoice (`vat:<id>`); null otherwise.
+     */
+    async forVatCorrection(trx: Kysely<Database>, invoiceId: number, reason: string, now: Date): Promise<number | null> {
+      const invoice = await lockInvoice(trx, invoiceId);
+      if (invoice === undefined || invoice.status !== 'paid' || invoice.tax <= 0) return null;
+      const { items, state } = await stateOf(trx, invoice);
+      if (state.taxCredited > 0 || state.credited.some((amount) => amount > 0)) return null;
+      const split: CreditSplit = { lines: items.map(() => 0), net: 0, tax: state.tax, total: state.tax };
+      return write(trx, invoice, items, split, { method: 'balance', reason, transactionId: null, staffId: null, key: `vat:${invoice.id}` }, now);
     },
 
     /** What is left to credit of the invoice, gross minor units (what a refund may still give back). */
