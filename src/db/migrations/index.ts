@@ -30,6 +30,7 @@ import * as prepaid from './033_prepaid.ts';
 import * as trials from './034_trials.ts';
 import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
+import * as invoiceCreditApplied from './037_invoice_credit_applied.ts';
 import * as currencies from './038_currencies.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -63,5 +64,6 @@ export const migrations: Record<string, Migration> = {
   '034_trials': trials,
   '035_credit_notes': creditNotes,
   '036_credit_topups': creditTopUps,
+  '037_invoice_credit_applied': invoiceCreditApplied,
   '038_currencies': currencies,
 };

@@ -33,6 +33,8 @@ export interface InvoiceTable {
   tax: Generated<number>;
   discount: Generated<number>;
   promo_code: string | null;
+  /** Migration 037: what the client's balance has paid of the unpaid invoice so far; a gateway pays the rest. */
+  credit_applied: Generated<number>;
 }
 
 export interface InvoiceItemTable {

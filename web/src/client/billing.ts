@@ -105,7 +105,7 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
   if (manual !== undefined && manual.length === 0) return null;
   return html`<section class="card" aria-labelledby="pay-title" data-testid="how-to-pay">
     <h2 id="pay-title">How to pay</h2>
-    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>${invoiceReference(invoice)}</strong>. Your order starts as soon as the payment is confirmed.</p>
+    <p>Pay <strong>${formatMoney(invoice.amount_due, invoice.currency)}</strong> and quote the reference <strong>${invoiceReference(invoice)}</strong>. Your order starts as soon as the payment is confirmed.</p>
     <${ErrorMessage} error=${gateways.error} />
     ${gateways.loading && gateways.data === undefined ? html`<${Loading} label="Loading the payment options…" />` : null}
     ${manual?.map(

@@ -509,7 +509,7 @@ export interface paths {
     post: operations["admin_invoice_transaction_get_list"];
   };
   "/api/admin/invoice/pay_with_credits": {
-    /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
+    /** Pays the unpaid invoice from its client's balance (a `consume` line): all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
     post: operations["admin_invoice_pay_with_credits"];
   };
   "/api/admin/invoice/credit_note_get_list": {
@@ -541,7 +541,7 @@ export interface paths {
     post: operations["client_invoice_funds_invoice"];
   };
   "/api/client/invoice/pay_with_credits": {
-    /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
+    /** Pays an own unpaid invoice (by `id` or `hash`) from the balance: all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
     post: operations["client_invoice_pay_with_credits"];
   };
   "/api/client/invoice/credit_note_get_list": {
@@ -1283,6 +1283,10 @@ export interface components {
       tax: string;
       /** @description subtotal − discount + tax */
       total: string;
+      /** @description Paid from the client's balance (pay_with_credits with an amount); a card pays the rest */
+      credit_applied: string;
+      /** @description What is still to pay: total − credit_applied while unpaid, else 0 */
+      amount_due: string;
       due_at: string | null;
       paid_at: string | null;
       /** Format: date-time */
@@ -1323,6 +1327,10 @@ export interface components {
       tax: string;
       /** @description subtotal − discount + tax */
       total: string;
+      /** @description Paid from the client's balance (pay_with_credits with an amount); a card pays the rest */
+      credit_applied: string;
+      /** @description What is still to pay: total − credit_applied while unpaid, else 0 */
+      amount_due: string;
       due_at: string | null;
       paid_at: string | null;
       /** Format: date-time */
@@ -2522,6 +2530,8 @@ export interface components {
       content: {
         "application/json": {
           id: number;
+          /** @description Pay only this much of it from the balance (at most what is due); the rest stays due, for a card. Absent: all that is due */
+          amount?: string | number;
         };
       };
     };
@@ -2606,6 +2616,8 @@ export interface components {
         "application/json": {
           id?: number;
           hash?: string;
+          /** @description Pay only this much of it from the balance (at most what is due); the rest stays due, for a card. Absent: all that is due */
+          amount?: string | number;
         };
       };
     };
@@ -5518,7 +5530,7 @@ export interface operations {
       };
     };
   };
-  /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
+  /** Pays the unpaid invoice from its client's balance (a `consume` line): all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
   admin_invoice_pay_with_credits: {
     requestBody: components["requestBodies"]["admin_invoice_pay_with_credits"];
     responses: {
@@ -5658,7 +5670,7 @@ export interface operations {
       };
     };
   };
-  /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
+  /** Pays an own unpaid invoice (by `id` or `hash`) from the balance: all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
   client_invoice_pay_with_credits: {
     requestBody: components["requestBodies"]["client_invoice_pay_with_credits"];
     responses: {
