@@ -236,9 +236,25 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
-  const orderTrials = createOrderTrials({ db, events, cards: { defaultCardFingerprint: (trx, clientId) => payments.defaultCardFingerprint(trx, clientId) } });
+  const orderTrials = createOrderTrials({
+    db,
+    events,
+    cards: { defaultCardFingerprint: (trx, clientId) => payments.defaultCardFingerprint(trx, clientId) },
+    transition: (trx, id, action, options) => orders.transition(trx, id, action, options),
+  });
   const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money, trials: orderTrials });
-  const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, money, promos, taxes });
+  const carts = createCartService({
+    db,
+    events,
+    products,
+    placing: orderPlacing,
+    gateways,
+    money,
+    promos,
+    taxes,
+    // The payment service is built further down; these run only once a checkout is made.
+    cardSetup: { available: () => payments.canSetUpCards(), start: (clientId, path) => payments.startSetup(clientId, path) },
+  });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -327,6 +343,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
+    events,
     gateways,
     clients,
     invoices: invoicePayments,

@@ -712,6 +712,10 @@ export interface paths {
     /** Saved cards: [{id, brand, last4, exp_month, exp_year, default}]; the default one pays renewals */
     post: operations["client_payment_method_get_list"];
   };
+  "/api/client/payment_method/setup": {
+    /** Saves a card without a payment: `{redirect_url}` of Stripe Checkout in setup mode. The card is stored when Stripe reports it, and starts the client's free trials waiting for a card; 409 when no card gateway is configured */
+    post: operations["client_payment_method_setup"];
+  };
   "/api/client/payment_method/delete": {
     /** Removes a saved card (detached at the provider first) */
     post: operations["client_payment_method_delete"];
@@ -940,6 +944,7 @@ export interface components {
       orders: number[];
       invoice_id: number | null;
       invoice_hash: string | null;
+      setup_url: string | null;
     };
     AdminOrder: {
       id: number;
@@ -967,12 +972,16 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       notes: string | null;
+      /** @description Staff only: the client has a saved card (a trial ends by charging it) */
+      card_on_file: boolean;
     };
     StaffOrderListItem: {
       id: number;
@@ -1000,12 +1009,16 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       notes: string | null;
+      /** @description Staff only: the client has a saved card (a trial ends by charging it) */
+      card_on_file: boolean;
       client_email: string | null;
       client_name: string | null;
     };
@@ -1036,12 +1049,16 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       notes: string | null;
+      /** @description Staff only: the client has a saved card (a trial ends by charging it) */
+      card_on_file: boolean;
       api_key?: string | null;
       config?: {
         [key: string]: unknown;
@@ -1114,6 +1131,8 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -1147,6 +1166,8 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -2925,6 +2946,14 @@ export interface components {
       content: {
         "application/json": {
           key: string;
+        };
+      };
+    };
+    client_payment_method_setup?: {
+      content: {
+        "application/json": {
+          /** @description The client-area page to come back to: `profile` (default) or `orders` (a free trial waiting for a card) */
+          return_to?: "profile" | "orders";
         };
       };
     };
@@ -6648,6 +6677,23 @@ export interface operations {
                 exp_year: number;
                 default: boolean;
               }[];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Saves a card without a payment: `{redirect_url}` of Stripe Checkout in setup mode. The card is stored when Stripe reports it, and starts the client's free trials waiting for a card; 409 when no card gateway is configured */
+  client_payment_method_setup: {
+    requestBody: components["requestBodies"]["client_payment_method_setup"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              redirect_url: string;
+            };
             error: null;
           };
         };
