@@ -374,6 +374,13 @@ export function createOrderService({ db, events, productTypes, products, money, 
       });
     },
 
+    /** The order's expiry was moved in `trx` (a trial extended or ended by staff): its product type and listeners hear it. */
+    async expiryMoved(trx: Kysely<Database>, id: number): Promise<void> {
+      const row = await requireRow(trx, id);
+      await typeOf(row).update(trx, snapshotOf(row));
+      await events.emit('order.updated', eventOf(row), trx);
+    },
+
     async delete(id: number): Promise<void> {
       await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);

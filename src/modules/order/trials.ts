@@ -30,7 +30,18 @@ const DAY_SECONDS = 86_400;
 /** How the order module moves an order's status (order/service.ts transition), for trials that wait for a card. */
 export type OrderTransition = (trx: Kysely<Database>, id: number, action: 'activate' | 'cancel', options: { reason?: string; now: Date; trial?: StartedTrial }) => Promise<unknown>;
 
-export function createOrderTrials({ db, events, cards, transition }: { db: Kysely<Database>; events: EventBus; cards: CardFingerprints; transition: OrderTransition }) {
+/** Tells the order's product type (and `order.updated` listeners) that staff moved its expiry (order/service.ts). */
+export type ExpiryMoved = (trx: Kysely<Database>, id: number) => Promise<void>;
+
+export interface OrderTrialsDeps {
+  db: Kysely<Database>;
+  events: EventBus;
+  cards: CardFingerprints;
+  transition: OrderTransition;
+  expiryMoved: ExpiryMoved;
+}
+
+export function createOrderTrials({ db, events, cards, transition, expiryMoved }: OrderTrialsDeps) {
   const ids = (rows: Array<{ id: number }>): number[] => rows.map((row) => row.id);
 
   /** Who holds the trial of `productId` by this client or (when given) this card; null when no one does. */
@@ -183,6 +194,26 @@ export function createOrderTrials({ db, events, cards, transition }: { db: Kysel
       if (!(await setState(trx, row, 'running', to, { config }, now))) return false;
       await events.emit('order.trial_ended', { orderId: row.id, clientId: row.client_id, productId: row.product_id, status: row.status, config: readConfig(config) }, trx);
       return true;
+    },
+
+    /**
+     * Staff move a running trial's end (admin/order/trial_extend, trial_end): `trial_ends_at` and `expires_at` to
+     * `endsAt`, the reminder due again when the new end is more than the reminder window away, with a compare-and-set
+     * on the end it read. 409 when the order is not on a running trial or changed meanwhile.
+     */
+    async moveEnd(trx: Kysely<Database>, row: OrderRow, endsAt: Date, now: Date): Promise<void> {
+      if (row.trial_state !== 'running' || row.trial_ends_at === null) throw errors.conflict('The order is not on a free trial');
+      const end = isoSeconds(endsAt);
+      const remindAgain = endsAt.getTime() > addSeconds(now, TRIAL_REMINDER_DAYS * DAY_SECONDS).getTime();
+      const result = await trx
+        .updateTable('orders')
+        .set({ trial_ends_at: end, expires_at: end, updated_at: isoSeconds(now), ...(remindAgain && { trial_reminded: 0 }) })
+        .where('id', '=', row.id)
+        .where('trial_state', '=', 'running')
+        .where('trial_ends_at', '=', row.trial_ends_at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The order was changed by another request; try again');
+      await expiryMoved(trx, row.id);
     },
 
     /** Closes a trial whose first charge had its time (`charging` → `ended`). */

@@ -412,6 +412,14 @@ export interface paths {
     /** canceled → active (or pending_setup if never activated) */
     post: operations["admin_order_uncancel"];
   };
+  "/api/admin/order/trial_end": {
+    /** Ends the order's running free trial now, as the scheduler would at its end: the first invoice is issued and charged to a saved card, or the order is suspended (TRIAL_ENDED). 409 when the order is not on a running trial */
+    post: operations["admin_order_trial_end"];
+  };
+  "/api/admin/order/trial_extend": {
+    /** Moves the running free trial's end (and expires_at) `days` days later; the reminder goes out again before the new end. 409 when the order is not on a running trial */
+    post: operations["admin_order_trial_extend"];
+  };
   "/api/admin/order/delete": {
     /** Deletes an order with its history (and its API key) */
     post: operations["admin_order_delete"];
@@ -2324,6 +2332,22 @@ export interface components {
       content: {
         "application/json": {
           id: number;
+        };
+      };
+    };
+    admin_order_trial_end: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_order_trial_extend: {
+      content: {
+        "application/json": {
+          id: number;
+          /** @description Days added to the trial, 1 to 365 */
+          days: number;
         };
       };
     };
@@ -5143,6 +5167,41 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Ends the order's running free trial now, as the scheduler would at its end: the first invoice is issued and charged to a saved card, or the order is suspended (TRIAL_ENDED). 409 when the order is not on a running trial */
+  admin_order_trial_end: {
+    requestBody: components["requestBodies"]["admin_order_trial_end"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Moves the running free trial's end (and expires_at) `days` days later; the reminder goes out again before the new end. 409 when the order is not on a running trial */
+  admin_order_trial_extend: {
+    requestBody: components["requestBodies"]["admin_order_trial_extend"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: date-time
+             * @description The new end of the trial
+             */
+            result: string;
             error: null;
           };
         };
