@@ -14,6 +14,7 @@ import { WalletPage } from './wallet.ts';
 import { ProfilePage } from './profile.ts';
 import { MessagePage, MessagesPage } from './messages.ts';
 import { BrandLink, Footer, loadBrand } from './brand.ts';
+import { TrialBanner } from './trial-banner.ts';
 
 function useNavigation(user: { email: string } | null | undefined): ReadonlyArray<readonly [string, string]> {
   const cart = useStore(cartSummary);
@@ -63,6 +64,7 @@ const client: Area = {
   notFound: () => html`<h1>Page not found</h1><p>There is no page at this address. <${Link} href="/">See the plans<//>.</p>`,
   Brand: BrandLink,
   Footer,
+  Banner: TrialBanner,
   LoginPage,
   beforeSession: () => void loadBrand(),
   afterSession: async () => {
