@@ -5,6 +5,10 @@
 // invoice gives its applied credit back; a Checkout started before the apply pays the whole total and the balance gets
 // its part back; a refund gives the balance's part back to the balance first. Runs on SQLite, and on PostgreSQL +
 // Redis when TEST_* are set.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { expectLedgerConsistent } from '../../helpers/credit-ledger.ts';
@@ -41,6 +45,13 @@ describe('paying an invoice partly from the balance', () => {
     expect(await total(bought.token)).toBe('0.00');
     const lines = (await asClient(t(), bought.token, 'client/balance_get_list', { type: 'consume' })).result.list;
     expect(lines).toEqual([expect.objectContaining({ type: 'consume', amount: '-4.00', invoice_id: bought.invoiceId })]);
+    // The PDF says it too.
+    const pdf = await t().app.inject({ method: 'GET', url: `/api/guest/invoice/pdf?hash=${bought.hash}` });
+    const file = join(mkdtempSync(join(tmpdir(), 'tollgate-part-')), 'invoice.pdf');
+    writeFileSync(file, pdf.rawPayload);
+    const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+    expect(text).toMatch(/Paid from balance\s+-4\.00/);
+    expect(text).toMatch(/Amount due\s+6\.00/);
     // The order waits for the rest.
     expect((await t().admin('order/get', { id: bought.orderId })).result.status).toBe('pending_setup');
     const session = await startCardPayment(stand, bought.hash);
