@@ -119,6 +119,18 @@ describe('a card trial started by saving a card (Stripe Checkout in setup mode)'
     expect(cards.map((card) => [card.last4, card.default])).toEqual([['9999', true], ['4242', false]]);
   });
 
+  it('the client cancels an order waiting for a card: canceled at once, and a card saved later starts nothing', async () => {
+    const { buyer, reply } = await checkout();
+    const orderId = reply.result.order_id as number;
+    const other = await t().createClient();
+    expectError(await asClient(t(), other.token, 'order/cancel', { id: orderId }), 404);
+    expect((await asClient(t(), buyer.token, 'order/cancel', { id: orderId })).body.error).toBeNull();
+    expect(await order(orderId)).toMatchObject({ status: 'canceled', trial_awaiting_card: false, reason: 'Canceled by the client before the free trial started' });
+    expectError(await asClient(t(), buyer.token, 'order/cancel', { id: orderId }), 409);
+    for (const event of stand.stripe.completeSetup(sessionOf(reply.result.setup_url), { fingerprint: 'fp_after_cancel' })) expect((await deliver(stand, event)).status).toBe(200);
+    expect((await order(orderId)).status).toBe('canceled');
+  });
+
   it('an order waiting for a card that staff cancel does not start when the card comes', async () => {
     const { buyer, reply } = await checkout();
     const orderId = reply.result.order_id as number;
