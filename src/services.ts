@@ -43,7 +43,7 @@ import { createOrderService, type OrderService } from './modules/order/service.t
 import { createSelfService, type SelfService } from './modules/order/self-service.ts';
 import { createOrderPlacing, type OrderPlacing } from './modules/order/placing.ts';
 import { createOrderTrials } from './modules/order/trials.ts';
-import { createTrialJobs } from './modules/cron/trials.ts';
+import { createTrialJobs, type TrialJobs } from './modules/cron/trials.ts';
 import { followPlanChanges } from './modules/serviceapikey/plan-change.ts';
 import { customType } from './modules/product/custom-type.ts';
 import { createProductService, type ProductService } from './modules/product/service.ts';
@@ -128,6 +128,7 @@ export interface Services {
   taxes: TaxService;
   carts: CartService;
   cron: CronService;
+  trialJobs: TrialJobs;
   /** The API key product: keys, the check hot path, usage metering. */
   apikeys: ApiKeyService;
   /** The close of usage periods: overage invoices (CONTRACT §12). */
@@ -272,9 +273,26 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const selfService = createSelfService({ db, events, orders, products, invoices, money });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
-  const orderTrials = createOrderTrials({ db, events, cards: { defaultCardFingerprint: (trx, clientId) => payments.defaultCardFingerprint(trx, clientId) } });
+  const orderTrials = createOrderTrials({
+    db,
+    events,
+    cards: { defaultCardFingerprint: (trx, clientId) => payments.defaultCardFingerprint(trx, clientId) },
+    transition: (trx, id, action, options) => orders.transition(trx, id, action, options),
+    expiryMoved: (trx, id) => orders.expiryMoved(trx, id),
+  });
   const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money, trials: orderTrials });
-  const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, money, promos, taxes });
+  const carts = createCartService({
+    db,
+    events,
+    products,
+    placing: orderPlacing,
+    gateways,
+    money,
+    promos,
+    taxes,
+    // The payment service is built further down; these run only once a checkout is made.
+    cardSetup: { available: () => payments.canSetUpCards(), start: (clientId, path) => payments.startSetup(clientId, path) },
+  });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -346,6 +364,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     invoicePayments,
     settings: { fundsMin: () => settings.peek('funds_min_amount'), fundsMax: () => settings.peek('funds_max_amount'), payInvoices: () => settings.peek('credits_pay_invoices') },
   });
+  const trialJobs = createTrialJobs({ db, orders, trials: orderTrials, invoices, payments: { chargeableMethod: (trx, clientId) => payments.chargeableMethod(trx, clientId) }, log: logSchedulerError });
   const cron = createCronService({
     db,
     orders,
@@ -360,12 +379,13 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usagePruning,
     credits,
     audit: createSystemEntries({ activity, retentionDays: () => settings.peek('audit_retention_days') }),
-    trials: createTrialJobs({ db, orders, trials: orderTrials, invoices, payments: { chargeableMethod: (trx, clientId) => payments.chargeableMethod(trx, clientId) }, log: logSchedulerError }),
+    trials: trialJobs,
     log: logSchedulerError,
   });
   const gatewayPayments = createGatewayPayments({ db, gateways, invoicePayments, outbox, log: logSchedulerError });
   const payments = createPaymentService({
     db,
+    events,
     gateways,
     clients,
     invoices: invoicePayments,
@@ -434,6 +454,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     taxes,
     carts,
     cron,
+    trialJobs,
     apikeys,
     usageCloser,
     usagePruning,

@@ -103,6 +103,7 @@ export const ORDER_FIELDS = [
   // Issue 24: free trials.
   'trial_ends_at',
   'on_trial',
+  'trial_awaiting_card',
   'created_at',
   'updated_at',
 ];

@@ -1,5 +1,5 @@
 // The one stand-in of the suite: a small local HTTP server speaking the part of Stripe's API Tollgate uses
-// (customers, Checkout Sessions, PaymentIntents, PaymentMethods, refunds) with Stripe's request shapes (form-encoded,
+// (customers, Checkout Sessions in payment and setup mode, PaymentIntents, SetupIntents, PaymentMethods, refunds) with Stripe's request shapes (form-encoded,
 // bracketed names, Idempotency-Key) and response shapes (objects, and `{error: {type, code, message, …}}` with
 // Stripe's HTTP statuses). Tollgate reaches it only through the official `stripe` library (STRIPE_API_BASE). It records
 // every request, replays idempotent ones, and can be told to decline, to require authentication, to fail or to
@@ -60,6 +60,7 @@ export class StripeStandIn {
   readonly methods = new Map<string, Json>();
   readonly charges = new Map<string, Json>();
   readonly refunds = new Map<string, Json>();
+  readonly setupIntents = new Map<string, Json>();
   /** Every event the stand-in produced, in order. */
   readonly events: StripeEvent[] = [];
   /** Behaviours of the next off-session charges, consumed in order; `succeed` when empty. */
@@ -72,6 +73,8 @@ export class StripeStandIn {
   slowMs = 2000;
   /** How long after the customer is sent back the hosted page delivers the webhooks. */
   webhookDelayMs = 300;
+  /** The card fingerprint the hosted page's "Save card" gives (null: the default for its last4). */
+  hostedFingerprint: string | null = null;
   /** Where the hosted page sends the signed webhooks (Tollgate's /webhooks/stripe on a real socket). */
   webhookUrl: string | null = null;
   private readonly idempotent = new Map<string, { status: number; body: Json }>();
@@ -235,6 +238,21 @@ export class StripeStandIn {
     return [this.event('checkout.session.completed', session), this.event('payment_intent.succeeded', intent)];
   }
 
+  /**
+   * The customer saves a card on a setup-mode session: as Stripe does, the session's SetupIntent succeeds with a new
+   * PaymentMethod attached to the session's customer. Returns the events Stripe would send (checkout.session.completed
+   * carrying `setup_intent`, then setup_intent.succeeded), not yet delivered. `fingerprint` picks the card number.
+   */
+  completeSetup(sessionId: string, options: { last4?: string; fingerprint?: string } = {}): StripeEvent[] {
+    const session = this.sessions.get(sessionId);
+    if (session === undefined || session.mode !== 'setup') throw new Error(`No setup session ${sessionId}`);
+    const intent = this.setupIntents.get(session.setup_intent as string)!;
+    const method = this.card(session.customer as string | null, options.last4, options.fingerprint);
+    Object.assign(intent, { status: 'succeeded', payment_method: method.id });
+    Object.assign(session, { status: 'complete' });
+    return [this.event('checkout.session.completed', session), this.event('setup_intent.succeeded', intent)];
+  }
+
   /** A payment of the session fails (the customer's card is declined on the hosted page). */
   failSession(sessionId: string, message = 'Your card was declined.'): StripeEvent {
     const session = this.sessions.get(sessionId)!;
@@ -314,6 +332,7 @@ export class StripeStandIn {
       this.customers.set(customer.id as string, customer);
       return { status: 200, body: customer };
     }
+    if (method === 'POST' && path === '/v1/checkout/sessions' && body.mode === 'setup') return this.setupSession(body);
     if (method === 'POST' && path === '/v1/checkout/sessions') {
       const items = body.line_items as Array<{ quantity: string; price_data: { currency: string; unit_amount: string } }>;
       const sessionId = id('cs_test');
@@ -345,6 +364,10 @@ export class StripeStandIn {
       const intent = this.intents.get(match[1]!);
       return intent === undefined ? this.missing('payment_intent', match[1]!) : { status: 200, body: intent };
     }
+    if (method === 'GET' && (match = /^\/v1\/setup_intents\/([^/]+)$/.exec(path)) !== null) {
+      const intent = this.setupIntents.get(match[1]!);
+      return intent === undefined ? this.missing('setup_intent', match[1]!) : { status: 200, body: intent };
+    }
     if (method === 'GET' && (match = /^\/v1\/payment_methods\/([^/]+)$/.exec(path)) !== null) {
       const found = this.methods.get(match[1]!);
       return found === undefined ? this.missing('payment_method', match[1]!) : { status: 200, body: found };
@@ -373,6 +396,46 @@ export class StripeStandIn {
       return { status: 200, body: refund };
     }
     return this.error(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path})` });
+  }
+
+  /** POST /v1/checkout/sessions with mode=setup: a session and its SetupIntent, as Stripe creates them. */
+  private setupSession(body: Json): { status: number; body: Json } {
+    if (typeof body.customer !== 'string') return this.error(400, { type: 'invalid_request_error', param: 'customer', message: 'Missing required param: customer.' });
+    if (typeof body.currency !== 'string') return this.error(400, { type: 'invalid_request_error', param: 'currency', message: 'Missing required param: currency.' });
+    const intent: Json = {
+      id: id('seti'),
+      object: 'setup_intent',
+      customer: body.customer,
+      payment_method: null,
+      status: 'requires_payment_method',
+      usage: 'off_session',
+      metadata: (body.setup_intent_data as Json | undefined)?.metadata ?? {},
+      created: now(),
+      livemode: false,
+    };
+    this.setupIntents.set(intent.id as string, intent);
+    const sessionId = id('cs_test');
+    const session: Json = {
+      id: sessionId,
+      object: 'checkout.session',
+      mode: 'setup',
+      status: 'open',
+      payment_status: 'no_payment_required',
+      customer: body.customer,
+      client_reference_id: body.client_reference_id ?? null,
+      amount_total: null,
+      currency: body.currency,
+      metadata: body.metadata ?? {},
+      payment_intent: null,
+      setup_intent: intent.id,
+      success_url: body.success_url,
+      cancel_url: body.cancel_url,
+      url: `${this.url}/pay/${sessionId}`,
+      created: now(),
+      livemode: false,
+    };
+    this.sessions.set(sessionId, session);
+    return { status: 200, body: session };
   }
 
   private missing(kind: string, ref: string): { status: number; body: Json } {
@@ -446,7 +509,8 @@ export class StripeStandIn {
       return;
     }
     if (method === 'POST') {
-      const events = session.status === 'complete' ? [] : this.completeSession(sessionId);
+      const complete = (): StripeEvent[] => (session.mode === 'setup' ? this.completeSetup(sessionId, this.hostedFingerprint === null ? {} : { fingerprint: this.hostedFingerprint }) : this.completeSession(sessionId));
+      const events = session.status === 'complete' ? [] : complete();
       if (url.searchParams.get('sync') === '1') {
         // The benchmark's variant: the webhooks are delivered (and acknowledged) before the page answers.
         const statuses: number[] = [];
@@ -463,6 +527,14 @@ export class StripeStandIn {
           for (const event of events) await this.deliver(event);
         })();
       }, this.webhookDelayMs);
+      return;
+    }
+    if (session.mode === 'setup') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Save a card (Stripe test)</title></head>
+<body><main><h1>Stripe Checkout (test): save a card</h1><p>Nothing is charged now.</p>
+<form method="post" action="/pay/${sessionId}"><label>Card number <input name="card" value="4242 4242 4242 4242"></label><button type="submit">Save card</button></form>
+<form method="post" action="/pay/${sessionId}/cancel"><button type="submit">Cancel</button></form></main></body></html>`);
       return;
     }
     const amount = (Number(session.amount_total) / 100).toFixed(2);

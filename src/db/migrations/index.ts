@@ -31,6 +31,7 @@ import * as trials from './034_trials.ts';
 import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
+import * as invoiceCreditApplied from './039_invoice_credit_applied.ts';
 import * as portal from './044_portal.ts';
 import * as activityLog from './046_activity_log.ts';
 import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
@@ -68,6 +69,7 @@ export const migrations: Record<string, Migration> = {
   '035_credit_notes': creditNotes,
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
+  '039_invoice_credit_applied': invoiceCreditApplied,
   '044_portal': portal,
   '046_activity_log': activityLog,
   '050_invoice_tax_rules': invoiceTaxRules,

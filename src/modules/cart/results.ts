@@ -36,6 +36,9 @@ export const CheckoutResult = Type.Object(
     orders: Type.Array(Type.Integer(), { description: 'Every order placed, one per cart line' }),
     invoice_id: Nullable(Type.Integer({ description: 'The unpaid invoice; null when nothing is owed' })),
     invoice_hash: Nullable(Type.String({ description: 'Opens the invoice as a guest (guest/invoice/get)' })),
+    setup_url: Nullable(
+      Type.String({ description: "A free trial that needs a card waits for one: where the client saves it (Stripe Checkout in setup mode); the trial starts when it is saved. Else null" }),
+    ),
   },
   { $id: 'CheckoutResult' },
 );

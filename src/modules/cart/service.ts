@@ -50,6 +50,8 @@ export interface CheckoutResult {
   orders: number[];
   invoice_id: number | null;
   invoice_hash: string | null;
+  /** A free trial waits for a card: where the client saves it; else null. */
+  setup_url: string | null;
 }
 
 export const MAX_CART_ITEMS = 50;
@@ -65,9 +67,14 @@ export interface CartServiceDeps {
   promos: Pick<PromoService, 'applicable'>;
   /** Whether tax rules exist: then checkout needs the client's billing country. */
   taxes: Pick<TaxService, 'anyRule'>;
+  /**
+   * Saving a card without a payment (payment/service.ts): a free trial that needs a card, checked out without one,
+   * waits for it, and checkout answers where to save it.
+   */
+  cardSetup: { available(): boolean; start(clientId: number, returnPath: string): Promise<{ redirect_url: string }> };
 }
 
-export function createCartService({ db, events, products, placing, gateways, money, promos, taxes }: CartServiceDeps) {
+export function createCartService({ db, events, products, placing, gateways, money, promos, taxes, cardSetup }: CartServiceDeps) {
   /**
    * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who signed
    * itself up and is not tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
@@ -307,7 +314,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
     /** The client's cart becomes orders (and one invoice when something is owed), all or nothing. */
     async checkout(clientId: number, input: { gatewayId?: number | undefined; ipCountry?: string | null } = {}, now = new Date()): Promise<CheckoutResult> {
       if (input.gatewayId !== undefined) gateways.require(input.gatewayId);
-      return inTransaction(db, async (trx) => {
+      const result = await inTransaction(db, async (trx) => {
         // Taking the items out of the cart first is the compare-and-set: of two concurrent checkouts of one cart, the
         // second waits for the first's row locks and then finds nothing to take (409), so nothing is ordered twice.
         // A failure later rolls the deletion back and the cart is intact.
@@ -334,10 +341,15 @@ export function createCartService({ db, events, products, placing, gateways, mon
               );
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
         if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
-        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo, trials: true, ipCountry: input.ipCountry ?? null });
+        const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo, trials: true, ipCountry: input.ipCountry ?? null, awaitCard: cardSetup.available() });
         const ids = placed.orders.map((order) => order.id);
-        return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null };
+        return { order_id: ids[0]!, orders: ids, invoice_id: placed.invoice?.id ?? null, invoice_hash: placed.invoice?.hash ?? null, awaiting: placed.awaitingCard.length > 0 };
       });
+      const { awaiting, ...placed } = result;
+      // Once the orders are committed: the page where the client saves the card their trial waits for. Stripe out of
+      // reach leaves the order waiting; "Add a card" (client/payment_method/setup) starts it later.
+      const setup = awaiting ? await cardSetup.start(clientId, '/orders').catch(() => null) : null;
+      return { ...placed, setup_url: setup?.redirect_url ?? null };
     },
 
   };

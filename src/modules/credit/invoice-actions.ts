@@ -18,15 +18,30 @@ const { adminAction, clientAction } = actionsFor<InvoiceCreditNeeds>();
 
 const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 const Hash = Type.String({ minLength: 1, maxLength: 64 });
+const Amount = Type.Optional(
+  Type.Union([Type.String({ maxLength: 40 }), Type.Number()], {
+    description: 'Pay only this much of it from the balance (at most what is due); the rest stays due, for a card. Absent: all that is due',
+  }),
+);
+
+/** The optional `amount` in minor units: more than 0, at most the currency's decimals (422 naming `amount`). */
+function amountOf(amount: string | number | undefined, currency: string): number | undefined {
+  if (amount === undefined) return undefined;
+  if ((typeof amount === 'string' && amount.trim().startsWith('-')) || (typeof amount === 'number' && amount < 0)) throw new InvalidInput('amount', 'must be more than 0');
+  const minor = parseMoney(amount, 'amount', precisionOf(currency));
+  if (minor <= 0) throw new InvalidInput('amount', 'must be more than 0');
+  return minor;
+}
 
 export const invoiceCreditAdminActions = {
   pay_with_credits: adminAction({
-    params: Type.Object({ id: Id }),
+    params: Type.Object({ id: Id, amount: Amount }),
     permission: 'invoice.manage',
-    summary: "Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid",
+    summary:
+      "Pays the unpaid invoice from its client's balance (a `consume` line): all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid",
     result: Done,
-    async handler({ id }, { services }) {
-      await services.invoiceCredits.payInvoice(id, undefined);
+    async handler({ id, amount }, { services }) {
+      await services.invoiceCredits.payInvoice(id, undefined, new Date(), amountOf(amount, services.config.currency));
       return true;
     },
   }),
@@ -45,14 +60,16 @@ export const invoiceCreditClientActions = {
     },
   }),
   pay_with_credits: clientAction({
-    params: Type.Object({ id: Type.Optional(Id), hash: Type.Optional(Hash) }),
-    summary: 'Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid',
+    params: Type.Object({ id: Type.Optional(Id), hash: Type.Optional(Hash), amount: Amount }),
+    summary:
+      'Pays an own unpaid invoice (by `id` or `hash`) from the balance: all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid',
     result: Done,
-    async handler({ id, hash }, { services, identity }) {
+    async handler({ id, hash, amount }, { services, identity }) {
       if (id === undefined && hash === undefined) throw new InvalidInput('id', 'or hash is required');
+      const minor = amountOf(amount, services.config.currency);
       const invoiceId = id ?? (await services.invoiceCredits.idByHash(hash!));
       if (invoiceId === null) throw errors.notFound('Invoice');
-      await services.invoiceCredits.payInvoice(invoiceId, identity.client.id);
+      await services.invoiceCredits.payInvoice(invoiceId, identity.client.id, new Date(), minor);
       return true;
     },
   }),

@@ -25,7 +25,7 @@ export interface InvoiceCreditsDeps {
   db: Kysely<Database>;
   events: EventBus;
   money: Money;
-  invoices: Pick<InvoiceService, 'create' | 'payInTransaction'>;
+  invoices: Pick<InvoiceService, 'create' | 'payInTransaction' | 'applyCredit'>;
   invoicePayments: Pick<InvoicePayments, 'payable' | 'renewsService'>;
   /** The settings, read at each use: FOSSBilling's funds_min_amount / funds_max_amount, and credits_pay_invoices. */
   settings: { fundsMin(): string | null; fundsMax(): string | null; payInvoices(): boolean };
@@ -54,22 +54,40 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
   }
 
   /**
-   * Pays the unpaid invoice `id` from its client's balance inside `trx`: the invoice's compare-and-set (orders
-   * activated or renewed as by any payment), then a `consume` entry for the total naming the invoice by the number the
-   * payment gave it. 'uncovered' when the balance is short: nothing is written. Throws 409 when the invoice is not
-   * payable (paid meanwhile, canceled, stale); the whole transaction then rolls back.
+   * Pays from its client's balance inside `trx` what is due of the unpaid invoice `id` — all of it (`amount`
+   * undefined), or `amount` of it — under the account's lock, the invoice re-read under it. Paying all that is due is
+   * the invoice's compare-and-set of payment (orders activated or renewed as by any payment) and a `consume` entry
+   * naming it; paying part raises its `credit_applied` (a compare-and-set too) and writes a `consume` entry, and a
+   * gateway then pays the rest. `partial`: take what the balance holds when it is short of `amount` (renewals with
+   * credits_pay_invoices). 'uncovered' when the balance is short (or empty, for `partial`): nothing is written.
+   * Throws 409 when the invoice is not payable (paid meanwhile, canceled, stale); the transaction then rolls back.
    */
-  async function payFromBalance(trx: Kysely<Database>, id: number, now: Date): Promise<'paid' | 'uncovered'> {
-    const invoice = await invoicePayments.payable(trx, id);
-    if (invoice === null) throw errors.notFound('Invoice');
-    const account: Account = { clientId: invoice.clientId, currency: invoice.currency };
+  async function payFromBalance(trx: Kysely<Database>, id: number, now: Date, options: { amount?: number; partial?: boolean } = {}): Promise<'paid' | 'applied' | 'uncovered'> {
+    const first = await invoicePayments.payable(trx, id);
+    if (first === null) throw errors.notFound('Invoice');
+    const account: Account = { clientId: first.clientId, currency: first.currency };
     await lockAccount(trx, account, now);
+    // Read again under the lock: another apply to this invoice (by this client's balance) ran before us.
+    const invoice = (await invoicePayments.payable(trx, id))!;
+    if (invoice.status !== 'unpaid') throw errors.conflict(`The invoice is ${invoice.status}; it cannot be paid`);
+    const due = invoice.amount;
+    if (options.amount !== undefined && options.amount > due) throw errors.invalid('amount', `must not be more than the amount due (${money.format(due)})`);
+    const available = await spendable(trx, account, now);
     // Checked under the lock, so the debit below is covered: no one else spends from this account until we commit.
-    if ((await spendable(trx, account, now)) < invoice.amount) return 'uncovered';
+    let take = options.amount ?? due;
+    if (options.partial === true) take = Math.min(take, available);
+    if (take <= 0 || available < take) return 'uncovered';
+    const name = await label(trx, id);
+    if (take < due) {
+      await invoices.applyCredit(trx, id, take, invoice.creditApplied, now);
+      const written = await debit(trx, account, { kind: 'consume', amount: take, key: `invoice:${id}:apply:${invoice.creditApplied}`, invoiceId: id, note: `Part payment of invoice ${name}` }, now);
+      if (isUncovered(written)) throw new Error(`The balance of client ${account.clientId} changed under its lock`);
+      return 'applied';
+    }
     // Re-read by the compare-and-set: a concurrent payment that won answers 409 here.
     await invoices.payInTransaction(trx, id, { transactionId: `balance-invoice-${id}`, gatewayCode: CREDITS_GATEWAY }, now);
-    if (invoice.amount > 0) {
-      const written = await debit(trx, account, { kind: 'consume', amount: invoice.amount, key: `invoice:${id}:pay`, invoiceId: id, note: `Payment of invoice ${await label(trx, id)}` }, now);
+    if (take > 0) {
+      const written = await debit(trx, account, { kind: 'consume', amount: take, key: `invoice:${id}:pay`, invoiceId: id, note: `Payment of invoice ${await label(trx, id)}` }, now);
       if (isUncovered(written)) throw new Error(`The balance of client ${account.clientId} changed under its lock`);
     }
     return 'paid';
@@ -86,19 +104,30 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
   });
 
   // With credits_pay_invoices on, a renewal or overage invoice is paid from the balance as it is issued (in full, when
-  // the balance covers it); a card charge queued for it finds it paid and stops.
+  // the balance covers it, else what the balance holds, the rest left due); a card charge queued for it charges only
+  // the rest, or finds it paid and stops.
   events.on('invoice.created', async ({ invoiceId, total }, trx) => {
     if (total <= 0 || !settings.payInvoices()) return;
     if (!(await invoicePayments.renewsService(trx, invoiceId))) return;
-    await payFromBalance(trx, invoiceId, new Date());
+    await payFromBalance(trx, invoiceId, new Date(), { partial: true });
+  });
+
+  // What the balance paid of an invoice that no longer takes it (canceled; or paid in full by a card payment started
+  // before) goes back to the balance, once per release (the invoice's compare-and-set on credit_applied).
+  events.on('invoice.credit_released', async ({ invoiceId, clientId, amount, currency }, trx) => {
+    const now = new Date();
+    const account = { clientId, currency };
+    await lockAccount(trx, account, now);
+    const previous = await trx.selectFrom('credit_entries').select('id').where('invoice_id', '=', invoiceId).where('idempotency_key', 'like', `invoice:${invoiceId}:release:%`).execute();
+    await credit(trx, account, { kind: 'refund', amount, key: `invoice:${invoiceId}:release:${previous.length + 1}`, invoiceId, note: `Returned from invoice ${await label(trx, invoiceId)}, which no longer takes it` }, now);
   });
 
   // Refunds follow the money: a refunded top-up takes back what is left of its credit (up to the amount), a refunded
   // invoice paid from the balance gives the amount back as credit. One entry per refund event.
-  events.on('invoice.refunded', async ({ invoiceId, clientId, amount }, trx) => {
+  events.on('invoice.refunded', async ({ invoiceId, clientId, amount, toBalance }, trx) => {
     const now = new Date();
     const topUp = await entryByKey(trx, `invoice:${invoiceId}:top_up`);
-    const paid = topUp === undefined ? await entryByKey(trx, `invoice:${invoiceId}:pay`) : undefined;
+    const paid = toBalance === true ? await trx.selectFrom('credit_entries').selectAll().where('invoice_id', '=', invoiceId).where('kind', '=', 'consume').executeTakeFirst() : undefined;
     if (topUp === undefined && paid === undefined) return;
     const account = { clientId, currency: (topUp ?? paid)!.currency };
     await lockAccount(trx, account, now);
@@ -141,14 +170,22 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
       });
     },
 
-    /** pay_with_credits: pays the unpaid invoice from the balance (a client only its own: 404 otherwise). */
-    async payInvoice(id: number, clientId: number | undefined, now = new Date()): Promise<void> {
+    /**
+     * pay_with_credits: pays from the balance what is due of the unpaid invoice, or `amount` of it (minor units,
+     * more than 0, at most what is due; the rest stays due for a card). A client only its own: 404 otherwise.
+     */
+    async payInvoice(id: number, clientId: number | undefined, now = new Date(), amount?: number): Promise<void> {
+      if (amount !== undefined && amount <= 0) throw errors.invalid('amount', 'must be more than 0');
       await inTransaction(db, async (trx) => {
         const invoice = await invoicePayments.payable(trx, id);
         if (invoice === null || (clientId !== undefined && invoice.clientId !== clientId)) throw errors.notFound('Invoice');
         if (invoice.status !== 'unpaid') throw errors.conflict(`The invoice is ${invoice.status}; it cannot be paid`);
         if ((await depositOf(trx, id)) > 0) throw errors.conflict('A top-up invoice cannot be paid from the balance it adds to');
-        if ((await payFromBalance(trx, id, now)) === 'uncovered') throw errors.conflict(`The balance does not cover the invoice total (${money.format(invoice.amount)})`);
+        const outcome = await payFromBalance(trx, id, now, amount === undefined ? {} : { amount });
+        if (outcome === 'uncovered') {
+          const wanted = amount ?? (await invoicePayments.payable(trx, id))!.amount;
+          throw errors.conflict(`The balance does not cover ${amount === undefined ? 'the amount due' : 'the amount'} (${money.format(wanted)})`);
+        }
       });
     },
 

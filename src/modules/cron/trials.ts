@@ -12,7 +12,7 @@
 // - A charge still unpaid after the grace: the order is suspended the same way; the dunning retries go on.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { ApiError } from '../../platform/errors.ts';
+import { ApiError, errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { timeOf } from '../../lib/time.ts';
 import { TRIAL_ENDED_REASON } from '../../lib/trial.ts';
@@ -27,7 +27,7 @@ export const TRIAL_CHARGE_GRACE_MS = 3_600_000;
 export interface TrialJobsDeps {
   db: Kysely<Database>;
   orders: Pick<OrderService, 'requireRow' | 'transition'>;
-  trials: Pick<OrderTrials, 'remindersDue' | 'endedIn' | 'remind' | 'end' | 'settle'>;
+  trials: Pick<OrderTrials, 'remindersDue' | 'endedIn' | 'remind' | 'end' | 'settle' | 'moveEnd'>;
   invoices: Pick<InvoiceService, 'renewalFor'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
   log?: (message: string, error: unknown) => void;
@@ -80,7 +80,31 @@ export function createTrialJobs({ db, orders, trials, invoices, payments, log }:
     return true;
   }
 
+  const DAY_MS = 86_400_000;
+
   return {
+    /**
+     * admin/order/trial_end: the running trial of order `id` ends now, as the scheduler would end it (the first
+     * invoice issued and charged to a saved card, or the order suspended with TRIAL_ENDED), in one transaction.
+     * 409 when the order is not on a running trial; 404 when there is no such order.
+     */
+    async endNow(id: number, now = new Date()): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        await trials.moveEnd(trx, await orders.requireRow(trx, id), now, now);
+        if (!(await endTrial(trx, await orders.requireRow(trx, id), now))) throw errors.conflict('The order is not on a free trial');
+      });
+    },
+
+    /** admin/order/trial_extend: the running trial of order `id` ends `days` days later (409 when not on trial). */
+    async extend(id: number, days: number, now = new Date()): Promise<string> {
+      return inTransaction(db, async (trx) => {
+        const row = await orders.requireRow(trx, id);
+        if (row.trial_state !== 'running' || row.trial_ends_at === null) throw errors.conflict('The order is not on a free trial');
+        await trials.moveEnd(trx, row, new Date(timeOf(row.trial_ends_at) + days * DAY_MS), now);
+        return (await orders.requireRow(trx, id)).trial_ends_at!;
+      });
+    },
+
     async run(now: Date): Promise<TrialReport> {
       const report: TrialReport = { reminded: 0, ended: 0, failed: 0 };
       report.reminded += await each(await trials.remindersDue(now), report, async (trx, row) => {

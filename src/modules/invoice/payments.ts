@@ -21,6 +21,9 @@ import type { CreditNotes } from './credit-notes/service.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
 
+/** The gateway code of payments from the client's balance (credit/invoice-credits.ts records them so). */
+const BALANCE = 'credits';
+
 export type { PayableInvoice, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
 
 /** The gateway a payment came through, as the ledger records it (`gateway_id`, `gateway`). */
@@ -62,9 +65,11 @@ export interface LatePayment {
 export interface RefundPlan {
   invoiceId: number;
   currency: string;
-  /** Refunded of the invoice before this refund, and what this one gives back, minor units. */
+  /** Refunded through the settling gateway before this refund, and what this one gives back through it, minor units. */
   before: number;
   amount: number;
+  /** What this refund gives back to the client's balance (the part pay_with_credits paid), before `amount`. */
+  toBalance: number;
   /** The gateway payment that settled the invoice, if it came through one: the provider refunds it. */
   settledBy: { gatewayId: number; ref: string } | null;
 }
@@ -72,7 +77,7 @@ export interface RefundPlan {
 export interface InvoicePaymentDeps {
   db: Kysely<Database>;
   events: EventBus;
-  invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason'>;
+  invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason' | 'releaseCredit'>;
   money: Money;
   /** Every refund of the invoice's money is documented by a credit note, in the refund's transaction. */
   creditNotes: Pick<CreditNotes, 'forRefund' | 'leftOf'>;
@@ -92,7 +97,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
   async function insert(
     trx: Kysely<Database>,
     row: InvoiceRow,
-    source: PaymentSource | null,
+    source: PaymentSource | { id: null; code: string } | null,
     fields: { ref: string | null; type: 'payment' | 'refund'; amount: number; currency: string; status: TransactionStatus; message: string | null },
     now: Date,
   ): Promise<number> {
@@ -129,17 +134,28 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
     return found !== undefined;
   }
 
-  /** The invoice's own refunds; a late payment's refund (`refund_of` set) gives back other money. */
-  async function refundedSoFar(trx: Kysely<Database>, invoiceId: number): Promise<number> {
-    const row = await trx
+  /**
+   * The invoice's own refunds (a late payment's refund, `refund_of` set, gives back other money); with `gateway`,
+   * only those through it (`credits`: what went back to the balance).
+   */
+  async function refundedSoFar(trx: Kysely<Database>, invoiceId: number, gateway?: string): Promise<number> {
+    let query = trx
       .selectFrom('transactions')
       .select(sql<string | number | null>`sum(amount)`.as('total'))
       .where('invoice_id', '=', invoiceId)
       .where('type', '=', 'refund')
       .where('status', '=', 'refunded')
-      .where('refund_of', 'is', null)
-      .executeTakeFirst();
+      .where('refund_of', 'is', null);
+    if (gateway !== undefined) query = query.where('gateway', '=', gateway);
+    const row = await query.executeTakeFirst();
     return Number(row?.total ?? 0);
+  }
+
+  /** What the client's balance paid of the invoice (part payments, or all of it) and has not had back yet. */
+  async function balanceLeft(trx: Kysely<Database>, row: InvoiceRow): Promise<number> {
+    const payment = await settlingPayment(trx, row.id);
+    const fromBalance = row.credit_applied + (payment?.gateway === BALANCE ? payment.amount : 0);
+    return Math.max(0, fromBalance - (await refundedSoFar(trx, row.id, BALANCE)));
   }
 
   /** What has been given back of the late payment `paymentId` so far, minor units. */
@@ -233,7 +249,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
     }
     const row = await lock(trx, payment.invoice_id);
     if (row === undefined) return 'duplicate';
-    const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedSoFar(trx, row.id));
+    const delta = Math.min(report.refundedTotal, payment.amount) - (await refundedSoFar(trx, row.id, source.code));
     if (delta <= 0) return 'duplicate';
     const refundId = await insert(trx, row, source, { ref: report.ref, type: 'refund', amount: delta, currency: row.currency, status: 'refunded', message: null }, now);
     await creditNotes.forRefund(trx, row.id, { transactionId: refundId, amount: delta, reason: report.reason ?? null }, now);
@@ -250,7 +266,9 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
     number: row.number,
     clientId: row.client_id,
     status: row.status,
-    amount: row.total,
+    amount: row.total - row.credit_applied,
+    total: row.total,
+    creditApplied: row.credit_applied,
     currency: row.currency,
   });
 
@@ -306,8 +324,12 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       // mismatched amount or currency is left to staff (it may be a provider's or an operator's mistake to look at).
       const fate = source.refundable ? 'this payment is refunded automatically' : 'this payment should be refunded';
       let late = false;
-      if (report.amount !== row.total || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
-        problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(row.total)} ${row.currency}`;
+      // Due: the total less what the balance paid of it. A payment of the whole total (a Checkout started before part
+      // was paid from the balance) pays the invoice too, and the balance's part goes back to the balance.
+      const due = row.total - row.credit_applied;
+      const whole = row.credit_applied > 0 && report.amount === row.total && row.status === 'unpaid';
+      if ((report.amount !== due && !whole) || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
+        problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(due)} ${row.currency}`;
       } else if (row.status !== 'unpaid') {
         problem = `The invoice was already ${row.status}; this payment was not applied and ${fate}`;
         late = true;
@@ -333,6 +355,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
         );
         return { result: 'error', lateRefund: late && source.refundable ? paymentId : null };
       }
+      if (whole) await invoices.releaseCredit(trx, row);
       await invoices.payInTransaction(trx, row.id, { transactionId: report.ref, gatewayId: source.id, gatewayCode: source.code }, now);
       return { result: 'paid', lateRefund: null };
     },
@@ -377,7 +400,6 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
     async refundPlan(id: number, amount: number | undefined): Promise<RefundPlan> {
       const row = await invoices.requireRow(db, id);
       if (row.status !== 'paid') throw errors.conflict(`The invoice is ${row.status}; it cannot be refunded`);
-      const before = await refundedSoFar(db, id);
       // What is left to credit: refunds and credit notes to the balance share the invoice's total.
       const remaining = await creditNotes.leftOf(db, row);
       if (remaining <= 0) throw errors.conflict('Nothing is left to refund: the invoice was credited in full');
@@ -385,22 +407,31 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
       if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
       const payment = await settlingPayment(db, id);
+      // The balance's part (what pay_with_credits paid) goes back to the balance first, the rest to the payer.
+      const toBalance = Math.min(wanted, await balanceLeft(db, row));
       const settledBy = payment?.gateway_id === null || payment?.gateway_id === undefined || !payment.transaction_id ? null : { gatewayId: payment.gateway_id, ref: payment.transaction_id };
-      return { invoiceId: id, currency: row.currency, before, amount: wanted, settledBy };
+      const before = payment?.gateway === null || payment === undefined ? await refundedSoFar(db, id) : await refundedSoFar(db, id, payment.gateway);
+      return { invoiceId: id, currency: row.currency, before, amount: wanted - toBalance, toBalance, settledBy };
     },
 
-    /** A refund of `amount` no gateway makes (a manual payment, or a gateway that cannot refund): recorded only. */
-    async refundManually(id: number, amount: number, now: Date, reason: string | null = null): Promise<void> {
+    /**
+     * A refund of `amount` no gateway makes (a manual payment, or a gateway that cannot refund): recorded only. With
+     * `toBalance`, of the part the client's balance paid: recorded under the `credits` gateway, and the balance gets
+     * it back (`invoice.refunded` with `toBalance`, credit/invoice-credits.ts).
+     */
+    async refundManually(id: number, amount: number, now: Date, reason: string | null = null, toBalance = false): Promise<void> {
       await inTransaction(db, async (trx) => {
         const locked = await lock(trx, id);
         if (locked === undefined) throw errors.notFound('Invoice');
         if (locked.status !== 'paid') throw errors.conflict(`The invoice is ${locked.status}; it cannot be refunded`);
         const left = await creditNotes.leftOf(trx, locked);
         if (amount > left) throw errors.conflict('The invoice was refunded or credited meanwhile');
-        const refundId = await insert(trx, locked, null, { ref: null, type: 'refund', amount, currency: locked.currency, status: 'refunded', message: null }, now);
+        if (toBalance && amount > (await balanceLeft(trx, locked))) throw errors.conflict('The invoice was refunded meanwhile');
+        const source = toBalance ? { id: null, code: BALANCE } : null;
+        const refundId = await insert(trx, locked, source, { ref: null, type: 'refund', amount, currency: locked.currency, status: 'refunded', message: null }, now);
         await creditNotes.forRefund(trx, locked.id, { transactionId: refundId, amount, reason }, now);
         if (amount === left) await invoices.setStatus(trx, locked, 'paid', 'refunded', now, 'refunded');
-        await events.emit('invoice.refunded', { invoiceId: locked.id, clientId: locked.client_id, amount }, trx);
+        await events.emit('invoice.refunded', { invoiceId: locked.id, clientId: locked.client_id, amount, ...(toBalance && { toBalance }) }, trx);
       });
     },
 

@@ -73,6 +73,11 @@ export async function renderInvoicePdf(invoice: InvoiceRecord): Promise<Buffer> 
     }
     total(invoice.tax_name === null ? 'Tax' : `${invoice.tax_name} (${invoice.tax_rate}%)`, money(invoice.tax));
     total('Total', money(invoice.total), true);
+    // Part paid from the client's balance (pay_with_credits with an amount): what it paid, and what is still due.
+    if (/[1-9]/.test(invoice.credit_applied)) {
+      total('Paid from balance', money(`-${invoice.credit_applied}`));
+      if (invoice.status === 'unpaid') total('Amount due', money(invoice.amount_due), true);
+    }
     // Issue 26: what the tax line means, and the mention a reverse-charged invoice must carry (Article 226(11a)).
     const notes = [
       ...(invoice.tax_inclusive ? [`Prices include ${invoice.tax_name ?? 'tax'}: the tax shown is part of the total.`] : []),

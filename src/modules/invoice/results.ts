@@ -102,6 +102,8 @@ export const Invoice = Type.Object(
     tax_rule: TaxRuleName,
     tax_note: Nullable(Type.String({ description: 'The reverse-charge mention, when it applies' })),
     tax_evidence: Nullable(TaxEvidence),
+    credit_applied: Type.String({ ...Money, description: "Paid from the client's balance (pay_with_credits with an amount); a card pays the rest" }),
+    amount_due: Type.String({ ...Money, description: 'What is still to pay: total − credit_applied while unpaid, else 0' }),
     due_at: Nullable(Timestamp),
     paid_at: Nullable(Timestamp),
     created_at: Timestamp,

@@ -77,6 +77,8 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
       tax_rule: row.tax_rule,
       tax_note: row.tax_rule === 'reverse_charge' ? REVERSE_CHARGE_MENTION : null,
       tax_evidence: parseJson(row.tax_evidence) as TaxEvidence | null,
+      credit_applied: money.format(row.credit_applied),
+      amount_due: money.format(row.status === 'unpaid' ? row.total - row.credit_applied : 0),
       due_at: row.due_at,
       paid_at: row.paid_at,
       created_at: row.created_at,
@@ -228,6 +230,14 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
   }
 
   /** Compare-and-set of the status: 409 when the invoice is not in `from` (also when a concurrent call won). */
+  /** The balance's part of an unpaid invoice goes back to the balance (`invoice.credit_released`); credit_applied is 0 again. */
+  async function releaseCredit(trx: Kysely<Database>, row: InvoiceRow): Promise<void> {
+    const current = await trx.selectFrom('invoices').select('credit_applied').where('id', '=', row.id).executeTakeFirstOrThrow();
+    if (current.credit_applied <= 0) return;
+    await trx.updateTable('invoices').set({ credit_applied: 0 }).where('id', '=', row.id).where('credit_applied', '=', current.credit_applied).execute();
+    await events.emit('invoice.credit_released', { invoiceId: row.id, clientId: row.client_id, amount: current.credit_applied, currency: row.currency }, trx);
+  }
+
   async function setStatus(trx: Kysely<Database>, row: InvoiceRow, from: InvoiceStatus, to: InvoiceStatus, now: Date, verb: string) {
     if (row.status !== from) throw errors.conflict(`The invoice is ${row.status}; it cannot be ${verb}`);
     const result = await trx
@@ -237,6 +247,8 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
       .where('status', '=', from)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw errors.conflict(`The invoice is no longer ${from}; it cannot be ${verb}`);
+    // An unpaid invoice canceled (by staff, voided, stale) gives back what the balance had paid of it, in this transaction.
+    if (from === 'unpaid' && to === 'canceled') await releaseCredit(trx, row);
     // The per-status totals of the staff list (src/db/search.ts) count again once this is committed.
     // The number is taken in the same transaction as the compare-and-set that won, so only a paid invoice has one
     // and a payment that rolls back returns its number (CONTRACT §8: unique and gapless).
@@ -268,7 +280,8 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
         gateway_id: input.gatewayId ?? null,
         gateway: input.gatewayCode ?? null,
         transaction_id: input.transactionId === undefined || input.transactionId === '' ? null : input.transactionId,
-        amount: row.total,
+        // What this payment paid: the part the balance paid before (credit_applied) is not paid twice.
+        amount: row.total - row.credit_applied,
         currency: row.currency,
         type: 'payment',
         status: 'processed',
@@ -299,6 +312,24 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
     paidForCurrentPeriod,
 
     payInTransaction,
+    releaseCredit,
+
+    /**
+     * Records `amount` more paid of the unpaid invoice `id` from the balance (the caller debits the balance in `trx`),
+     * leaving the rest due: a compare-and-set on the `credit_applied` the caller read (`before`), so two applies that
+     * raced cannot both count. Only part of what is due: paying all of it is a payment (payInTransaction). 409 otherwise.
+     */
+    async applyCredit(trx: Kysely<Database>, id: number, amount: number, before: number, now: Date): Promise<void> {
+      const result = await trx
+        .updateTable('invoices')
+        .set({ credit_applied: before + amount, updated_at: isoSeconds(now) })
+        .where('id', '=', id)
+        .where('status', '=', 'unpaid')
+        .where('credit_applied', '=', before)
+        .where((eb) => eb(eb('total', '-', eb.ref('credit_applied')), '>', amount))
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw errors.conflict('The invoice was paid or changed meanwhile; nothing was taken from the balance');
+    },
 
     /** admin/invoice/mark_as_paid: `gatewayCode` names the gateway `gatewayId` stands for (the payment module resolves it). */
     async markAsPaid(id: number, input: PaymentInput & { gatewayCode?: string | undefined } = {}, now = new Date()): Promise<void> {

@@ -39,6 +39,8 @@ export interface InvoiceTable {
   tax_inclusive: ColumnType<number, number | undefined, number>;
   /** Migration 050: JSON evidence of the buyer's country and VAT number at issue (TaxEvidence); null before. */
   tax_evidence: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 039: what the client's balance has paid of the unpaid invoice so far; a gateway pays the rest. */
+  credit_applied: Generated<number>;
 }
 
 export interface InvoiceItemTable {

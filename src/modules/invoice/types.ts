@@ -107,6 +107,9 @@ export interface InvoiceRecord {
   tax_rule: string;
   tax_note: string | null;
   tax_evidence: TaxEvidence | null;
+  /** Paid of an unpaid invoice from the client's balance so far, and what is still due (total − credit_applied). */
+  credit_applied: string;
+  amount_due: string;
   due_at: string | null;
   paid_at: string | null;
   created_at: string;
@@ -180,7 +183,9 @@ export interface PayableInvoice {
   number: string | null;
   clientId: number;
   status: InvoiceStatus;
-  /** The total in minor units. */
+  /** What is still due in minor units: the total less what the balance has paid of it (`creditApplied`). */
   amount: number;
+  total: number;
+  creditApplied: number;
   currency: string;
 }

@@ -10,10 +10,13 @@ import type { OrderPlacing } from './placing.ts';
 import type { SelfService } from './self-service.ts';
 import type { OrderService as Orders } from './service.ts';
 import type { Transition } from './types.ts';
+import type { TrialJobs } from '../cron/trials.ts';
 
 /** The services the order module's actions use. */
 export interface OrderNeeds {
   orders: Pick<Orders, 'change' | 'delete' | 'update' | 'get' | 'list' | 'service' | 'history'>;
+  /** Staff end or extend a running free trial (cron/trials.ts: ending one is the scheduler's job, done now). */
+  trialJobs: Pick<TrialJobs, 'endNow' | 'extend'>;
   orderPlacing: Pick<OrderPlacing, 'adminCreate'>;
   selfService: Pick<SelfService, 'cancel' | 'uncancel' | 'upgradables' | 'changePlan'>;
 }
@@ -65,6 +68,24 @@ export const orderApi: ModuleApi<OrderNeeds> = {
     unsuspend: transitionAction('unsuspend', 'suspended → active'),
     cancel: transitionAction('cancel', '→ canceled', true),
     uncancel: transitionAction('uncancel', 'canceled → active (or pending_setup if never activated)'),
+    trial_end: adminAction({
+      params: ById,
+      permission: 'order.manage',
+      summary:
+        "Ends the order's running free trial now, as the scheduler would at its end: the first invoice is issued and charged to a saved card, or the order is suspended (TRIAL_ENDED). 409 when the order is not on a running trial",
+      result: Done,
+      async handler({ id }, { services }) {
+        await services.trialJobs.endNow(id);
+        return true;
+      },
+    }),
+    trial_extend: adminAction({
+      params: Type.Object({ id: Id, days: Type.Integer({ minimum: 1, maximum: 365, description: 'Days added to the trial, 1 to 365' }) }),
+      permission: 'order.manage',
+      summary: "Moves the running free trial's end (and expires_at) `days` days later; the reminder goes out again before the new end. 409 when the order is not on a running trial",
+      result: Type.String({ format: 'date-time', description: 'The new end of the trial' }),
+      handler: ({ id, days }, { services }) => services.trialJobs.extend(id, days),
+    }),
     delete: adminAction({
       params: ById,
       permission: 'order.manage',

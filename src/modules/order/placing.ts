@@ -34,11 +34,15 @@ export interface PlaceOptions {
   trials?: boolean;
   /** The buyer's IP country, evidence of where the sale is taxed (issue 26; null without a lookup). */
   ipCountry?: string | null;
+  /** A trial that needs a card, checked out without one, waits for the card (a gateway can save one without paying). */
+  awaitCard?: boolean;
 }
 
 export interface Placed {
   orders: OrderRow[];
   invoice: { id: number; hash: string } | null;
+  /** Orders whose free trial waits for the client to save a card. */
+  awaitingCard: number[];
 }
 
 export interface AdminOrderInput {
@@ -73,7 +77,7 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
   /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
   async function place(trx: Kysely<Database>, clientId: number, lines: PlacedLine[], options: PlaceOptions): Promise<Placed> {
     const { promo } = options;
-    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number; trial: StartedTrial | null }> = [];
+    const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number; trial: StartedTrial | 'awaiting_card' | null }> = [];
     for (const line of lines) {
       const unit = line.price ?? line.quote.price;
       const covered = promo !== undefined && promo.recurring === 1 && covers(promo, line.product.id, line.quote.period);
@@ -84,8 +88,9 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
       );
       // A trial is only for a recurrent plan: at its end the first period is invoiced like a renewal.
       const terms = options.trials === true && line.quote.period !== null ? trials.termsOf(line.product) : null;
-      const trial = terms === null ? null : await trials.claim(trx, order, line.product, terms, options.now);
-      // A line on trial costs nothing now (its setup price too: the first invoice comes at the trial's end).
+      const trial = terms === null ? null : await trials.claim(trx, order, line.product, terms, options.now, { awaitCard: options.awaitCard === true });
+      // A line on trial costs nothing now (its setup price too: the first invoice comes at the trial's end); nor does
+      // one whose trial waits for a card.
       placed.push({ order, product: line.product, total: trial === null ? unit * line.quantity + line.quote.setup : 0, unit, trial });
     }
     const subtotal = placed.reduce((sum, line) => sum + line.total, 0);
@@ -109,6 +114,8 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
     }
     if (promo !== undefined) await promos.redeem(trx, promo, clientId, invoice?.id ?? null, options.now);
     for (const { order, product, trial } of placed) {
+      // Waits, pending, for the card (order/trials.ts startAwaiting).
+      if (trial === 'awaiting_card') continue;
       if (trial !== null) {
         // A trial starts at once, whatever the setup mode: nothing is waiting to be paid.
         await orders.transition(trx, order.id, 'activate', { now: options.now, trial });
@@ -119,7 +126,7 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
         (options.activate === 'auto' && product.setup !== 'manual' && (invoice === null || product.setup === 'after_order'));
       if (activate) await orders.transition(trx, order.id, 'activate', { now: options.now });
     }
-    return { orders: placed.map(({ order }) => order), invoice };
+    return { orders: placed.map(({ order }) => order), invoice, awaitingCard: placed.filter(({ trial }) => trial === 'awaiting_card').map(({ order }) => order.id) };
   }
 
   return {

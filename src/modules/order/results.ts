@@ -29,6 +29,7 @@ const orderFields = {
   next_period: Period('The period the order renews on after a downgrade'),
   trial_ends_at: Nullable(Type.String({ format: 'date-time', description: 'The end of the free trial the order started on; null: it had none' })),
   on_trial: Type.Boolean({ description: 'True while the free trial runs (nothing paid yet)' }),
+  trial_awaiting_card: Type.Boolean({ description: 'True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then' }),
   usage_terms: Nullable(Type.String({ description: "The plan's usage terms in words: included calls, overage price, limits (null: none)" })),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -38,7 +39,10 @@ const orderFields = {
 export const Order = Type.Object(orderFields, { $id: 'Order' });
 
 /** An order as staff see it: with staff notes. */
-export const AdminOrder = Type.Object({ ...orderFields, notes: Nullable(Type.String({ description: 'Staff only' })) }, { $id: 'AdminOrder' });
+export const AdminOrder = Type.Object(
+  { ...orderFields, notes: Nullable(Type.String({ description: 'Staff only' })), card_on_file: Type.Boolean({ description: 'Staff only: the client has a saved card (a trial ends by charging it)' }) },
+  { $id: 'AdminOrder' },
+);
 
 /** An order as staff read it in a list: with whose it is (admin/order/get_list). */
 export const StaffOrderListItem = Type.Object(

@@ -30,7 +30,7 @@ export interface PlanChangeResult {
 export interface SelfServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
-  orders: Pick<OrderService, 'requireRow' | 'lock' | 'setSelfService' | 'applyPlanChange'>;
+  orders: Pick<OrderService, 'requireRow' | 'lock' | 'setSelfService' | 'applyPlanChange' | 'transition'>;
   products: Pick<ProductService, 'pricingOf' | 'publicOfType'>;
   invoices: Pick<InvoiceService, 'create' | 'paidForCurrentPeriod'>;
   money: Money;
@@ -68,6 +68,12 @@ export function createSelfService({ db, events, orders, products, invoices, mone
     async cancel(id: number, clientId: number, now = new Date()): Promise<void> {
       await inTransaction(db, async (trx) => {
         const row = await lockedOwn(trx, id, clientId);
+        // A free trial still waiting for its card has nothing to run to: it is canceled now, never started.
+        if (row.status === 'pending_setup' && row.trial_state === 'awaiting_card') {
+          await trx.updateTable('orders').set({ trial_state: null }).where('id', '=', row.id).where('trial_state', '=', 'awaiting_card').execute();
+          await orders.transition(trx, row.id, 'cancel', { reason: 'Canceled by the client before the free trial started', now });
+          return;
+        }
         requireRunning(row, now, 'canceled at period end');
         if (row.cancel_at_period_end === 1) throw errors.conflict('The order is already canceled at the end of its period');
         await orders.setSelfService(trx, row, { cancel_at_period_end: 1, next_product_id: null, next_period: null, next_price: null }, 'canceled by the client at period end', now);

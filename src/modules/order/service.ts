@@ -87,7 +87,14 @@ export function createOrderService({ db, events, productTypes, products, money, 
     return new Map(rows.map((row) => [row.order_id ?? 0, row.invoice_id]));
   }
 
-  function toRecord(row: OrderRow, unpaid: Map<number, number>, staff: boolean): OrderRecord {
+  /** Staff see whether the client has a saved card (read, never written, here: a trial ends with or without one). */
+  async function clientsWithCard(trx: Kysely<Database>, clientIds: number[], staff: boolean): Promise<Set<number>> {
+    if (!staff || clientIds.length === 0) return new Set();
+    const rows = await trx.selectFrom('payment_methods').select('client_id').distinct().where('client_id', 'in', [...new Set(clientIds)]).execute();
+    return new Set(rows.map((row) => row.client_id));
+  }
+
+  function toRecord(row: OrderRow, unpaid: Map<number, number>, staff: boolean, cards: Set<number> = new Set()): OrderRecord {
     return {
       id: row.id,
       client_id: row.client_id,
@@ -106,10 +113,10 @@ export function createOrderService({ db, events, productTypes, products, money, 
       unpaid_invoice_id: unpaid.get(row.id) ?? null,
       cancel_at_period_end: row.cancel_at_period_end === 1,
       next_product_id: row.next_product_id, next_period: row.next_period,
-      trial_ends_at: row.trial_ends_at, on_trial: row.trial_state === 'running',
+      trial_ends_at: row.trial_ends_at, on_trial: row.trial_state === 'running', trial_awaiting_card: row.trial_state === 'awaiting_card',
       usage_terms: usageTermsText(typeOf(row).publicConfig(readConfig(row.config)), money.currency),
       created_at: row.created_at, updated_at: row.updated_at,
-      ...(staff && { notes: row.notes }),
+      ...(staff && { notes: row.notes, card_on_file: cards.has(row.client_id) }),
     };
   }
 
@@ -367,6 +374,13 @@ export function createOrderService({ db, events, productTypes, products, money, 
       });
     },
 
+    /** The order's expiry was moved in `trx` (a trial extended or ended by staff): its product type and listeners hear it. */
+    async expiryMoved(trx: Kysely<Database>, id: number): Promise<void> {
+      const row = await requireRow(trx, id);
+      await typeOf(row).update(trx, snapshotOf(row));
+      await events.emit('order.updated', eventOf(row), trx);
+    },
+
     async delete(id: number): Promise<void> {
       await inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id);
@@ -379,7 +393,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
 
     async get(id: number, clientId?: number): Promise<OrderRecord> {
       const row = await requireRow(db, id, clientId);
-      return toRecord(row, await unpaidInvoiceIds(db, [row.id]), clientId === undefined);
+      return toRecord(row, await unpaidInvoiceIds(db, [row.id]), clientId === undefined, await clientsWithCard(db, [row.client_id], clientId === undefined));
     },
 
     /** The order merged with its product type's service fields (e.g. the API key). */
@@ -387,7 +401,8 @@ export function createOrderService({ db, events, productTypes, products, money, 
       return inTransaction(db, async (trx) => {
         const row = await requireRow(trx, id, clientId);
         const extra = await typeOf(row).service(trx, snapshotOf(row));
-        return { ...toRecord(row, await unpaidInvoiceIds(trx, [row.id]), clientId === undefined), ...extra };
+        const cards = await clientsWithCard(trx, [row.client_id], clientId === undefined);
+        return { ...toRecord(row, await unpaidInvoiceIds(trx, [row.id]), clientId === undefined, cards), ...extra };
       });
     },
 
@@ -410,7 +425,8 @@ export function createOrderService({ db, events, productTypes, products, money, 
         status: filters.status,
       });
       const unpaid = await unpaidInvoiceIds(db, rows.map((row) => row.id));
-      const records = rows.map((row) => toRecord(row, unpaid, staff));
+      const cards = await clientsWithCard(db, rows.map((row) => row.client_id), staff);
+      const records = rows.map((row) => toRecord(row, unpaid, staff, cards));
       if (staff) addContacts(records, await clients.contacts(rows.map((row) => row.client_id)));
       return toPage(request, total.n, records, total.capped);
     },

@@ -37,8 +37,11 @@ export interface OrderTable {
   next_price: number | null;
   /** Migration 034: the end of the order's free trial (issue 24 item 7), or null for an order that had none. */
   trial_ends_at: string | null;
-  /** Migration 034: `running` until the end, `charging` while the first invoice's card charge is out, then `ended`. */
-  trial_state: 'running' | 'charging' | 'ended' | null;
+  /**
+   * Migration 034: `running` until the end, `charging` while the first invoice's card charge is out, then `ended`;
+   * `awaiting_card` before it starts: a trial that needs a card, checked out without one, waits for it to be saved.
+   */
+  trial_state: 'awaiting_card' | 'running' | 'charging' | 'ended' | null;
   /** Migration 034: 0/1, the reminder three days before the end went out. */
   trial_reminded: Generated<number>;
 }

@@ -43,12 +43,16 @@ export interface OrderRecord {
   trial_ends_at: string | null;
   /** True while the free trial runs (nothing paid yet). */
   on_trial: boolean;
+  /** True while the order's free trial waits for the client to save a card (the order is pending until then). */
+  trial_awaiting_card: boolean;
   /** The plan's usage terms in words (src/lib/usage-terms.ts), from the order's config snapshot; null: none. */
   usage_terms: string | null;
   created_at: string;
   updated_at: string;
   /** Staff only. */
   notes?: string | null;
+  /** Staff only: the client has a saved card (a trial's end charges it). */
+  card_on_file?: boolean;
   /** Staff lists only: the client's e-mail and name (null if the client no longer exists). */
   client_email?: string | null;
   client_name?: string | null;

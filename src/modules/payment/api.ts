@@ -6,7 +6,7 @@ import type { PaymentService } from './service.ts';
 
 /** The services this module's actions use. */
 export interface PaymentMethodNeeds {
-  payments: Pick<PaymentService, 'listMethods' | 'deleteMethod'>;
+  payments: Pick<PaymentService, 'listMethods' | 'deleteMethod' | 'startSetup'>;
 }
 
 const { clientAction } = actionsFor<PaymentMethodNeeds>();
@@ -31,6 +31,17 @@ export const paymentMethodApi: ModuleApi<PaymentMethodNeeds> = {
       summary: 'Saved cards: [{id, brand, last4, exp_month, exp_year, default}]; the default one pays renewals',
       result: Type.Array(PaymentMethod),
       handler: (_params, { services, identity }) => services.payments.listMethods(identity.client.id),
+    }),
+    setup: clientAction({
+      params: Type.Object({
+        return_to: Type.Optional(
+          Type.Union([Type.Literal('profile'), Type.Literal('orders')], { description: 'The client-area page to come back to: `profile` (default) or `orders` (a free trial waiting for a card)' }),
+        ),
+      }),
+      summary:
+        "Saves a card without a payment: `{redirect_url}` of Stripe Checkout in setup mode. The card is stored when Stripe reports it, and starts the client's free trials waiting for a card; 409 when no card gateway is configured",
+      result: Type.Object({ redirect_url: Type.String() }),
+      handler: ({ return_to }, { services, identity }) => services.payments.startSetup(identity.client.id, `/${return_to ?? 'profile'}`),
     }),
     delete: clientAction({
       params: Type.Object({ id: Id }),

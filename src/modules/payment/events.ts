@@ -9,8 +9,20 @@ export interface PaymentFailedEvent {
   message: string;
 }
 
+/**
+ * A card was saved for the client (by a payment with auto-pay on, or by "Add a card", setup-mode Checkout), the first
+ * time this card is saved: a free trial waiting for a card (order/trials.ts) starts on it.
+ */
+export interface MethodSavedEvent {
+  clientId: number;
+  methodId: number;
+  /** The provider's fingerprint of the card number; null when the provider gave none. */
+  fingerprint: string | null;
+}
+
 declare module '../../platform/events.ts' {
   interface TollgateEvents {
     'invoice.payment_failed': PaymentFailedEvent;
+    'payment_method.saved': MethodSavedEvent;
   }
 }

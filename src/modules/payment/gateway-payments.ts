@@ -73,12 +73,15 @@ export function createGatewayPayments({ db, gateways, invoicePayments, outbox, l
     },
 
     /**
-     * admin/invoice/refund {id, amount?}: full by default. A gateway payment is refunded at the provider first (with
+     * admin/invoice/refund {id, amount?}: full by default; what the balance paid of it goes back to the balance first. A gateway payment is refunded at the provider first (with
      * an idempotency key made of the invoice, what was refunded before and the amount, so a retried request refunds
      * once), then recorded; a manual one is only recorded.
      */
     async refund(id: number, amount: number | undefined, now = new Date(), reason: string | null = null): Promise<void> {
       const plan = await invoicePayments.refundPlan(id, amount);
+      // The part the client's balance paid goes back to the balance first (recorded, no provider involved).
+      if (plan.toBalance > 0) await invoicePayments.refundManually(id, plan.toBalance, now, reason, true);
+      if (plan.amount <= 0) return;
       const gateway = plan.settledBy === null ? undefined : gateways.get(plan.settledBy.gatewayId);
       if (gateway?.refund === undefined || plan.settledBy === null) {
         await invoicePayments.refundManually(id, plan.amount, now, reason);

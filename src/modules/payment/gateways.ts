@@ -36,6 +36,16 @@ export interface StartPaymentRequest {
   cancelUrl: string;
 }
 
+/** Saving a card without a payment (Stripe Checkout in setup mode): the card is kept for off-session charges. */
+export interface StartSetupRequest {
+  customerRef: string;
+  clientId: number;
+  /** The instance currency (Stripe asks for one in setup mode). */
+  currency: string;
+  successUrl: string;
+  cancelUrl: string;
+}
+
 export interface SavedChargeRequest {
   invoice: GatewayInvoice;
   customerRef: string;
@@ -95,6 +105,8 @@ export interface PaymentGateway {
   createCustomer?(client: GatewayClient): Promise<string>;
   /** Online gateways: starts a payment and returns where to send the payer. */
   startPayment?(request: StartPaymentRequest): Promise<{ redirect_url: string }>;
+  /** Online gateways that can: starts saving a card without a payment; its event reports `method_saved`. */
+  startSetup?(request: StartSetupRequest): Promise<{ redirect_url: string }>;
   /** Charges a saved payment method without the customer (renewals). Never throws for a refused charge. */
   chargeSavedMethod?(request: SavedChargeRequest): Promise<ChargeOutcome>;
   /** Refunds `amount` minor units of payment `paymentRef`; returns the provider's refund reference. */

@@ -3,6 +3,7 @@
 // of `payment_profiles`, `gateway_customers` and `payment_methods`.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import type { EventBus } from '../../platform/events.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { errors } from '../../platform/errors.ts';
 import type { Money } from '../../lib/money.ts';
@@ -12,6 +13,7 @@ import type { InvoicePayments } from '../invoice/payments.ts';
 import { toGatewayInvoice } from './gateway-payments.ts';
 import type { GatewayRegistry, PaymentGateway, SavedMethod } from './gateways.ts';
 import { gatewayFailure } from './gateway-failures.ts';
+import './events.ts';
 
 export interface PaymentMethodRecord {
   id: number;
@@ -24,6 +26,7 @@ export interface PaymentMethodRecord {
 
 export interface PaymentServiceDeps {
   db: Kysely<Database>;
+  events: EventBus;
   gateways: GatewayRegistry;
   clients: Pick<ClientService, 'get'>;
   /** The invoice a payment is started for, read from its owner. */
@@ -34,7 +37,7 @@ export interface PaymentServiceDeps {
   autoPayDefault: () => boolean;
 }
 
-export function createPaymentService({ db, gateways, clients, invoices, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
+export function createPaymentService({ db, events, gateways, clients, invoices, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
   async function autoPay(trx: Kysely<Database>, clientId: number): Promise<boolean> {
     const row = await trx.selectFrom('payment_profiles').select('auto_pay').where('client_id', '=', clientId).executeTakeFirst();
     return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault() : row.auto_pay === 1;
@@ -115,11 +118,32 @@ export function createPaymentService({ db, gateways, clients, invoices, money, p
       }
     },
 
+    /**
+     * client/payment_method/setup: `{redirect_url}` of the provider's page where the client saves a card without paying
+     * (Stripe Checkout in setup mode); the card is stored when the provider reports it (`method_saved`), like a card
+     * saved by a payment. The client comes back to `returnPath`. 409 when no gateway can save cards.
+     */
+    async startSetup(clientId: number, returnPath: string): Promise<{ redirect_url: string }> {
+      const gateway = gateways.list().find((candidate) => candidate.startSetup !== undefined);
+      if (gateway?.startSetup === undefined) throw errors.conflict('No card payment gateway is configured; a card cannot be saved');
+      const customerRef = await customerOf(gateway, clientId);
+      const back = `${publicUrl}${returnPath}`;
+      const separator = back.includes('?') ? '&' : '?';
+      try {
+        return await gateway.startSetup({ customerRef, clientId, currency: money.currency, successUrl: `${back}${separator}setup=success`, cancelUrl: `${back}${separator}setup=canceled` });
+      } catch (error) {
+        throw gatewayFailure(gateway, 'start a card setup', error, `${gateway.title} could not be reached; no card was saved. Try again in a moment.`);
+      }
+    },
+
+    /** Whether a gateway can save a card without a payment now (a trial that needs a card can then wait for one). */
+    canSetUpCards: (): boolean => gateways.list().some((gateway) => gateway.startSetup !== undefined),
+
     /** A card the provider saved for off-session use: kept for the customer's client and made the default one. */
     async saveMethod(trx: Kysely<Database>, gateway: PaymentGateway, customerRef: string, method: SavedMethod, now: Date): Promise<void> {
       const customer = await trx.selectFrom('gateway_customers').select('client_id').where('gateway', '=', gateway.code).where('customer_ref', '=', customerRef).executeTakeFirst();
       if (customer === undefined) return;
-      await trx
+      const inserted = await trx
         .insertInto('payment_methods')
         .values({
           client_id: customer.client_id,
@@ -134,11 +158,16 @@ export function createPaymentService({ db, gateways, clients, invoices, money, p
           fingerprint: method.fingerprint?.slice(0, 64) ?? null,
         })
         .onConflict((oc) => oc.columns(['gateway', 'method_ref']).doNothing())
-        .execute();
+        .returning('id')
+        .executeTakeFirst();
       // The card saved last is the one renewals charge.
       const newest = await trx.selectFrom('payment_methods').select('id').where('client_id', '=', customer.client_id).orderBy('id', 'desc').executeTakeFirstOrThrow();
       await trx.updateTable('payment_methods').set({ is_default: 0 }).where('client_id', '=', customer.client_id).where('id', '!=', newest.id).execute();
       await trx.updateTable('payment_methods').set({ is_default: 1 }).where('id', '=', newest.id).execute();
+      // Told once per card saved (a redelivered or second event of the same card inserts nothing).
+      if (inserted !== undefined) {
+        await events.emit('payment_method.saved', { clientId: customer.client_id, methodId: inserted.id, fingerprint: method.fingerprint?.slice(0, 64) ?? null }, trx);
+      }
     },
 
     /**

@@ -9,7 +9,7 @@ import { Browser, createTestApp, type Reply, type TestApp } from '../../helpers/
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { asClient, asStaff, expectError, makeProduct, ORDER_FIELDS, staffWith } from '../../helpers/selling-fixtures.ts';
 
-const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
+const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'credit_applied', 'amount_due', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total', 'credited', 'tax_rule'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total', 'usage_terms'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];
@@ -334,7 +334,7 @@ describe('selling contract', () => {
 
     // Checkout.
     const checkout = (await asClient(t, buyer.token, 'cart/checkout', { gateway_id: 1 })).result;
-    expect(keysOf(checkout)).toEqual(['invoice_hash', 'invoice_id', 'order_id', 'orders']);
+    expect(keysOf(checkout)).toEqual(['invoice_hash', 'invoice_id', 'order_id', 'orders', 'setup_url']);
     expect(checkout.orders).toEqual([checkout.order_id]);
     expect(checkout.invoice_id).toEqual(expect.any(Number));
     expect(checkout.invoice_hash).toMatch(/^[A-Za-z0-9]{32}$/);
@@ -363,9 +363,9 @@ describe('selling contract', () => {
     expect(order.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(order.updated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(keysOf((await asClient(t, buyer.token, 'order/get_list')).result.list[0])).toEqual(sorted(ORDER_FIELDS));
-    expect(keysOf((await admin('order/get', { id: order.id })).result)).toEqual(sorted([...ORDER_FIELDS, 'notes']));
+    expect(keysOf((await admin('order/get', { id: order.id })).result)).toEqual(sorted([...ORDER_FIELDS, 'notes', 'card_on_file']));
     // Staff lists also name the client of each row (issue 13, for the panel).
-    expect(keysOf((await admin('order/get_list', { client_id: buyer.id })).result.list[0])).toEqual(sorted([...ORDER_FIELDS, 'notes', 'client_email', 'client_name']));
+    expect(keysOf((await admin('order/get_list', { client_id: buyer.id })).result.list[0])).toEqual(sorted([...ORDER_FIELDS, 'notes', 'card_on_file', 'client_email', 'client_name']));
 
     // Invoices, the same for staff, the client and a guest holding the hash.
     const staffRow = (await admin('invoice/get_list', { client_id: buyer.id })).result.list[0];

@@ -178,13 +178,14 @@ describe('top-up invoices and paying from the balance', () => {
     const waiting = (await asClient(t, client.token, 'invoice/renewal_invoice', { order_id: bought.order_id })).result as number;
     expect((await t.admin('invoice/get', { id: waiting })).result.status).toBe('unpaid');
     expect((await t.admin('invoice/cancel', { id: waiting })).body.error).toBeNull();
-    // On, with too little balance: stays unpaid, nothing taken.
+    // On, with too little balance: what the balance holds is applied, the rest stays due; canceling gives it back.
     expect((await t.admin('system/settings_update', { credits_pay_invoices: true })).body.error).toBeNull();
     await fund(client.id, '-5');
     const unpaid = (await asClient(t, client.token, 'invoice/renewal_invoice', { order_id: bought.order_id })).result as number;
-    expect((await t.admin('invoice/get', { id: unpaid })).result.status).toBe('unpaid');
-    expect(await total(client.token)).toBe('5.00');
+    expect((await t.admin('invoice/get', { id: unpaid })).result).toMatchObject({ status: 'unpaid', credit_applied: '5.00', amount_due: '5.00' });
+    expect(await total(client.token)).toBe('0.00');
     expect((await t.admin('invoice/cancel', { id: unpaid })).body.error).toBeNull();
+    expect(await total(client.token)).toBe('5.00');
     // On, covered: paid at once and the order renewed.
     await fund(client.id, '5');
     const renewal = (await asClient(t, client.token, 'invoice/renewal_invoice', { order_id: bought.order_id })).result as number;
@@ -199,7 +200,7 @@ describe('top-up invoices and paying from the balance', () => {
     expect(await total(client.token)).toBe('10.00');
   });
 
-  it('with credits_pay_invoices on, the scheduler pays only the renewals the balance covers', async () => {
+  it('with credits_pay_invoices on, the scheduler pays the renewals the balance covers and applies the rest of it to the next', async () => {
     const client = await t.createClient();
     const orders: number[] = [];
     for (let i = 0; i < 3; i += 1) {
@@ -213,8 +214,8 @@ describe('top-up invoices and paying from the balance', () => {
     // (Other tests' orders renew too; only this client's invoices are looked at.)
     await t.services.cron.run(new Date(Date.now() + 25 * 86_400_000));
     const renewals = (await t.admin('invoice/get_list', { client_id: client.id, per_page: 10 })).result.list.filter((invoice: { items: Array<{ task: string }> }) => invoice.items[0]!.task === 'renew');
-    expect(renewals.map((invoice: { status: string }) => invoice.status).toSorted()).toEqual(['paid', 'paid', 'unpaid']);
-    expect(await total(client.token)).toBe('5.00');
+    expect(renewals.map((invoice: { status: string; credit_applied: string }) => `${invoice.status} ${invoice.credit_applied}`).toSorted()).toEqual(['paid 0.00', 'paid 0.00', 'unpaid 5.00']);
+    expect(await total(client.token)).toBe('0.00');
   });
 
   it('gives a refunded invoice paid from the balance back as credit, and takes back a refunded top-up', async () => {

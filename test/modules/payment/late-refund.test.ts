@@ -34,7 +34,11 @@ describe('late card payments are refunded automatically, once (issue 20, M2)', (
   });
 
   const t = () => stand.t;
-  const order = async (id: number) => (await t().admin('order/get', { id })).result;
+  // Without card_on_file: the late payment's Checkout saves the card, which is right, but not the order's to change.
+  const order = async (id: number) => {
+    const { card_on_file: _card, ...record } = (await t().admin('order/get', { id })).result;
+    return record;
+  };
   const invoice = async (id: number) => (await t().admin('invoice/get', { id })).result;
   const run = (at = Date.now(), app: TestApp = t()) => app.services.outbox.runDue(new Date(at));
 

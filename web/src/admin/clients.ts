@@ -9,6 +9,7 @@ import { Link, navigate, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { ClientRecord, Invoice, StaffOrderListItem } from '../lib/types.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
+import { trialNote } from './order-trial.ts';
 import { periodLabel, usePeriodLabels } from '../lib/labels.ts';
 import { ClientBalance } from './client-balance.ts';
 import { ClientVat } from './client-vat.ts';
@@ -228,7 +229,7 @@ export function OrdersTable({ orders, busy, showClient = true }: { orders: Staff
     ['Client', (order) => html`<${ClientCell} client=${{ id: order.client_id, email: order.client_email, name: order.client_name }} />`],
     ['Period', (order) => periodLabel(labels, order.period), 'hide-narrow'],
     ['Price', (order) => formatMoney(order.price, order.currency), 'num'],
-    ['Status', (order) => html`<${Badge} status=${order.status} />${cancelsAtPeriodEnd(order) ? html` <small data-testid="cancels-at-period-end">${cancelsAtPeriodEnd(order)}</small>` : null}`],
+    ['Status', (order) => html`<${Badge} status=${order.status} />${cancelsAtPeriodEnd(order) ? html` <small data-testid="cancels-at-period-end">${cancelsAtPeriodEnd(order)}</small>` : null}${trialNote(order) !== null ? html` <small class="badge badge-trial" data-testid="order-trial-note">${trialNote(order)}</small>` : null}`],
     ['Expires', (order) => formatDate(order.expires_at), 'hide-narrow'],
   ];
   return html`<${DataTable} caption="Orders" busy=${busy} rows=${orders} columns=${showClient ? columns : columns.filter(([label]) => label !== 'Client')} />`;

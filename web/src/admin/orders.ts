@@ -14,6 +14,7 @@ import { MeterCharts } from '../lib/meter-charts.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
+import { TrialSection } from './order-trial.ts';
 
 const ORDER_STATUSES = [
   ['', 'Any status'],
@@ -283,6 +284,7 @@ export function OrderPage({ id }: { id: number }) {
             ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
             ${data.notes ? html`<h3>Notes</h3><p class="instructions">${data.notes}</p>` : null}
           </section>
+          <${TrialSection} order=${data} onDone=${order.reload} />
           <${OrderActions} order=${data} onDone=${order.reload} />
           <${OrderHistory} id=${id} version=${data.updated_at} />
           <${OrderPayments} order=${data} />

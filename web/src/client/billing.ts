@@ -1,9 +1,9 @@
 // The client's orders and invoices, and one invoice with the payment instructions.
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call, type Params, type Result } from '../lib/api.ts';
 import { formatDate, formatMoney, trialBadge } from '../lib/format.ts';
-import { Link, navigate } from '../lib/router.ts';
+import { Link, navigate, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import { invoiceReference } from '../../../src/lib/invoice-label.ts';
 import { InvoiceDocument, invoiceTitle } from '../lib/invoice-view.ts';
@@ -11,11 +11,23 @@ import { CreditNotesList } from '../lib/credit-notes-view.ts';
 import type { Invoice, Order } from '../lib/types.ts';
 import { periodLabel, periods } from './shop.ts';
 import { PayFromBalance } from './wallet.ts';
-import { isCardGateway, PayByCard, PaymentReturn } from './payments.ts';
+import { AddCard, isCardGateway, PayByCard, PaymentReturn } from './payments.ts';
 
 export function OrdersPage() {
   const [page, setPage] = useState(1);
   const orders = useLoad(() => call('client/order/get_list', { page, per_page: 20 }), [page]);
+  // Back from saving a card: Stripe's confirmation may come after the client, so a trial still waiting is asked again.
+  const { query } = useLocation();
+  const [polls, setPolls] = useState(0);
+  const waiting = query.get('setup') === 'success' && orders.data?.list.some((order) => order.trial_awaiting_card) === true;
+  useEffect(() => {
+    if (!waiting || polls >= 20) return undefined;
+    const timer = setTimeout(() => {
+      setPolls(polls + 1);
+      orders.reload();
+    }, 1000);
+    return () => clearTimeout(timer);
+  }, [waiting, polls]);
   const labels = useLoad(periods, []);
   const action = useAction();
   const [renewing, setRenewing] = useState<number | null>(null);
@@ -49,6 +61,7 @@ export function OrdersPage() {
                     <${Badge} status=${order.status} />${order.reason ? html` <small>${order.reason}</small>` : null}
                     ${order.cancel_at_period_end ? html` <small>Ends ${formatDate(order.expires_at)}</small>` : null}
                     ${trialBadge(order) !== null ? html` <span class="badge badge-trial" data-testid="order-trial-badge">${trialBadge(order)}</span>` : null}
+                    ${order.trial_awaiting_card ? html` <span class="badge badge-trial" data-testid="order-trial-waiting">Free trial starts once you add a card</span><${AddCard} returnTo="orders" label="Add a card" />` : null}
                     ${order.next_product_id !== null ? html` <small>Plan change at renewal</small>` : null}
                   </td>
                   <td>${formatDate(order.expires_at)}</td>
@@ -105,7 +118,7 @@ function PaymentInstructions({ invoice }: { invoice: Invoice }) {
   if (manual !== undefined && manual.length === 0) return null;
   return html`<section class="card" aria-labelledby="pay-title" data-testid="how-to-pay">
     <h2 id="pay-title">How to pay</h2>
-    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> and quote the reference <strong>${invoiceReference(invoice)}</strong>. Your order starts as soon as the payment is confirmed.</p>
+    <p>Pay <strong>${formatMoney(invoice.amount_due, invoice.currency)}</strong> and quote the reference <strong>${invoiceReference(invoice)}</strong>. Your order starts as soon as the payment is confirmed.</p>
     <${ErrorMessage} error=${gateways.error} />
     ${gateways.loading && gateways.data === undefined ? html`<${Loading} label="Loading the payment options…" />` : null}
     ${manual?.map(

@@ -15,6 +15,7 @@ import { ProfilePage } from './profile.ts';
 import { MessagePage, MessagesPage } from './messages.ts';
 import { BrandLink, Footer, loadBrand } from './brand.ts';
 import { startPortal } from './portal.ts';
+import { TrialBanner } from './trial-banner.ts';
 
 function useNavigation(user: { email: string } | null | undefined): ReadonlyArray<readonly [string, string]> {
   const cart = useStore(cartSummary);
@@ -64,6 +65,7 @@ const client: Area = {
   notFound: () => html`<h1>Page not found</h1><p>There is no page at this address. <${Link} href="/">See the plans<//>.</p>`,
   Brand: BrandLink,
   Footer,
+  Banner: TrialBanner,
   LoginPage,
   beforeSession: () => void loadBrand(),
   afterSession: async () => {

@@ -21,7 +21,7 @@ function useCardGateway(): Gateway | undefined {
 }
 
 /** "Pay by card": asks for a Checkout Session and sends the browser to Stripe's page. Hidden when Stripe is off. */
-export function PayByCard({ invoice }: { invoice: Pick<Invoice, 'hash' | 'status' | 'total' | 'currency'> }) {
+export function PayByCard({ invoice }: { invoice: Pick<Invoice, 'hash' | 'status' | 'amount_due' | 'currency'> }) {
   const gateway = useCardGateway();
   const action = useAction();
   const { query } = useLocation();
@@ -36,7 +36,7 @@ export function PayByCard({ invoice }: { invoice: Pick<Invoice, 'hash' | 'status
   };
   return html`<section class="card" aria-labelledby="card-title">
     <h2 id="card-title">Pay by card</h2>
-    <p>Pay <strong>${formatMoney(invoice.total, invoice.currency)}</strong> on Stripe’s secure page. Your order starts as soon as Stripe confirms the payment.</p>
+    <p>Pay <strong>${formatMoney(invoice.amount_due, invoice.currency)}</strong> on Stripe’s secure page. Your order starts as soon as Stripe confirms the payment.</p>
     <${ErrorMessage} error=${action.error} />
     <div class="actions"><${Button} variant="primary" busy=${action.busy} onClick=${pay}>Pay by card<//></div>
   </section>`;
@@ -69,6 +69,23 @@ export function PaymentReturn({ status, reload }: { status: string | undefined; 
   if (status === 'paid') return html`<p class="notice" role="status" id="payment-return">Payment received — thank you.</p>`;
   if (waiting) return html`<p class="loading" role="status" aria-busy="true" id="payment-return">Waiting for Stripe to confirm your payment…</p>`;
   return html`<p class="notice" role="status" id="payment-return">Stripe has not confirmed the payment yet. This page shows the invoice as it is; refresh it in a minute.</p>`;
+}
+
+/**
+ * "Add a card": Stripe Checkout in setup mode (client/payment_method/setup) saves a card without a payment; the card
+ * appears once Stripe reports it, and a free trial waiting for a card starts then. Hidden when Stripe is off.
+ */
+export function AddCard({ returnTo, label = 'Add a card' }: { returnTo: 'profile' | 'orders'; label?: string }) {
+  const gateway = useCardGateway();
+  const action = useAction();
+  if (gateway === undefined) return null;
+  const add = (): void => {
+    void action.run(async () => {
+      const started = await call('client/payment_method/setup', { return_to: returnTo });
+      window.location.assign(started.redirect_url);
+    });
+  };
+  return html`<div class="actions"><${Button} busy=${action.busy} onClick=${add}>${label}<//></div><${ErrorMessage} error=${action.error} />`;
 }
 
 /** Saved cards (remove one) and the auto-pay switch, on the profile page. */
@@ -104,6 +121,7 @@ export function CardsSection() {
   };
   return html`<section class="card" aria-labelledby="cards-title">
     <h2 id="cards-title">Cards and automatic payment</h2>
+    <${AddCard} returnTo="profile" />
     <${ErrorMessage} error=${cards.error ?? profile.error} />
     ${profile.data !== undefined
       ? html`<${Checkbox} label="Pay renewals automatically with my saved card" name="auto_pay" checked=${autoPay ?? profile.data.auto_pay} onChange=${setAutoPay} />`
@@ -111,7 +129,7 @@ export function CardsSection() {
     <${ErrorMessage} error=${toggle.error ?? remove.error} />
     <${Notice}>${saved}<//>
     ${cards.data === undefined && cards.loading ? html`<${Loading} />` : null}
-    ${cards.data !== undefined && cards.data.length === 0 ? html`<p>No saved card. Paying an invoice by card saves the card for renewals.</p>` : null}
+    ${cards.data !== undefined && cards.data.length === 0 ? html`<p>No saved card. Add one, or pay an invoice by card: the card is saved for renewals.</p>` : null}
     ${cards.data !== undefined && cards.data.length > 0
       ? html`<ul class="cards">
           ${cards.data.map(

@@ -169,7 +169,9 @@ export function CartPage() {
     void action.run(async () => {
       const result = await call('client/cart/checkout');
       await refreshCart().catch(() => undefined);
-      if (result.invoice_id !== null && result.invoice_id !== undefined) navigate(`/invoices/${result.invoice_id}`);
+      // A free trial that needs a card waits for one: off to the card page; the trial starts when the card is saved.
+      if (typeof result.setup_url === 'string') window.location.assign(result.setup_url);
+      else if (result.invoice_id !== null && result.invoice_id !== undefined) navigate(`/invoices/${result.invoice_id}`);
       else navigate('/keys?new=1');
     });
   };

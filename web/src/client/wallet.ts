@@ -78,24 +78,31 @@ export function WalletPage() {
     </section>`;
 }
 
-/** "Pay from balance" on an own unpaid invoice (client/invoice/pay_with_credits); `onPaid` reloads the invoice. */
-export function PayFromBalance({ invoice, onPaid }: { invoice: { id: number; status: string; total: string; currency: string; items: ReadonlyArray<{ task: string }> }; onPaid: () => void }) {
-  const balance = useLoad(() => call('client/client/balance_get_total'), [invoice.id]);
+/**
+ * "Pay from balance" on an own unpaid invoice (client/invoice/pay_with_credits); `onPaid` reloads the invoice. When the
+ * balance is short of what is due, it applies what the balance holds and the rest stays due for a card.
+ */
+export function PayFromBalance({ invoice, onPaid }: { invoice: { id: number; status: string; total: string; amount_due: string; currency: string; items: ReadonlyArray<{ task: string }> }; onPaid: () => void }) {
+  const balance = useLoad(() => call('client/client/balance_get_total'), [invoice.id, invoice.amount_due]);
   const action = useAction();
   // A top-up invoice is never paid from the balance it adds to.
   if (invoice.status !== 'unpaid' || invoice.items.some((item) => item.task === 'deposit')) return null;
   if (balance.data === undefined || Number(balance.data) <= 0) return null;
+  const held = balance.data;
+  // Compared in cents: both are decimal strings of the invoice's currency.
+  const short = Math.round(Number(held) * 100) < Math.round(Number(invoice.amount_due) * 100);
   const pay = (): void => {
     void action.run(async () => {
-      await call('client/invoice/pay_with_credits', { id: invoice.id });
-      announce('Paid from your balance.');
+      await call('client/invoice/pay_with_credits', short ? { id: invoice.id, amount: held } : { id: invoice.id });
+      announce(short ? `${formatMoney(held, invoice.currency)} of your balance was applied to this invoice.` : 'Paid from your balance.');
       onPaid();
     });
   };
   return html`<section class="card" aria-labelledby="balance-pay-title">
     <h2 id="balance-pay-title">Pay from balance</h2>
-    <p>Your balance: <strong>${formatMoney(balance.data, invoice.currency)}</strong>. The invoice total is ${formatMoney(invoice.total, invoice.currency)}.</p>
+    <p>Your balance: <strong>${formatMoney(held, invoice.currency)}</strong>. Due on this invoice: ${formatMoney(invoice.amount_due, invoice.currency)}.</p>
+    ${short ? html`<p>Your balance does not cover it all: apply what it holds, then pay the rest by card.</p>` : null}
     <${ErrorMessage} error=${action.error} />
-    <div class="actions"><${Button} busy=${action.busy} onClick=${pay}>Pay from balance<//></div>
+    <div class="actions"><${Button} busy=${action.busy} onClick=${pay}>${short ? `Apply ${formatMoney(held, invoice.currency)} from balance` : 'Pay from balance'}<//></div>
   </section>`;
 }

@@ -424,6 +424,14 @@ export interface paths {
     /** canceled → active (or pending_setup if never activated) */
     post: operations["admin_order_uncancel"];
   };
+  "/api/admin/order/trial_end": {
+    /** Ends the order's running free trial now, as the scheduler would at its end: the first invoice is issued and charged to a saved card, or the order is suspended (TRIAL_ENDED). 409 when the order is not on a running trial */
+    post: operations["admin_order_trial_end"];
+  };
+  "/api/admin/order/trial_extend": {
+    /** Moves the running free trial's end (and expires_at) `days` days later; the reminder goes out again before the new end. 409 when the order is not on a running trial */
+    post: operations["admin_order_trial_extend"];
+  };
   "/api/admin/order/delete": {
     /** Deletes an order with its history (and its API key) */
     post: operations["admin_order_delete"];
@@ -521,7 +529,7 @@ export interface paths {
     post: operations["admin_invoice_transaction_get_list"];
   };
   "/api/admin/invoice/pay_with_credits": {
-    /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
+    /** Pays the unpaid invoice from its client's balance (a `consume` line): all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
     post: operations["admin_invoice_pay_with_credits"];
   };
   "/api/admin/invoice/credit_note_get_list": {
@@ -565,7 +573,7 @@ export interface paths {
     post: operations["client_invoice_funds_invoice"];
   };
   "/api/client/invoice/pay_with_credits": {
-    /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
+    /** Pays an own unpaid invoice (by `id` or `hash`) from the balance: all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
     post: operations["client_invoice_pay_with_credits"];
   };
   "/api/client/invoice/credit_note_get_list": {
@@ -735,6 +743,10 @@ export interface paths {
   "/api/client/payment_method/get_list": {
     /** Saved cards: [{id, brand, last4, exp_month, exp_year, default}]; the default one pays renewals */
     post: operations["client_payment_method_get_list"];
+  };
+  "/api/client/payment_method/setup": {
+    /** Saves a card without a payment: `{redirect_url}` of Stripe Checkout in setup mode. The card is stored when Stripe reports it, and starts the client's free trials waiting for a card; 409 when no card gateway is configured */
+    post: operations["client_payment_method_setup"];
   };
   "/api/client/payment_method/delete": {
     /** Removes a saved card (detached at the provider first) */
@@ -992,6 +1004,7 @@ export interface components {
       orders: number[];
       invoice_id: number | null;
       invoice_hash: string | null;
+      setup_url: string | null;
     };
     AdminOrder: {
       id: number;
@@ -1019,12 +1032,16 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       notes: string | null;
+      /** @description Staff only: the client has a saved card (a trial ends by charging it) */
+      card_on_file: boolean;
     };
     StaffOrderListItem: {
       id: number;
@@ -1052,12 +1069,16 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       notes: string | null;
+      /** @description Staff only: the client has a saved card (a trial ends by charging it) */
+      card_on_file: boolean;
       client_email: string | null;
       client_name: string | null;
     };
@@ -1088,12 +1109,16 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
       notes: string | null;
+      /** @description Staff only: the client has a saved card (a trial ends by charging it) */
+      card_on_file: boolean;
       api_key?: string | null;
       config?: {
         [key: string]: unknown;
@@ -1166,6 +1191,8 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -1199,6 +1226,8 @@ export interface components {
       trial_ends_at: string | null;
       /** @description True while the free trial runs (nothing paid yet) */
       on_trial: boolean;
+      /** @description True while the free trial waits for the client to save a card (client/payment_method/setup); the order is pending until then */
+      trial_awaiting_card: boolean;
       usage_terms: string | null;
       /** Format: date-time */
       created_at: string;
@@ -1357,6 +1386,10 @@ export interface components {
       tax_rule: "domestic" | "reverse_charge" | "oss" | "export" | "manual" | "exempt" | "untaxed";
       tax_note: string | null;
       tax_evidence: components["schemas"]["TaxEvidence"] | null;
+      /** @description Paid from the client's balance (pay_with_credits with an amount); a card pays the rest */
+      credit_applied: string;
+      /** @description What is still to pay: total − credit_applied while unpaid, else 0 */
+      amount_due: string;
       due_at: string | null;
       paid_at: string | null;
       /** Format: date-time */
@@ -1403,6 +1436,10 @@ export interface components {
       tax_rule: "domestic" | "reverse_charge" | "oss" | "export" | "manual" | "exempt" | "untaxed";
       tax_note: string | null;
       tax_evidence: components["schemas"]["TaxEvidence"] | null;
+      /** @description Paid from the client's balance (pay_with_credits with an amount); a card pays the rest */
+      credit_applied: string;
+      /** @description What is still to pay: total − credit_applied while unpaid, else 0 */
+      amount_due: string;
       due_at: string | null;
       paid_at: string | null;
       /** Format: date-time */
@@ -2464,6 +2501,22 @@ export interface components {
         };
       };
     };
+    admin_order_trial_end: {
+      content: {
+        "application/json": {
+          id: number;
+        };
+      };
+    };
+    admin_order_trial_extend: {
+      content: {
+        "application/json": {
+          id: number;
+          /** @description Days added to the trial, 1 to 365 */
+          days: number;
+        };
+      };
+    };
     admin_order_delete: {
       content: {
         "application/json": {
@@ -2688,6 +2741,8 @@ export interface components {
       content: {
         "application/json": {
           id: number;
+          /** @description Pay only this much of it from the balance (at most what is due); the rest stays due, for a card. Absent: all that is due */
+          amount?: string | number;
         };
       };
     };
@@ -2787,6 +2842,8 @@ export interface components {
         "application/json": {
           id?: number;
           hash?: string;
+          /** @description Pay only this much of it from the balance (at most what is due); the rest stays due, for a card. Absent: all that is due */
+          amount?: string | number;
         };
       };
     };
@@ -3094,6 +3151,14 @@ export interface components {
       content: {
         "application/json": {
           key: string;
+        };
+      };
+    };
+    client_payment_method_setup?: {
+      content: {
+        "application/json": {
+          /** @description The client-area page to come back to: `profile` (default) or `orders` (a free trial waiting for a card) */
+          return_to?: "profile" | "orders";
         };
       };
     };
@@ -5386,6 +5451,41 @@ export interface operations {
       };
     };
   };
+  /** Ends the order's running free trial now, as the scheduler would at its end: the first invoice is issued and charged to a saved card, or the order is suspended (TRIAL_ENDED). 409 when the order is not on a running trial */
+  admin_order_trial_end: {
+    requestBody: components["requestBodies"]["admin_order_trial_end"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Moves the running free trial's end (and expires_at) `days` days later; the reminder goes out again before the new end. 409 when the order is not on a running trial */
+  admin_order_trial_extend: {
+    requestBody: components["requestBodies"]["admin_order_trial_extend"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: date-time
+             * @description The new end of the trial
+             */
+            result: string;
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** Deletes an order with its history (and its API key) */
   admin_order_delete: {
     requestBody: components["requestBodies"]["admin_order_delete"];
@@ -5796,7 +5896,7 @@ export interface operations {
       };
     };
   };
-  /** Pays the unpaid invoice from its client's balance (a `consume` line); 409 when the balance does not cover it or the invoice is not unpaid */
+  /** Pays the unpaid invoice from its client's balance (a `consume` line): all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
   admin_invoice_pay_with_credits: {
     requestBody: components["requestBodies"]["admin_invoice_pay_with_credits"];
     responses: {
@@ -5981,7 +6081,7 @@ export interface operations {
       };
     };
   };
-  /** Pays an own unpaid invoice (by `id` or `hash`) from the balance; 409 when the balance does not cover it or the invoice is not unpaid */
+  /** Pays an own unpaid invoice (by `id` or `hash`) from the balance: all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid */
   client_invoice_pay_with_credits: {
     requestBody: components["requestBodies"]["client_invoice_pay_with_credits"];
     responses: {
@@ -6959,6 +7059,23 @@ export interface operations {
                 exp_year: number;
                 default: boolean;
               }[];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Saves a card without a payment: `{redirect_url}` of Stripe Checkout in setup mode. The card is stored when Stripe reports it, and starts the client's free trials waiting for a card; 409 when no card gateway is configured */
+  client_payment_method_setup: {
+    requestBody: components["requestBodies"]["client_payment_method_setup"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              redirect_url: string;
+            };
             error: null;
           };
         };

@@ -75,6 +75,12 @@ export function InvoiceDocument({ invoice, extra = [] }: { invoice: Invoice; ext
             : html`<tr><th scope="row" colspan="3">Discount${invoice.promocode ? ` (${invoice.promocode})` : ''}</th><td class="num">−${money(invoice.discount)}</td></tr>`}
           <tr><th scope="row" colspan="3">${invoice.tax_name ? `${invoice.tax_name} (${invoice.tax_rate}%)` : 'Tax'}</th><td class="num">${money(invoice.tax)}</td></tr>
           <tr><th scope="row" colspan="3">Total</th><td class="num"><strong>${money(invoice.total)}</strong></td></tr>
+          ${isZeroMoney(invoice.credit_applied)
+            ? null
+            : html`<tr data-testid="credit-applied"><th scope="row" colspan="3">Paid from balance</th><td class="num">−${money(invoice.credit_applied)}</td></tr>`}
+          ${isZeroMoney(invoice.credit_applied) || invoice.status !== 'unpaid'
+            ? null
+            : html`<tr data-testid="amount-due"><th scope="row" colspan="3">Amount due</th><td class="num"><strong>${money(invoice.amount_due)}</strong></td></tr>`}
         </tfoot>
       </table>
     </div>

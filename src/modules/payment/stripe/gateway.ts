@@ -70,9 +70,21 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
   });
 
   async function savedMethodOf(intent: Stripe.PaymentIntent): Promise<GatewayEffect[]> {
-    const customer = idOf(intent.customer);
-    const methodId = idOf(intent.payment_method);
-    if (intent.setup_future_usage !== 'off_session' || customer === null || methodId === null) return [];
+    if (intent.setup_future_usage !== 'off_session') return [];
+    return cardSaved(idOf(intent.customer), idOf(intent.payment_method));
+  }
+
+  /** A setup-mode Checkout completed: the card its SetupIntent saved for the customer. */
+  async function setupSaved(session: Stripe.Checkout.Session): Promise<GatewayEffect[]> {
+    const intentId = idOf(session.setup_intent);
+    if (intentId === null || session.status !== 'complete') return [];
+    const intent = await logged('read a setup', () => stripe.setupIntents.retrieve(intentId));
+    if (intent.status !== 'succeeded') return [];
+    return cardSaved(idOf(intent.customer) ?? idOf(session.customer), idOf(intent.payment_method));
+  }
+
+  async function cardSaved(customer: string | null, methodId: string | null): Promise<GatewayEffect[]> {
+    if (customer === null || methodId === null) return [];
     const method = await logged('read a payment method', () => stripe.paymentMethods.retrieve(methodId));
     if (method.card === undefined || method.card === null) return [];
     const saved: SavedMethod = {
@@ -121,6 +133,23 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
         success_url: successUrl,
         cancel_url: cancelUrl,
       }));
+      if (session.url === null) throw new Error('Stripe returned a Checkout Session without a URL');
+      return { redirect_url: session.url };
+    },
+
+    async startSetup({ customerRef, clientId, currency, successUrl, cancelUrl }) {
+      const metadata = { client_id: String(clientId), purpose: 'card_setup' };
+      const session = await logged('start a card setup', () =>
+        stripe.checkout.sessions.create({
+          mode: 'setup',
+          customer: customerRef,
+          currency: currency.toLowerCase(),
+          setup_intent_data: { metadata },
+          metadata,
+          success_url: successUrl,
+          cancel_url: cancelUrl,
+        }),
+      );
       if (session.url === null) throw new Error('Stripe returned a Checkout Session without a URL');
       return { redirect_url: session.url };
     },
@@ -188,6 +217,7 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
       switch (event.type) {
         case 'checkout.session.completed': {
           const session = event.data.object;
+          if (session.mode === 'setup') return setupSaved(session);
           const invoiceId = invoiceIdOf(session.metadata, session.client_reference_id);
           const intentId = idOf(session.payment_intent);
           if (invoiceId === null || intentId === null || session.payment_status !== 'paid' || session.amount_total === null) return [];

@@ -47,6 +47,7 @@ export function stripeFromSettings({ secret, connection, log }: StripeSwitchDeps
     instructions: () => STRIPE_INSTRUCTIONS,
     createCustomer: async (client) => (await gateway()).createCustomer!(client),
     startPayment: async (request) => (await gateway()).startPayment!(request),
+    startSetup: async (request) => (await gateway()).startSetup!(request),
     chargeSavedMethod: async (request) => (await gateway()).chargeSavedMethod!(request),
     refund: async (request) => (await gateway()).refund!(request),
     detachMethod: async (methodRef) => (await gateway()).detachMethod!(methodRef),
