@@ -319,7 +319,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
     reminders: notices,
     usage: usageCloser,
-    usagePruning,
+    // Key analytics' retention (minutes 48 h, hours 90 days, days 2 years) is pruned with the usage events.
+    usagePruning: { prune: async (now: Date) => [await usagePruning.prune(now), await apikeys.pruneAnalytics(now)] },
     credits,
     trials: createTrialJobs({ db, orders, trials: orderTrials, invoices, payments: { chargeableMethod: (trx, clientId) => payments.chargeableMethod(trx, clientId) }, log: logSchedulerError }),
     log: logSchedulerError,

@@ -31,6 +31,8 @@ import * as trials from './034_trials.ts';
 import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
+import * as keyOutcomes from './042_key_outcomes.ts';
+import * as keyNotFound from './043_key_not_found.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -64,4 +66,6 @@ export const migrations: Record<string, Migration> = {
   '035_credit_notes': creditNotes,
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
+  '042_key_outcomes': keyOutcomes,
+  '043_key_not_found': keyNotFound,
 };
