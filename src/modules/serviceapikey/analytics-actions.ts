@@ -6,10 +6,11 @@ import { actionsFor } from '../../platform/action.ts';
 import { KEY_OUTCOMES, UNITS } from './analytics/outcomes.ts';
 import { DEFAULT_UNIT, RANGES } from './analytics/ranges.ts';
 import type { ApiKeyService } from './service.ts';
+import { paginationParams } from '../../lib/paginator.ts';
 
 /** The services these actions use (api.ts names them in ApiKeyNeeds too, so services.ts proves they are built). */
 export interface AnalyticsNeeds {
-  apikeys: Pick<ApiKeyService, 'analytics' | 'analyticsNotFound'>;
+  apikeys: Pick<ApiKeyService, 'analytics' | 'analyticsNotFound' | 'keysByUse'>;
 }
 
 export const ANALYTICS_PERMISSION = 'serviceapikey.analytics';
@@ -60,8 +61,45 @@ const NotFoundResult = Type.Object({
   top: Type.Array(Type.Object({ ip: Nullable(Type.String()), not_found: Count }), { description: 'The addresses with most lookups of unknown keys in the range, most first' }),
 });
 
+const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const OrderStatus = Type.Union((['pending_setup', 'failed_setup', 'active', 'suspended', 'canceled'] as const).map((status) => Type.Literal(status)), { description: "The order's status" });
+const KeyByUse = Type.Object({
+  id: Type.Integer(),
+  name: Nullable(Type.String()),
+  order_id: Type.Integer(),
+  order_title: Type.String(),
+  order_status: Type.String(),
+  client_id: Type.Integer(),
+  client_name: Type.String(),
+  client_email: Type.String(),
+  valid: Type.Union([Type.Literal(0), Type.Literal(1)]),
+  created_at: Type.String({ format: 'date-time' }),
+  last_used_at: Nullable(Type.String({ format: 'date-time', description: 'The last answer about the key (any outcome); null: never used' })),
+  last_used_ip: Nullable(Type.String()),
+});
+const KeysByUse = Type.Object({
+  list: Type.Array(KeyByUse),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  pages: Type.Integer(),
+  total: Type.Integer(),
+});
+
 export const analyticsActions = {
   admin: {
+    get_list: adminAction({
+      params: Type.Object({
+        ...paginationParams,
+        sort: Type.Optional(Type.Union([Type.Literal('last_used'), Type.Literal('newest')], { description: 'last_used (default): most recently used first, never-used last; newest: newest key first' })),
+        status: Type.Optional(OrderStatus),
+        order_id: Type.Optional(Id),
+        client_id: Type.Optional(Id),
+      }),
+      permission: 'serviceapikey.manage',
+      summary: 'Keys (not deleted) with their order, plan, client and last use, sorted by last use or newest',
+      result: KeysByUse,
+      handler: (params, { services }) => services.apikeys.keysByUse(params),
+    }),
     analytics: adminAction({
       params: AnalyticsParams,
       permission: ANALYTICS_PERMISSION,

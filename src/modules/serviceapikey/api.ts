@@ -31,6 +31,7 @@ export interface ApiKeyNeeds {
     | 'setAlerts'
     | 'analytics'
     | 'analyticsNotFound'
+    | 'keysByUse'
   >;
 }
 

@@ -39,6 +39,7 @@ import { createMeterAlerts } from './usage/meter-alerts.ts';
 import { createUsageTotals } from './usage/totals.ts';
 import { OutcomeMeter } from './analytics/outcome-meter.ts';
 import { createKeyAnalytics } from './analytics/key-analytics.ts';
+import { keysByUse, type KeyUseParams } from './analytics/keys-by-use.ts';
 
 export type { KeyInfo, KeyRecord, Reason, UsageReport, UsageSummary } from './types.ts';
 
@@ -187,6 +188,8 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     analytics: keyAnalytics.analytics,
     analyticsNotFound: keyAnalytics.notFound,
     pruneAnalytics: keyAnalytics.prune,
+    /** admin/serviceapikey/get_list: keys with their last use, sorted by it (analytics/keys-by-use.ts). */
+    keysByUse: (params: KeyUseParams) => keysByUse(db, params),
 
     /** Told after an ingested batch committed (modules/usage onMeasured): the meters' hard limits learn of it here and everywhere. */
     metersMeasured: meterSync.measured,

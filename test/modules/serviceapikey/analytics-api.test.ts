@@ -218,6 +218,37 @@ describe('bad input, roles and ownership', () => {
   });
 });
 
+describe('the keys list by last use', () => {
+  it('lists keys most recently used first, never-used last, with the last address; filters and validates', async () => {
+    const buyer = await t.createClient();
+    const plan = await createPlan(t, {});
+    const first = await buyKey(t, plan, buyer.id);
+    const second = await buyKey(t, plan, buyer.id);
+    const idle = await buyKey(t, plan, buyer.id);
+    await check(first.key, '203.0.113.1');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await check(second.key, '203.0.113.2');
+    await t.services.apikeys.flushUsage();
+    const listed = await t.admin('serviceapikey/get_list', { client_id: buyer.id });
+    expect(listed.body.error).toBeNull();
+    expect(listed.result).toMatchObject({ page: 1, total: 3, pages: 1 });
+    expect(listed.result.list.map((row: { id: number }) => row.id)).toEqual([second.keyId, first.keyId, idle.keyId]);
+    expect(listed.result.list[0]).toMatchObject({ order_id: second.orderId, client_id: buyer.id, order_status: 'active', valid: 1, last_used_ip: '203.0.113.2' });
+    expect(listed.result.list[2]).toMatchObject({ last_used_at: null, last_used_ip: null });
+    const newest = await t.admin('serviceapikey/get_list', { client_id: buyer.id, sort: 'newest' });
+    expect(newest.result.list.map((row: { id: number }) => row.id)).toEqual([idle.keyId, second.keyId, first.keyId]);
+    const one = await t.admin('serviceapikey/get_list', { order_id: first.orderId, per_page: 1 });
+    expect(one.result.list).toHaveLength(1);
+    expect(one.result.list[0].last_used_ip).toBe('203.0.113.1');
+    await t.admin('order/suspend', { id: idle.orderId });
+    expect((await t.admin('serviceapikey/get_list', { client_id: buyer.id, status: 'suspended' })).result.list.map((row: { id: number }) => row.id)).toEqual([idle.keyId]);
+    expectInvalid(await t.admin('serviceapikey/get_list', { sort: 'oldest' }), 'sort');
+    expectInvalid(await t.admin('serviceapikey/get_list', { per_page: 501 }), 'per_page');
+    expectInvalid(await t.admin('serviceapikey/get_list', { client_id: 'x' }), 'client_id');
+    expectError(await asStaff(t, await staffToken(t, ['serviceapikey.check']), 'serviceapikey/get_list', {}), 403);
+  });
+});
+
 describe('flush and retention', () => {
   it('keeps the counts of a failed flush and writes them once at the next one', async () => {
     const plan = await createPlan(t, {});

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { KEY_OUTCOMES, OUTCOME_OF } from '../../../src/modules/serviceapikey/analytics/outcomes.ts';
 import { PendingRows } from '../../../src/modules/serviceapikey/analytics/outcome-writer.ts';
 import { bucketsOf } from '../../../src/modules/serviceapikey/analytics/ranges.ts';
-import { OutcomeTally } from '../../../src/modules/serviceapikey/analytics/tally.ts';
+import { MAX_ADDRESSES_PER_MINUTE, OTHER_ADDRESSES, OutcomeTally } from '../../../src/modules/serviceapikey/analytics/tally.ts';
 
 const T = Date.UTC(2030, 0, 31, 23, 59, 30); // 30 s before a minute, an hour, a day and a month end
 
@@ -36,6 +36,18 @@ describe('the tally', () => {
     expect(minutes[0]!.keys.get(8)).toMatchObject({ counts: { trial_ended: 1 }, lastIp: null });
     expect([...minutes[0]!.notFound]).toEqual([['192.0.2.9', 1], ['', 1]]);
     expect(minutes[1]!.keys.get(7)?.counts.valid).toBe(1);
+  });
+
+  it('counts addresses past the per-minute bound together, so ever-new addresses cannot grow memory', () => {
+    const tally = new OutcomeTally();
+    for (let i = 0; i < MAX_ADDRESSES_PER_MINUTE; i++) tally.countNotFound(`10.0.${i >> 8}.${i & 255}`, T);
+    tally.countNotFound('10.0.0.0', T);
+    tally.countNotFound('192.0.2.1', T);
+    tally.countNotFound('192.0.2.2', T);
+    const [minute] = tally.take();
+    expect(minute!.notFound.size).toBe(MAX_ADDRESSES_PER_MINUTE + 1);
+    expect(minute!.notFound.get('10.0.0.0')).toBe(2);
+    expect(minute!.notFound.get(OTHER_ADDRESSES)).toBe(2);
   });
 
   it('starts a new minute when the clock goes back', () => {

@@ -11,6 +11,7 @@ import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, 
 import { currentPeriod, type ApiKey, type KeyInfo } from '../lib/types.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { MeterCharts } from '../lib/meter-charts.ts';
+import { OutcomeChart } from '../lib/outcome-chart.ts';
 import { UsageAlerts } from './usage-alerts.ts';
 
 /** The monthly limit named by the key's custom parameters, or null. */
@@ -221,6 +222,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
       ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
           <${MeterCharts} meters=${usage.data.meters} currency=${order.data?.currency} />`
       : null}
+    <${OutcomeChart} title=${keys.length === 1 ? 'Checks by outcome' : 'Checks by outcome, all keys'} load=${(range: '24h' | '30d' | '12m') => call('client/serviceapikey/analytics', { order_id: orderId, range })} />
     <${UsageAlerts} orderId=${orderId} />
     <div class="actions">
       <${Button} busy=${check.busy} onClick=${doCheck}>Check with the server<//>

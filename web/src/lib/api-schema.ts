@@ -668,6 +668,10 @@ export interface paths {
     /** Replace the client's own alert percentages of one meter of an order (sent in addition to the plan's, each once per period) */
     post: operations["admin_serviceapikey_alerts_set"];
   };
+  "/api/admin/serviceapikey/get_list": {
+    /** Keys (not deleted) with their order, plan, client and last use, sorted by last use or newest */
+    post: operations["admin_serviceapikey_get_list"];
+  };
   "/api/admin/serviceapikey/analytics": {
     /** A key's (id) or an order's (order_id) answers per bucket and outcome over 24h, 30d or 12m, zero-filled, and its last use */
     post: operations["admin_serviceapikey_analytics"];
@@ -2839,6 +2843,20 @@ export interface components {
           meter: string;
           /** @description Whole percentages of the meter's included units, 1–100, at most ten, none repeated; [] removes the client's own */
           percentages: number[];
+        };
+      };
+    };
+    admin_serviceapikey_get_list?: {
+      content: {
+        "application/json": {
+          page?: number;
+          per_page?: number;
+          /** @description last_used (default): most recently used first, never-used last; newest: newest key first */
+          sort?: "last_used" | "newest";
+          /** @description The order's status */
+          status?: "pending_setup" | "failed_setup" | "active" | "suspended" | "canceled";
+          order_id?: number;
+          client_id?: number;
         };
       };
     };
@@ -6391,6 +6409,41 @@ export interface operations {
                   /** @description The client's own, sent in addition to the plan's */
                   client: number[];
                 })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Keys (not deleted) with their order, plan, client and last use, sorted by last use or newest */
+  admin_serviceapikey_get_list: {
+    requestBody: components["requestBodies"]["admin_serviceapikey_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: ({
+                  id: number;
+                  name: string | null;
+                  order_id: number;
+                  order_title: string;
+                  order_status: string;
+                  client_id: number;
+                  client_name: string;
+                  client_email: string;
+                  valid: 0 | 1;
+                  /** Format: date-time */
+                  created_at: string;
+                  last_used_at: string | null;
+                  last_used_ip: string | null;
+                })[];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
             };
             error: null;
           };

@@ -20,6 +20,13 @@ export interface MinuteTally {
   notFound: Map<string, number>;
 }
 
+/**
+ * Distinct addresses counted per minute before the rest are counted together under OTHER_ADDRESSES: unknown keys
+ * from ever-new addresses (an IPv6 range) must not grow memory without bound when the database is away.
+ */
+export const MAX_ADDRESSES_PER_MINUTE = 10_000;
+export const OTHER_ADDRESSES = 'other';
+
 function emptyMinute(minute: number): MinuteTally {
   return { minute, keys: new Map(), notFound: new Map() };
 }
@@ -57,8 +64,13 @@ export class OutcomeTally {
   /** Counts one lookup of an unknown key by `ip` (null: a verifier that named no address). */
   countNotFound(ip: string | null, now: number): void {
     const notFound = this.minuteOf(now).notFound;
-    const address = ip ?? '';
-    notFound.set(address, (notFound.get(address) ?? 0) + 1);
+    let address = ip ?? '';
+    let count = notFound.get(address);
+    if (count === undefined && notFound.size >= MAX_ADDRESSES_PER_MINUTE) {
+      address = OTHER_ADDRESSES;
+      count = notFound.get(address);
+    }
+    notFound.set(address, (count ?? 0) + 1);
   }
 
   /** Hands every counted minute to the flush and starts afresh. */
