@@ -48,13 +48,13 @@ describe.runIf(PG !== '' && REDIS !== '')('key analytics across two processes on
     };
     const unknownByProcess = { a: 0, b: 0 };
     // The load: call i goes to key i mod 4 (the unknown key at most 40 times through A, inside its failed-lookup
-    // budget) and to process A (in-process) or B (a real socket) by i's parity, ten calls in flight at a time.
+    // budget) and to process A (in-process) or B (a real socket) in turns of four calls, ten calls in flight at a time.
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < CALLS) {
         const i = next++;
         const target = keys[i % keys.length]!;
-        const throughA = i % 2 === 0 && !(target.name === 'unknown' && unknownByProcess.a >= 40);
+        const throughA = Math.floor(i / keys.length) % 2 === 0 && !(target.name === 'unknown' && unknownByProcess.a >= 40);
         const info = throughA
           ? (await t.call('/api/guest/serviceapikey/get_info', { key: target.key }, { ip: A_ADDRESS })).body.result
           : (await peer!.call('guest/serviceapikey/get_info', { key: target.key })).result;
@@ -69,6 +69,8 @@ describe.runIf(PG !== '' && REDIS !== '')('key analytics across two processes on
     expect(seen.off).toEqual({ DISABLED: CALLS / 4 });
     expect(seen.unknown).toEqual({ NOT_FOUND: CALLS / 4 });
     expect((seen.limited?.VALID ?? 0) + (seen.limited?.RATE_LIMITED ?? 0)).toBe(CALLS / 4);
+    expect(unknownByProcess.a).toBeGreaterThan(0);
+    expect(unknownByProcess.b).toBeGreaterThan(0);
     expect(seen.limited?.RATE_LIMITED ?? 0).toBeGreaterThan(0);
 
     // Each process writes its own counts: A now, B at its shutdown (its flush on close).
