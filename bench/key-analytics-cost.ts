@@ -1,10 +1,12 @@
 // What key analytics add to each check, in instructions, apart from the check's own noise (issue 25): the hot path's
 // counter bump (OutcomeTally.countKey) run `n` times in a loop, with the flush's taking of the tally (and the making of
 // its rows, PendingRows.add) every 1,000 calls — about what a process under valgrind does, one check per millisecond
-// and one flush per second. Run it twice under callgrind, with n = 0 and n = 1,000,000; the difference of the totals
-// divided by n is the instructions per counted answer:
-//   valgrind --tool=callgrind --callgrind-out-file=/tmp/ka.%p node --import tsx bench/key-analytics-cost.ts 0
-//   valgrind --tool=callgrind --callgrind-out-file=/tmp/ka.%p node --import tsx bench/key-analytics-cost.ts 1000000
+// and one flush per second. Bundled first, so that starting it costs the same few instructions every time (under tsx
+// the start-up's own spread hides the loop), then run under callgrind with n = 0 and n = 1,000,000; the difference of
+// the totals divided by n is the instructions per counted answer:
+//   npx esbuild bench/key-analytics-cost.ts --bundle --platform=node --format=esm --outfile=/tmp/ka.mjs
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/ka.%p node /tmp/ka.mjs 0
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/ka.%p node /tmp/ka.mjs 1000000
 // The database write of the flush is not in it: the whole-check count (`npm run bench -- instructions`) holds it.
 import { PendingRows } from '../src/modules/serviceapikey/analytics/outcome-writer.ts';
 import { OutcomeTally } from '../src/modules/serviceapikey/analytics/tally.ts';
