@@ -26,7 +26,7 @@ async function expectOutcomeChart(area: Locator): Promise<void> {
   expect(await figure.getByTestId('last-used').textContent()).toMatch(/Last used: \d{4}-\d\d-\d\d \d\d:\d\d UTC from 203\.0\.113\.9/);
   // uPlot drew its canvas inside the labelled box.
   const plot = figure.getByTestId('outcome-plot');
-  expect(await plot.getAttribute('aria-label')).toBe('Checks by outcome, last 24 hours: 3 valid, 2 rate limited, 1 disabled.');
+  expect(await plot.getAttribute('aria-label')).toBe('Answers by outcome, last 24 hours: 3 valid, 2 rate limited, 1 disabled.');
   expect(await plot.locator('canvas').count()).toBe(1);
   const hour = `${new Date().toISOString().slice(0, 10)} ${new Date().toISOString().slice(11, 13)}:00 UTC`;
   expect(await tableRows(figure)).toEqual([[hour, '3', '2', '1']]);
@@ -135,7 +135,7 @@ describe.runIf(HAVE_CHROMIUM)('key analytics, in the browser', () => {
     expect(await figure.getByTestId('outcome-totals').textContent()).toBe('0 valid');
     expect(await figure.getByTestId('last-used').textContent()).toBe('Last used: never');
     await figure.locator('summary').click();
-    expect(await figure.getByTestId('no-outcomes').textContent()).toBe('No checks in this range.');
+    expect(await figure.getByTestId('no-outcomes').textContent()).toBe('No answers in this range.');
   });
 
   it('charts the outcomes on the admin order page', async () => {

@@ -188,8 +188,11 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     analytics: keyAnalytics.analytics,
     analyticsNotFound: keyAnalytics.notFound,
     pruneAnalytics: keyAnalytics.prune,
-    /** admin/serviceapikey/get_list: keys with their last use, sorted by it (analytics/keys-by-use.ts). */
-    keysByUse: (params: KeyUseParams) => keysByUse(db, params),
+    /** admin/serviceapikey/get_list: keys with their last use, sorted by it (analytics/keys-by-use.ts); this process's uses written first. */
+    keysByUse: async (params: KeyUseParams) => {
+      await outcomeMeter.flush();
+      return keysByUse(db, params);
+    },
 
     /** Told after an ingested batch committed (modules/usage onMeasured): the meters' hard limits learn of it here and everywhere. */
     metersMeasured: meterSync.measured,

@@ -222,7 +222,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
       ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
           <${MeterCharts} meters=${usage.data.meters} currency=${order.data?.currency} />`
       : null}
-    <${OutcomeChart} title=${keys.length === 1 ? 'Checks by outcome' : 'Checks by outcome, all keys'} load=${(range: '24h' | '30d' | '12m') => call('client/serviceapikey/analytics', { order_id: orderId, range })} />
+    <${OutcomeChart} title=${keys.length === 1 ? 'Answers by outcome' : 'Answers by outcome, all keys'} load=${(range: '24h' | '30d' | '12m') => call('client/serviceapikey/analytics', { order_id: orderId, range })} />
     <${UsageAlerts} orderId=${orderId} />
     <div class="actions">
       <${Button} busy=${check.busy} onClick=${doCheck}>Check with the server<//>

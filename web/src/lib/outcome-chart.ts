@@ -85,7 +85,7 @@ function OutcomePlot({ data, outcomes, label }: { data: KeyAnalytics; outcomes: 
 }
 
 /** The chart with its range switch, totals, legend and table; `load` asks the server for one range. */
-export function OutcomeChart({ load, title = 'Checks by outcome' }: { load: (range: AnalyticsRange) => Promise<KeyAnalytics>; title?: string }) {
+export function OutcomeChart({ load, title = 'Answers by outcome' }: { load: (range: AnalyticsRange) => Promise<KeyAnalytics>; title?: string }) {
   const [range, setRange] = useState<AnalyticsRange>('24h');
   const analytics = useLoad(() => load(range), [range]);
   const headingId = useId('outcomes');
@@ -120,7 +120,7 @@ export function OutcomeChart({ load, title = 'Checks by outcome' }: { load: (ran
           <details>
             <summary>Figures per ${data.granularity}</summary>
             ${rows.length === 0
-              ? html`<p class="hint" data-testid="no-outcomes">No checks in this range.</p>`
+              ? html`<p class="hint" data-testid="no-outcomes">No answers in this range.</p>`
               : html`<div class="outcome-table-wrap">
                   <table data-testid="outcome-table">
                     <caption class="sr-only">${title} per ${data.granularity}, last ${rangeLabel}</caption>
