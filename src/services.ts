@@ -376,7 +376,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     cancelSuspendedAfterDays: config.cancelSuspendedAfterDays,
     reminders: notices,
     usage: usageCloser,
-    usagePruning,
+    // Key analytics' retention (minutes 48 h, hours 90 days, days 2 years) is pruned with the usage events.
+    usagePruning: { prune: async (now: Date) => [await usagePruning.prune(now), await apikeys.pruneAnalytics(now)] },
     credits,
     audit: createSystemEntries({ activity, retentionDays: () => settings.peek('audit_retention_days') }),
     trials: trialJobs,

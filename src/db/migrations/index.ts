@@ -32,6 +32,8 @@ import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 import * as invoiceCreditApplied from './039_invoice_credit_applied.ts';
+import * as keyOutcomes from './042_key_outcomes.ts';
+import * as keyNotFound from './043_key_not_found.ts';
 import * as portal from './044_portal.ts';
 import * as activityLog from './046_activity_log.ts';
 import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
@@ -70,6 +72,8 @@ export const migrations: Record<string, Migration> = {
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
   '039_invoice_credit_applied': invoiceCreditApplied,
+  '042_key_outcomes': keyOutcomes,
+  '043_key_not_found': keyNotFound,
   '044_portal': portal,
   '046_activity_log': activityLog,
   '050_invoice_tax_rules': invoiceTaxRules,

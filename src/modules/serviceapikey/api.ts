@@ -8,6 +8,7 @@ import { CreatedKey, Done, KeyInfoResult, KeyRecordWithKeys, KeyString, ListedKe
 import { MAX_GRACE_SECONDS } from './issuing/keys.ts';
 import type { ApiKeyService } from './service.ts';
 import { alertActions } from './alert-actions.ts';
+import { analyticsActions } from './analytics-actions.ts';
 
 /** The services this module's actions use. */
 export interface ApiKeyNeeds {
@@ -28,6 +29,9 @@ export interface ApiKeyNeeds {
     | 'list'
     | 'getAlerts'
     | 'setAlerts'
+    | 'analytics'
+    | 'analyticsNotFound'
+    | 'keysByUse'
   >;
 }
 
@@ -174,6 +178,7 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
       },
     }),
     ...alertActions.admin,
+    ...analyticsActions.admin,
   },
   client: {
     reset: clientAction({
@@ -219,5 +224,6 @@ export const serviceApiKeyApi: ModuleApi<ApiKeyNeeds> = {
       },
     }),
     ...alertActions.client,
+    ...analyticsActions.client,
   },
 };

@@ -5,6 +5,7 @@
 //   issuing/    the first key of an order, the order's changes reaching its keys, update, reset, several keys
 //   usage/      metering, usage periods, plans, totals, summaries, reported uses, alerts (thresholds), overage
 //   sync/       cross-process: invalidation channels, the key-change sync, the verifiers' events hub
+//   analytics/  every answer counted per key (unknown keys per address) and outcome, flushed with the usage counts
 //   key-records.ts  keys as staff and clients read them
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
@@ -36,6 +37,9 @@ import { AnnouncedMemo, createAlertSender } from './usage/alert-sender.ts';
 import { createClientAlerts } from './usage/client-alerts.ts';
 import { createMeterAlerts } from './usage/meter-alerts.ts';
 import { createUsageTotals } from './usage/totals.ts';
+import { OutcomeMeter } from './analytics/outcome-meter.ts';
+import { createKeyAnalytics } from './analytics/key-analytics.ts';
+import { keysByUse, type KeyUseParams } from './analytics/keys-by-use.ts';
 
 export type { KeyInfo, KeyRecord, Reason, UsageReport, UsageSummary } from './types.ts';
 
@@ -89,6 +93,10 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     await prepaidDraws.afterFlush(rows);
   });
   periodMeter.start();
+  // Key analytics (issue 25): answers per key and outcome, counted in memory and flushed beside the usage counts.
+  const outcomeMeter = new OutcomeMeter(db, (error) => log(error, 'key analytics flush'));
+  outcomeMeter.start();
+  const keyAnalytics = createKeyAnalytics({ db, flush: () => outcomeMeter.flush() });
   const sync = createKeySync({ ...deps, cache, log });
   const totals = createUsageTotals({ periodMeter });
   const readCredit = async (clientId: number, orderId: number, periodStart: string) => {
@@ -130,7 +138,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     closed: () => closed,
   });
   const prepaidDraws = createPrepaidDraws({ db, precision: money.precision, ledger: deps.prepaid, readMeters: deps.readMeters, drawn: (clientId) => creditSync.drawn(clientId), log });
-  const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync });
+  const keyCheck = createKeyCheck({ secrets, limiter, money, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync, outcomes: outcomeMeter.tally });
   const records = createKeyRecords({ db, secrets, money, totals, metering, readMeters: deps.readMeters, readCredit });
   const issuing = createKeyIssuing({ db, secrets, events: deps.events, sync, records, meters: [metering, periodMeter] });
   const severalKeys = createSeveralKeys({ db, dialect: deps.dialect, events: deps.events, freshKey: issuing.freshKey, orderKeys, orderChangedIn: sync.orderChangedIn });
@@ -138,7 +146,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
   return {
     /** For tests and the benchmark: the cache, the meter and the channel. */
-    internals: { cache, hashMemo, metering, channel: sync.channel, blocked: keyCheck.blocked, meterAlerts },
+    internals: { cache, hashMemo, metering, outcomeMeter, channel: sync.channel, blocked: keyCheck.blocked, meterAlerts },
 
     /** Figures for /metrics: answers by reason, key-cache size and hits, usage-flush lag. */
     stats() {
@@ -178,6 +186,15 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     get: records.get,
     list: records.list,
     usage: records.usage,
+    /** admin and client analytics, admin analytics_not_found, and the scheduler's retention prune (analytics/). */
+    analytics: keyAnalytics.analytics,
+    analyticsNotFound: keyAnalytics.notFound,
+    pruneAnalytics: keyAnalytics.prune,
+    /** admin/serviceapikey/get_list: keys with their last use, sorted by it (analytics/keys-by-use.ts); this process's uses written first. */
+    keysByUse: async (params: KeyUseParams) => {
+      await outcomeMeter.flush();
+      return keysByUse(db, params);
+    },
 
     /** Told after an ingested batch committed (modules/usage onMeasured): the meters' hard limits learn of it here and everywhere. */
     metersMeasured: meterSync.measured,
@@ -188,7 +205,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
 
     /** Writes the usage counts now (tests, shutdown). */
     async flushUsage(): Promise<void> {
-      await Promise.all([metering.flush(), periodMeter.flush()]);
+      await Promise.all([metering.flush(), periodMeter.flush(), outcomeMeter.flush()]);
     },
 
     /** Flushes the counts and closes the listener; the database must still be open. */
@@ -197,6 +214,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
       sync.closeStreams();
       await metering.close();
       await periodMeter.close();
+      await outcomeMeter.close();
       await sync.close();
     },
   };

@@ -114,8 +114,50 @@ export interface UsageAlertPercentageTable {
   created_at: string;
 }
 
+/**
+ * Migration 042, key analytics (issue 25): answers per key, outcome and time bucket. Each answer is counted in the
+ * minute, hour and day rows of its moment (analytics/outcome-writer.ts); counts are int8 on PostgreSQL (Number()).
+ */
+export interface ApiKeyOutcomeTable {
+  api_key_id: number;
+  /** `minute` (kept 48 hours), `hour` (90 days) or `day` (2 years). */
+  unit: string;
+  /** The bucket's first instant, `YYYY-MM-DDTHH:MM:00Z`. */
+  at: string;
+  valid: number | string;
+  not_active: number | string;
+  disabled: number | string;
+  client_inactive: number | string;
+  rate_limited: number | string;
+  limit_exceeded: number | string;
+  no_credit: number | string;
+  trial_ended: number | string;
+  expired: number | string;
+}
+
+/** Migration 042: each key's last answered check (any outcome) and the caller's address. */
+export interface ApiKeyLastUseTable {
+  api_key_id: number;
+  /** `YYYY-MM-DDTHH:MM:SS.sssZ`. */
+  at: string;
+  /** The caller's address (a verifier's `ip`); null when a verifier named none. */
+  ip: string | null;
+}
+
+/** Migration 043: lookups of unknown keys per caller address and time bucket (they have no key to count against). */
+export interface ApiKeyNotFoundTable {
+  /** The caller's address; '' when a verifier named none. */
+  ip: string;
+  unit: string;
+  at: string;
+  count: number | string;
+}
+
 export interface ApiKeyTables {
   api_keys: ApiKeyTable;
+  api_key_outcomes: ApiKeyOutcomeTable;
+  api_key_last_use: ApiKeyLastUseTable;
+  api_key_not_found: ApiKeyNotFoundTable;
   api_key_usage: ApiKeyUsageTable;
   api_key_usage_batches: ApiKeyUsageBatchTable;
   api_key_period_usage: ApiKeyPeriodUsageTable;

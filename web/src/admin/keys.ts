@@ -7,9 +7,13 @@ import { formatDateTime, parseValue, REASON_LABELS, valueToText } from '../lib/f
 import { Link, useLocation } from '../lib/router.ts';
 import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, FormError, Loading, Notice, Pager, UsageChart, useAction, useLoad } from '../lib/ui.ts';
 import { currentPeriod, truthy, type ApiKey, type StaffOrderListItem } from '../lib/types.ts';
+import type { ListItem } from '../lib/actions.ts';
+
+type KeyByUse = ListItem<'admin/serviceapikey/get_list'>;
 import { DataTable, filled } from './common.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { MeterCharts } from '../lib/meter-charts.ts';
+import { OutcomeChart } from '../lib/outcome-chart.ts';
 
 function monthlyLimit(config: Record<string, unknown> | null | undefined): number | null {
   const value = config?.monthlyLimit;
@@ -17,19 +21,17 @@ function monthlyLimit(config: Record<string, unknown> | null | undefined): numbe
   return typeof number === 'number' && Number.isFinite(number) ? number : null;
 }
 
-const DAY_MS = 86_400_000;
-/** How far back the keys list looks for a key's last use (the daily figures; at most 366 days can be asked). */
-const LAST_USE_DAYS = 90;
-
-/** The last day the order's keys were used, from the daily figures (a day is what the usage is counted per). */
+/** The latest use of any of the order's keys (the key analytics' last use: any answer, with its address). */
 function LastUse({ orderId }: { orderId: number }) {
-  const from = new Date(Date.now() - LAST_USE_DAYS * DAY_MS).toISOString().slice(0, 10);
-  const to = new Date().toISOString().slice(0, 10);
-  const usage = useLoad(() => call('admin/serviceapikey/usage', { order_id: orderId, from, to }), [orderId]);
-  if (usage.error) return html`<${ErrorMessage} error=${usage.error} />`;
-  if (usage.data === undefined) return html`<span aria-busy="true">…</span>`;
-  const last = usage.data.days.filter((day) => day.count > 0).at(-1);
-  return html`<span data-testid="last-use">${last === undefined ? `Not in ${LAST_USE_DAYS} days` : last.date}</span>`;
+  const keys = useLoad(() => call('admin/serviceapikey/get_list', { order_id: orderId, sort: 'last_used', per_page: 1 }), [orderId]);
+  if (keys.error) return html`<${ErrorMessage} error=${keys.error} />`;
+  if (keys.data === undefined) return html`<span aria-busy="true">…</span>`;
+  return html`<span data-testid="last-use">${lastUseText(keys.data.list[0])}</span>`;
+}
+
+function lastUseText(key: KeyByUse | undefined): string {
+  if (key?.last_used_at == null) return 'Never';
+  return `${formatDateTime(key.last_used_at)}${key.last_used_ip === null ? '' : ` from ${key.last_used_ip}`}`;
 }
 
 function KeySwitch({ orderId }: { orderId: number }) {
@@ -97,12 +99,19 @@ export function KeysPage() {
   const { query } = useLocation();
   const [status, setStatus] = useState(query.get('status') ?? '');
   const [search, setSearch] = useState(query.get('search') ?? '');
-  const [applied, setApplied] = useState({ status, search });
+  const [sort, setSort] = useState(query.get('sort') === 'last_used' ? 'last_used' : 'order');
+  const [applied, setApplied] = useState({ status, search, sort });
   const [page, setPage] = useState(1);
-  // `search` is the orders list's: the client's e-mail or name (and the plan's title).
+  const byUse = applied.sort === 'last_used';
+  // `search` is the orders list's: the client's e-mail or name (and the plan's title). Sorted by last use, the list
+  // is of keys (admin/serviceapikey/get_list), filtered by the order's status.
   const orders = useLoad(
-    () => call('admin/order/get_list', { ...filled({ status: applied.status, search: applied.search.trim() }), type: 'apikey', page, per_page: 20 }),
-    [applied.status, applied.search, page],
+    () => (byUse ? Promise.resolve(undefined) : call('admin/order/get_list', { ...filled({ status: applied.status, search: applied.search.trim() }), type: 'apikey', page, per_page: 20 })),
+    [applied.status, applied.search, byUse, page],
+  );
+  const keys = useLoad(
+    () => (byUse ? call('admin/serviceapikey/get_list', { ...filled({ status: applied.status }), sort: 'last_used', page, per_page: 20 }) : Promise.resolve(undefined)),
+    [applied.status, byUse, page],
   );
   return html`<h1>API keys</h1>
     <form
@@ -112,10 +121,10 @@ export function KeysPage() {
       onSubmit=${(event: Event) => {
         event.preventDefault();
         setPage(1);
-        setApplied({ status, search });
+        setApplied({ status, search, sort });
       }}
     >
-      <${Field} label="Client" name="search" type="search" value=${search} onInput=${setSearch} hint="E-mail or name" />
+      <${Field} label="Client" name="search" type="search" value=${search} onInput=${setSearch} hint=${sort === 'last_used' ? 'Applies when sorted by newest order' : 'E-mail or name'} />
       <${Field}
         label="Order status"
         name="status"
@@ -124,9 +133,25 @@ export function KeysPage() {
         options=${[['', 'Any status'], ['active', 'Active'], ['suspended', 'Suspended'], ['canceled', 'Canceled'], ['pending_setup', 'Pending setup']]}
         error=${orders.error}
       />
-      <${Button} type="submit" busy=${orders.loading}>Filter<//>
+      <${Field} label="Sort by" name="sort" value=${sort} onInput=${setSort} options=${[['order', 'Newest order'], ['last_used', 'Last use']]} />
+      <${Button} type="submit" busy=${orders.loading || keys.loading}>Filter<//>
     </form>
-    <${FormError} error=${orders.error} fields=${['status', 'search']} />
+    <${FormError} error=${orders.error ?? keys.error} fields=${['status', 'search']} />
+    ${keys.data
+      ? html`<${DataTable}
+          caption="API keys by last use"
+          busy=${keys.loading}
+          rows=${keys.data.list}
+          columns=${[
+            ['Key', (key: KeyByUse) => html`<${Link} href=${`/admin/keys/${key.order_id}`}>${key.name ?? `Key ${key.id}`} of order #${key.order_id}<//>`],
+            ['Plan', (key: KeyByUse) => key.order_title],
+            ['Client', (key: KeyByUse) => html`<${Link} href=${`/admin/clients/${key.client_id}`}>${key.client_name || key.client_email}<//>`],
+            ['Order status', (key: KeyByUse) => html`<${Badge} status=${key.order_status} />`],
+            ['Last use', (key: KeyByUse) => lastUseText(key)],
+          ]}
+        />
+        <${Pager} page=${keys.data} onPage=${setPage} label="Key pages" />`
+      : null}
     ${orders.data
       ? html`<${DataTable}
           caption="API key orders"
@@ -267,6 +292,9 @@ export function KeyPage({ id }: { id: number }) {
               : usage.loading
                 ? html`<${Loading} />`
                 : null}
+          </section>
+          <section class="card" aria-label="Key analytics">
+            <${OutcomeChart} load=${(range: '24h' | '30d' | '12m') => call('admin/serviceapikey/analytics', { order_id: id, range })} />
           </section>
           <${CustomParams} apiKey=${data} onSaved=${apiKey.reload} />`
       : null}`;

@@ -11,6 +11,7 @@ import { CreditNotesList } from '../lib/credit-notes-view.ts';
 import { CreditNoteForm } from './credit-note-form.ts';
 import type { AdminOrder, Invoice, TransactionRecord } from '../lib/types.ts';
 import { MeterCharts } from '../lib/meter-charts.ts';
+import { OutcomeChart } from '../lib/outcome-chart.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { InvoicesTable, OrdersTable } from './clients.ts';
 import { ClientCell, DataTable, ExportButton, filled, type Column } from './common.ts';
@@ -281,6 +282,7 @@ export function OrderPage({ id }: { id: number }) {
             <${OrderParameters} service=${service.data ?? undefined} />
             ${data.type === 'apikey' && service.data ? html`<h3>Usage this period</h3><${UsageLine} usage=${service.data.usage} currency=${data.currency} />` : null}
             ${usage.data ? html`<${MeterCharts} meters=${usage.data.meters} currency=${data.currency} />` : null}
+            ${data.type === 'apikey' && data.status !== 'pending_setup' ? html`<${OutcomeChart} load=${(range: '24h' | '30d' | '12m') => call('admin/serviceapikey/analytics', { order_id: data.id, range })} />` : null}
             ${data.type === 'apikey' ? html`<p><${Link} href=${`/admin/keys/${data.id}`}>Manage this order's API key<//></p>` : null}
             ${data.notes ? html`<h3>Notes</h3><p class="instructions">${data.notes}</p>` : null}
           </section>

@@ -11,6 +11,7 @@ import { announce, Badge, Button, Confirm, DefinitionList, ErrorMessage, Field, 
 import { currentPeriod, type ApiKey, type KeyInfo } from '../lib/types.ts';
 import { UsageLine } from '../lib/usage-summary.ts';
 import { MeterCharts } from '../lib/meter-charts.ts';
+import { OutcomeChart } from '../lib/outcome-chart.ts';
 import { UsageAlerts } from './usage-alerts.ts';
 import { useInPortal, usePortalAllows } from './portal-state.ts';
 
@@ -231,6 +232,7 @@ function OrderKeys({ orderId, keys, onChanged }: { orderId: number; keys: ApiKey
             ? html`<${UsageChart} title=${keys.length === 1 ? 'Checks' : 'Checks, all keys'} days=${usage.data.days} total=${used} limit=${limit} from=${period.from} to=${period.to} />
                 <${MeterCharts} meters=${usage.data.meters} currency=${order.data?.currency} />`
             : null}
+          <${OutcomeChart} title=${keys.length === 1 ? 'Answers by outcome' : 'Answers by outcome, all keys'} load=${(range: '24h' | '30d' | '12m') => call('client/serviceapikey/analytics', { order_id: orderId, range })} />
           ${inPortal ? null : html`<${UsageAlerts} orderId=${orderId} />`}`
       : null}
     <div class="actions">

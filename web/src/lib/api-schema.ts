@@ -700,6 +700,18 @@ export interface paths {
     /** Replace the client's own alert percentages of one meter of an order (sent in addition to the plan's, each once per period) */
     post: operations["admin_serviceapikey_alerts_set"];
   };
+  "/api/admin/serviceapikey/get_list": {
+    /** Keys (not deleted) with their order, plan, client and last use, sorted by last use or newest */
+    post: operations["admin_serviceapikey_get_list"];
+  };
+  "/api/admin/serviceapikey/analytics": {
+    /** A key's (id) or an order's (order_id) answers per bucket and outcome over 24h, 30d or 12m, zero-filled, and its last use */
+    post: operations["admin_serviceapikey_analytics"];
+  };
+  "/api/admin/serviceapikey/analytics_not_found": {
+    /** Lookups of unknown keys per bucket, and the addresses making most of them (top `limit`, default 20) */
+    post: operations["admin_serviceapikey_analytics_not_found"];
+  };
   "/api/client/serviceapikey/reset": {
     /** Issue a new key for one of your active orders; grace_seconds keeps the old one working that long */
     post: operations["client_serviceapikey_reset"];
@@ -731,6 +743,10 @@ export interface paths {
   "/api/client/serviceapikey/alerts_set": {
     /** Add your own alert percentages to one meter of your order (webhook and mail at each, once per period); [] removes them */
     post: operations["client_serviceapikey_alerts_set"];
+  };
+  "/api/client/serviceapikey/analytics": {
+    /** One of your keys' (id) or orders' (order_id) answers per bucket and outcome over 24h, 30d or 12m, and its last use */
+    post: operations["client_serviceapikey_analytics"];
   };
   "/api/guest/serviceapikey/check": {
     /** Whether a key is valid now (true/false); unknown and rate-limited keys are false */
@@ -3068,6 +3084,45 @@ export interface components {
         };
       };
     };
+    admin_serviceapikey_get_list?: {
+      content: {
+        "application/json": {
+          page?: number;
+          per_page?: number;
+          /** @description last_used (default): most recently used first, never-used last; newest: newest key first */
+          sort?: "last_used" | "newest";
+          /** @description The order's status */
+          status?: "pending_setup" | "failed_setup" | "active" | "suspended" | "canceled";
+          order_id?: number;
+          client_id?: number;
+        };
+      };
+    };
+    admin_serviceapikey_analytics: {
+      content: {
+        "application/json": {
+          /** @description A key id (one of id and order_id) */
+          id?: number;
+          /** @description An order id: the sum over all the order's keys */
+          order_id?: number;
+          /** @description The last 24 hours, 30 days or 12 months (365 days), ending now */
+          range: "24h" | "30d" | "12m";
+          /** @description The bucket size; default hour for 24h, day for 30d, day for 12m. Minutes are served for 24h only, hours for 24h and 30d (422 otherwise) */
+          granularity?: "minute" | "hour" | "day";
+        };
+      };
+    };
+    admin_serviceapikey_analytics_not_found: {
+      content: {
+        "application/json": {
+          /** @description The last 24 hours, 30 days or 12 months (365 days), ending now */
+          range: "24h" | "30d" | "12m";
+          /** @description The bucket size; default hour for 24h, day for 30d, day for 12m. Minutes are served for 24h only, hours for 24h and 30d (422 otherwise) */
+          granularity?: "minute" | "hour" | "day";
+          limit?: number;
+        };
+      };
+    };
     client_serviceapikey_reset?: {
       content: {
         "application/json": {
@@ -3137,6 +3192,20 @@ export interface components {
           meter: string;
           /** @description Whole percentages of the meter's included units, 1–100, at most ten, none repeated; [] removes the client's own */
           percentages: number[];
+        };
+      };
+    };
+    client_serviceapikey_analytics: {
+      content: {
+        "application/json": {
+          /** @description A key id (one of id and order_id) */
+          id?: number;
+          /** @description An order id: the sum over all the order's keys */
+          order_id?: number;
+          /** @description The last 24 hours, 30 days or 12 months (365 days), ending now */
+          range: "24h" | "30d" | "12m";
+          /** @description The bucket size; default hour for 24h, day for 30d, day for 12m. Minutes are served for 24h only, hours for 24h and 30d (422 otherwise) */
+          granularity?: "minute" | "hour" | "day";
         };
       };
     };
@@ -6770,6 +6839,114 @@ export interface operations {
       };
     };
   };
+  /** Keys (not deleted) with their order, plan, client and last use, sorted by last use or newest */
+  admin_serviceapikey_get_list: {
+    requestBody: components["requestBodies"]["admin_serviceapikey_get_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              list: ({
+                  id: number;
+                  name: string | null;
+                  order_id: number;
+                  order_title: string;
+                  order_status: string;
+                  client_id: number;
+                  client_name: string;
+                  client_email: string;
+                  valid: 0 | 1;
+                  /** Format: date-time */
+                  created_at: string;
+                  last_used_at: string | null;
+                  last_used_ip: string | null;
+                })[];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** A key's (id) or an order's (order_id) answers per bucket and outcome over 24h, 30d or 12m, zero-filled, and its last use */
+  admin_serviceapikey_analytics: {
+    requestBody: components["requestBodies"]["admin_serviceapikey_analytics"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              key_id: number | null;
+              order_id: number;
+              /** @description The last 24 hours, 30 days or 12 months (365 days), ending now */
+              range: "24h" | "30d" | "12m";
+              /** @description The bucket size; default hour for 24h, day for 30d, day for 12m. Minutes are served for 24h only, hours for 24h and 30d (422 otherwise) */
+              granularity: "minute" | "hour" | "day";
+              /** @description Every bucket of the range, oldest first, zero-filled */
+              series: {
+                  /**
+                   * Format: date-time
+                   * @description The bucket's first instant (UTC)
+                   */
+                  at: string;
+                  valid: number;
+                  not_active: number;
+                  disabled: number;
+                  client_inactive: number;
+                  rate_limited: number;
+                  limit_exceeded: number;
+                  no_credit: number;
+                  trial_ended: number;
+                  expired: number;
+                  /** @description Always 0 for a key: unknown keys are counted per address (admin analytics_not_found) */
+                  not_found: number;
+                }[];
+              last_used_at: string | null;
+              last_used_ip: string | null;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Lookups of unknown keys per bucket, and the addresses making most of them (top `limit`, default 20) */
+  admin_serviceapikey_analytics_not_found: {
+    requestBody: components["requestBodies"]["admin_serviceapikey_analytics_not_found"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              /** @description The last 24 hours, 30 days or 12 months (365 days), ending now */
+              range: "24h" | "30d" | "12m";
+              /** @description The bucket size; default hour for 24h, day for 30d, day for 12m. Minutes are served for 24h only, hours for 24h and 30d (422 otherwise) */
+              granularity: "minute" | "hour" | "day";
+              series: {
+                  /** Format: date-time */
+                  at: string;
+                  not_found: number;
+                }[];
+              /** @description The addresses with most lookups of unknown keys in the range, most first */
+              top: ({
+                  ip: string | null;
+                  not_found: number;
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
   /** Issue a new key for one of your active orders; grace_seconds keeps the old one working that long */
   client_serviceapikey_reset: {
     requestBody: components["requestBodies"]["client_serviceapikey_reset"];
@@ -6964,6 +7141,49 @@ export interface operations {
                   /** @description The client's own, sent in addition to the plan's */
                   client: number[];
                 })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** One of your keys' (id) or orders' (order_id) answers per bucket and outcome over 24h, 30d or 12m, and its last use */
+  client_serviceapikey_analytics: {
+    requestBody: components["requestBodies"]["client_serviceapikey_analytics"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              key_id: number | null;
+              order_id: number;
+              /** @description The last 24 hours, 30 days or 12 months (365 days), ending now */
+              range: "24h" | "30d" | "12m";
+              /** @description The bucket size; default hour for 24h, day for 30d, day for 12m. Minutes are served for 24h only, hours for 24h and 30d (422 otherwise) */
+              granularity: "minute" | "hour" | "day";
+              /** @description Every bucket of the range, oldest first, zero-filled */
+              series: {
+                  /**
+                   * Format: date-time
+                   * @description The bucket's first instant (UTC)
+                   */
+                  at: string;
+                  valid: number;
+                  not_active: number;
+                  disabled: number;
+                  client_inactive: number;
+                  rate_limited: number;
+                  limit_exceeded: number;
+                  no_credit: number;
+                  trial_ended: number;
+                  expired: number;
+                  /** @description Always 0 for a key: unknown keys are counted per address (admin analytics_not_found) */
+                  not_found: number;
+                }[];
+              last_used_at: string | null;
+              last_used_ip: string | null;
             };
             error: null;
           };

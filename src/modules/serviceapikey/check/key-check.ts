@@ -26,6 +26,7 @@ import type { KeyRateLimiter } from './key-rate.ts';
 import type { MeterState } from './meter-state.ts';
 import { projectedBalance } from './credit-state.ts';
 import type { CreditSync } from './credit-sync.ts';
+import type { OutcomeTally } from '../analytics/tally.ts';
 
 /** How old the cached period count of an order with a limit may be before it is re-read in the background. */
 const USAGE_REFRESH_MS = 2000;
@@ -47,6 +48,8 @@ export interface KeyCheckDeps {
   meterState: Pick<MeterState, 'keepFresh'>;
   /** Prepaid plans' balances, kept fresh in the background (credit-sync.ts). */
   creditSync: Pick<CreditSync, 'keepFresh' | 'refused' | 'halfSpent'>;
+  /** Key analytics: every answer counted in memory by key (or address) and outcome (analytics/tally.ts). */
+  outcomes: Pick<OutcomeTally, 'countKey' | 'countNotFound'>;
 }
 
 /** The 429 of a spent failed-lookup budget, carrying that budget's RateLimit-* headers before Retry-After. */
@@ -62,7 +65,7 @@ function isValid(_entry: unknown, reason: Reason): boolean {
 }
 
 export function createKeyCheck(deps: KeyCheckDeps) {
-  const { secrets, limiter, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync } = deps;
+  const { secrets, limiter, cache, hashMemo, keyRates, entries, metering, periodMeter, sync, meterState, creditSync, outcomes } = deps;
   /** Address → epoch ms until which it is refused (over API_KEY_CHECK_FAILED). */
   const blocked = new Map<string, number>();
   /** Checks and get_info calls answered, by reason (read by /metrics). */
@@ -84,7 +87,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
   }
 
   /** Whether the key is valid now, and why not; rolls the count over at the end of a usage period. */
-  function judge(entry: KeyEntry, now: number): Reason {
+  function judge(entry: KeyEntry, now: number): Exclude<Reason, 'NOT_FOUND'> {
     if (!entry.enabled) return 'DISABLED';
     if (!entry.clientActive) return 'CLIENT_INACTIVE';
     if (entry.orderStatus !== 'active') return entry.trialEnded ? 'TRIAL_ENDED' : 'NOT_ACTIVE';
@@ -170,18 +173,19 @@ export function createKeyCheck(deps: KeyCheckDeps) {
    * shared store's confirmation first (key-rate.ts). The wait ends with the judging in the same synchronous step as
    * the `confirmation` that allowed it, and `answer` reads `retryAfter` in that step too.
    */
-  function useThen<T>(entry: KeyEntry | null, now: number, clock: UsageClock, answer: (entry: KeyEntry | null, reason: Reason) => T): T | Promise<T> {
+  function useThen<T>(entry: KeyEntry | null, ip: string | null, now: number, clock: UsageClock, answer: (entry: KeyEntry | null, reason: Reason) => T): T | Promise<T> {
     if (entry !== null && entry.rateLimit !== null) {
       const wait = keyRates.confirmation(entry.orderId, entry.rateLimit);
-      if (wait !== null) return wait.then(() => useThen(entry, Date.now(), clock, answer));
+      if (wait !== null) return wait.then(() => useThen(entry, ip, Date.now(), clock, answer));
     }
-    return answer(entry, use(entry, now, clock));
+    return answer(entry, use(entry, ip, now, clock));
   }
 
-  /** Judges the key and counts one use when valid. */
-  function use(entry: KeyEntry | null, now: number, clock: UsageClock): Reason {
+  /** Judges the key, counts one use when valid, and counts the answer for key analytics (by key, or by address). */
+  function use(entry: KeyEntry | null, ip: string | null, now: number, clock: UsageClock): Reason {
     if (entry === null) {
       reasons.NOT_FOUND++;
+      outcomes.countNotFound(ip, now);
       return 'NOT_FOUND';
     }
     let reason = judge(entry, now);
@@ -194,6 +198,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
       }
     }
     reasons[reason]++;
+    outcomes.countKey(entry.id, reason, now, ip);
     if (reason === 'VALID') {
       metering.count(entry.id, clock.day);
       periodMeter.count(entry.id, entry.usage.bucket);
@@ -249,8 +254,8 @@ export function createKeyCheck(deps: KeyCheckDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, now);
-      if (found instanceof Promise) return found.then((entry) => useThen(entry, Date.now(), clock, isValid));
-      return useThen(found, now, clock, isValid);
+      if (found instanceof Promise) return found.then((entry) => useThen(entry, ip, Date.now(), clock, isValid));
+      return useThen(found, ip, now, clock, isValid);
     },
 
     /** guest/serviceapikey/get_info: validity, custom parameters, reason and usage; counts one use when valid. */
@@ -258,13 +263,13 @@ export function createKeyCheck(deps: KeyCheckDeps) {
       const now = Date.now();
       const clock = metering.clock(now);
       const found = resolve(key, ip, now);
-      if (found instanceof Promise) return found.then((entry) => useThen(entry, Date.now(), clock, infoOf));
+      if (found instanceof Promise) return found.then((entry) => useThen(entry, ip, Date.now(), clock, infoOf));
       if (found !== null) {
         if (!watched(found) && now - found.usage.usedAt > USAGE_REFRESH_MS) entries.refreshUsage(found);
         // Every meter's figures are shown, hard-limited or not.
         if (found.usage.meters !== null) meterState.keepFresh(found.orderId, found.usage.meters, now, true);
       }
-      return useThen(found, now, clock, infoOf);
+      return useThen(found, ip, now, clock, infoOf);
     },
 
     /** admin/serviceapikey/get_info: the guest answer plus `order_id` and `key_id` (null for an unknown key). */
@@ -273,7 +278,7 @@ export function createKeyCheck(deps: KeyCheckDeps) {
       const clock = metering.clock(now);
       const entry = await resolve(key, ip, now);
       if (entry?.usage.meters != null) meterState.keepFresh(entry.orderId, entry.usage.meters, now, true);
-      const info = await useThen(entry, Date.now(), clock, infoOf);
+      const info = await useThen(entry, ip, Date.now(), clock, infoOf);
       return { ...info, order_id: entry?.orderId ?? null, key_id: entry?.id ?? null };
     },
   };
