@@ -70,6 +70,7 @@ import { createAccountService, type AccountService } from './modules/account/ser
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
 import { createCurrencyService, type CurrencyService } from './modules/currency/service.ts';
+import { createSelling, type Selling } from './modules/currency/selling.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -147,6 +148,7 @@ export interface Services {
   usage: UsageService;
   /** The instance's currencies, the default one and the rates staff set (issue 26). */
   currencies: CurrencyService;
+  selling: Selling;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -194,7 +196,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const settings = createSystemService({ db, secrets, defaults: config.settings });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions, events });
-  const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
+  // The instance's currencies, and which one each sale is in (issue 26): clients, carts, orders and invoices ask.
+  const currencies = createCurrencyService({ db, dialect: database.dialect });
+  const selling = createSelling({ db, currencies });
+  const clients = createClientService({ db, secrets, events, sessions, selling });
   // The operator's brand, not ours: the company name once set, else this instance's host name (issue 21).
   const brandName = (): string => settings.peek('company_name') ?? new URL(config.publicUrl).hostname;
   const twoFactor = createTwoFactorService({ db, secrets, events, issuer: brandName });
@@ -227,18 +232,18 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
   // Card payments: listed while both Stripe keys are set (environment or Settings), read at each use (no restart).
   gateways.register(stripeFromSettings({ secret: (name) => settings.peekSecret(name), connection: config.stripe }));
-  const products = createProductService({ db, productTypes, money });
-  const orders = createOrderService({ db, events, productTypes, products, money, clients });
+  const products = createProductService({ db, productTypes, money, selling });
+  const orders = createOrderService({ db, events, productTypes, products, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
   const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
-  const invoices = createInvoiceService({ db, events, orders, money, settings, taxes, promos, clients, creditNotes });
-  const selfService = createSelfService({ db, events, orders, products, invoices, money });
+  const invoices = createInvoiceService({ db, events, orders, settings, taxes, promos, clients, creditNotes, selling });
+  const selfService = createSelfService({ db, events, orders, products, invoices, selling });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
   const orderTrials = createOrderTrials({ db, events, cards: { defaultCardFingerprint: (trx, clientId) => payments.defaultCardFingerprint(trx, clientId) } });
-  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money, trials: orderTrials });
-  const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, money, promos, taxes });
+  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, selling, trials: orderTrials });
+  const carts = createCartService({ db, events, products, placing: orderPlacing, gateways, selling, clients, promos, taxes });
   const outbox = createOutboxService({
     db,
     dialect: database.dialect,
@@ -410,7 +415,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     mail,
     webhooks,
     usage,
-    currencies: createCurrencyService({ db, dialect: database.dialect }),
+    currencies,
+    selling,
     startTasks,
     onClose(task) {
       closers.push(task);

@@ -9,7 +9,7 @@ import { Browser, createTestApp, type Reply, type TestApp } from '../../helpers/
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { asClient, asStaff, expectError, makeProduct, ORDER_FIELDS, staffWith } from '../../helpers/selling-fixtures.ts';
 
-const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
+const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'currency_rate', 'currency_rate_at', 'currency_base', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total', 'credited'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total', 'usage_terms'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];
