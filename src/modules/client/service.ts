@@ -1,5 +1,5 @@
 // Client accounts: sign-up, login, profile, API token, and staff management of clients. The only writer of `clients`.
-import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type Selectable, type SqlBool, type Updateable } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type Selectable, type SqlBool } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { listCount } from '../../db/list-counts.ts';
 import { inIds, matchingIds, SEARCH_CAP, textMatches, walkedTotal, type SearchedColumn } from '../../db/search.ts';
