@@ -206,7 +206,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const productTypes = new ProductTypeRegistry();
   productTypes.register(customType);
   // Prepaid plans draw usage from the credit ledger and hold the balance on the check (issue 24 item 2).
-  const prepaidLedger = createPrepaidLedger({ db, events, money: moneyFor(config.currency) });
+  const prepaidLedger = createPrepaidLedger({ db, events, selling });
   const apikeys = createApiKeyService({
     db,
     dialect: database.dialect,
@@ -236,7 +236,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const orders = createOrderService({ db, events, productTypes, products, clients });
   const taxes = createTaxService({ db });
   const promos = createPromoService({ db, money });
-  const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
+  const creditNotes = createCreditNotes({ db, events, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
   const invoices = createInvoiceService({ db, events, orders, settings, taxes, promos, clients, creditNotes, selling });
   const selfService = createSelfService({ db, events, orders, products, invoices, selling });
   followPlanChanges(events, apikeys);
@@ -286,7 +286,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
-  const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
+  const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
   // Prepaid draws first (the balance the check holds is re-read after them), then hard limits (the keys of an order at
   // a limit are refused sooner), then the alerts.
@@ -299,16 +299,17 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     dialect: database.dialect,
     invoices,
     money,
+    selling,
     flushUsage: () => apikeys.flushUsage(),
     drawPrepaid: (orderId, periodStart) => apikeys.drawPrepaid(orderId, periodStart),
     log: logSchedulerError,
   });
-  const credits = createCreditService({ db, events, money, log: logSchedulerError });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, money, creditNotes });
+  const credits = createCreditService({ db, events, selling, log: logSchedulerError });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, creditNotes });
   const invoiceCredits = createInvoiceCredits({
     db,
     events,
-    money,
+    selling,
     invoices,
     invoicePayments,
     settings: { fundsMin: () => settings.peek('funds_min_amount'), fundsMax: () => settings.peek('funds_max_amount'), payInvoices: () => settings.peek('credits_pay_invoices') },
@@ -335,7 +336,6 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     gateways,
     clients,
     invoices: invoicePayments,
-    money,
     publicUrl: config.publicUrl,
     autoPayDefault: () => settings.peek('auto_pay_default'),
   });
@@ -347,15 +347,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     gatewayPayments,
     invoicePayments,
     payments,
-    money,
     retryDays: () => settings.peek('dunning_retry_days'),
     log: logSchedulerError,
   });
-  const creditPacks = createPacks({ db, events, money, invoices });
+  const creditPacks = createPacks({ db, events, selling, invoices });
   const crossings = watchCrossings({ db, events, outbox });
   const autoRecharge = createAutoRecharge({
     db,
-    money,
+    selling,
     outbox,
     invoices,
     charges,

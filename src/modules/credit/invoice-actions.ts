@@ -5,12 +5,13 @@ import { actionsFor } from '../../platform/action.ts';
 import { errors } from '../../platform/errors.ts';
 import { InvalidInput } from '../../lib/invalid-input.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
-import type { Config } from '../../config.ts';
 import { Done } from '../../platform/schemas.ts';
 import type { InvoiceCredits } from './invoice-credits.ts';
+import type { CreditService } from './service.ts';
 
 export interface InvoiceCreditNeeds {
-  config: Pick<Config, 'currency'>;
+  /** A top-up is in the client's currency: its amount is read in that currency's decimals. */
+  credits: Pick<CreditService, 'currencyOf'>;
   invoiceCredits: Pick<InvoiceCredits, 'fundsInvoice' | 'payInvoice' | 'idByHash'>;
 }
 
@@ -38,10 +39,10 @@ export const invoiceCreditClientActions = {
     summary:
       'Issues an unpaid, untaxed top-up invoice for `amount`; paying it by any gateway credits the balance once. Returns the invoice hash, as FOSSBilling. Zero, negative, too many decimals, or outside funds_min_amount..funds_max_amount → 422',
     result: Type.String({ description: 'The invoice hash' }),
-    handler: ({ amount }, { services, identity }) => {
+    handler: async ({ amount }, { services, identity }) => {
       if (typeof amount === 'string' && amount.trim().startsWith('-')) throw new InvalidInput('amount', 'must be more than 0');
       if (typeof amount === 'number' && amount < 0) throw new InvalidInput('amount', 'must be more than 0');
-      return services.invoiceCredits.fundsInvoice(identity.client.id, parseMoney(amount, 'amount', precisionOf(services.config.currency)));
+      return services.invoiceCredits.fundsInvoice(identity.client.id, parseMoney(amount, 'amount', precisionOf(await services.credits.currencyOf(identity.client.id))));
     },
   }),
   pay_with_credits: clientAction({

@@ -11,7 +11,9 @@ import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import type { Selling } from '../currency/selling.ts';
+import { checkFundsLimits } from './funds-limits.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoicePayments } from '../invoice/payments.ts';
 import type { InvoiceService } from '../invoice/service.ts';
@@ -24,14 +26,15 @@ export const CREDITS_GATEWAY = 'credits';
 export interface InvoiceCreditsDeps {
   db: Kysely<Database>;
   events: EventBus;
-  money: Money;
+  /** A top-up is in the client's currency (their wallet's). */
+  selling: Pick<Selling, 'useForClient'>;
   invoices: Pick<InvoiceService, 'create' | 'payInTransaction'>;
   invoicePayments: Pick<InvoicePayments, 'payable' | 'renewsService'>;
   /** The settings, read at each use: FOSSBilling's funds_min_amount / funds_max_amount, and credits_pay_invoices. */
   settings: { fundsMin(): string | null; fundsMax(): string | null; payInvoices(): boolean };
 }
 
-export function createInvoiceCredits({ db, events, money, invoices, invoicePayments, settings }: InvoiceCreditsDeps) {
+export function createInvoiceCredits({ db, events, selling, invoices, invoicePayments, settings }: InvoiceCreditsDeps) {
   /** What the invoice's `deposit` lines add to the balance when it is paid (0: not a top-up invoice). */
   async function depositOf(trx: Kysely<Database>, invoiceId: number): Promise<number> {
     const lines = await trx.selectFrom('invoice_items').select('total').where('invoice_id', '=', invoiceId).where('task', '=', 'deposit').execute();
@@ -130,11 +133,10 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
      */
     async fundsInvoice(clientId: number, amount: number, now = new Date()): Promise<string> {
       if (amount <= 0) throw errors.invalid('amount', 'must be more than 0');
-      const min = settings.fundsMin();
-      const max = settings.fundsMax();
-      if (min !== null && amount < money.parse(min, 'funds_min_amount')) throw errors.invalid('amount', `must be at least ${money.format(money.parse(min, 'funds_min_amount'))}`);
-      if (max !== null && amount > money.parse(max, 'funds_max_amount')) throw errors.invalid('amount', `must not be more than ${money.format(money.parse(max, 'funds_max_amount'))}`);
       return inTransaction(db, async (trx) => {
+        const sale = await selling.useForClient(trx, clientId);
+        checkFundsLimits(amount, sale, settings);
+        const money = moneyFor(sale.code);
         const line = { orderId: null, task: 'deposit' as const, title: `Add funds to the account balance (${money.format(amount)} ${money.currency})`, period: null, quantity: 1, price: amount, total: amount };
         const row = await invoices.create(trx, clientId, [line], { now, taxed: false });
         return row.hash;
@@ -148,7 +150,7 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
         if (invoice === null || (clientId !== undefined && invoice.clientId !== clientId)) throw errors.notFound('Invoice');
         if (invoice.status !== 'unpaid') throw errors.conflict(`The invoice is ${invoice.status}; it cannot be paid`);
         if ((await depositOf(trx, id)) > 0) throw errors.conflict('A top-up invoice cannot be paid from the balance it adds to');
-        if ((await payFromBalance(trx, id, now)) === 'uncovered') throw errors.conflict(`The balance does not cover the invoice total (${money.format(invoice.amount)})`);
+        if ((await payFromBalance(trx, id, now)) === 'uncovered') throw errors.conflict(`The balance does not cover the invoice total (${moneyFor(invoice.currency).format(invoice.amount)} ${invoice.currency})`);
       });
     },
 

@@ -11,7 +11,7 @@ import type { TransactionTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from './service.ts';
@@ -73,12 +73,11 @@ export interface InvoicePaymentDeps {
   db: Kysely<Database>;
   events: EventBus;
   invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason'>;
-  money: Money;
   /** Every refund of the invoice's money is documented by a credit note, in the refund's transaction. */
   creditNotes: Pick<CreditNotes, 'forRefund' | 'leftOf'>;
 }
 
-export function createInvoicePayments({ db, events, invoices, money, creditNotes }: InvoicePaymentDeps) {
+export function createInvoicePayments({ db, events, invoices, creditNotes }: InvoicePaymentDeps) {
   /** Serialises work on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
   async function lock(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
     await trx
@@ -263,7 +262,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       gateway: row.gateway,
       txn_id: row.transaction_id,
       type: row.type === 'refund' ? 'refund' : 'payment',
-      amount: money.format(row.amount),
+      amount: moneyFor(row.currency).format(row.amount),
       currency: row.currency,
       status: row.status as TransactionStatus,
       message: row.message,
@@ -307,7 +306,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       const fate = source.refundable ? 'this payment is refunded automatically' : 'this payment should be refunded';
       let late = false;
       if (report.amount !== row.total || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
-        problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(row.total)} ${row.currency}`;
+        problem = `Paid ${moneyFor(report.currency).format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${moneyFor(row.currency).format(row.total)} ${row.currency}`;
       } else if (row.status !== 'unpaid') {
         problem = `The invoice was already ${row.status}; this payment was not applied and ${fate}`;
         late = true;
@@ -383,7 +382,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       if (remaining <= 0) throw errors.conflict('Nothing is left to refund: the invoice was credited in full');
       const wanted = amount ?? remaining;
       if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
-      if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
+      if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${moneyFor(row.currency).format(remaining)})`);
       const payment = await settlingPayment(db, id);
       const settledBy = payment?.gateway_id === null || payment?.gateway_id === undefined || !payment.transaction_id ? null : { gatewayId: payment.gateway_id, ref: payment.transaction_id };
       return { invoiceId: id, currency: row.currency, before, amount: wanted, settledBy };

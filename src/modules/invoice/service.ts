@@ -318,6 +318,11 @@ export function createInvoiceService({ db, events, orders, settings, taxes, prom
     requireRow,
     setStatus,
 
+    /** The currency of an invoice (404 when there is none): amounts staff give for it are read in its decimals. */
+    async currencyOf(id: number): Promise<string> {
+      return (await requireRow(db, id)).currency;
+    },
+
     async get(id: number, clientId?: number): Promise<InvoiceRecord> {
       const [record] = await withItems(db, [await requireRow(db, id, clientId)]);
       return record!;

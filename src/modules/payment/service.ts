@@ -5,7 +5,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { ClientService } from '../client/service.ts';
 import type { InvoicePayments } from '../invoice/payments.ts';
@@ -28,13 +27,12 @@ export interface PaymentServiceDeps {
   clients: Pick<ClientService, 'get'>;
   /** The invoice a payment is started for, read from its owner. */
   invoices: Pick<InvoicePayments, 'payableByHash'>;
-  money: Money;
   publicUrl: string;
   /** The `auto_pay_default` setting: auto-pay of clients who never chose. */
   autoPayDefault: () => boolean;
 }
 
-export function createPaymentService({ db, gateways, clients, invoices, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
+export function createPaymentService({ db, gateways, clients, invoices, publicUrl, autoPayDefault }: PaymentServiceDeps) {
   async function autoPay(trx: Kysely<Database>, clientId: number): Promise<boolean> {
     const row = await trx.selectFrom('payment_profiles').select('auto_pay').where('client_id', '=', clientId).executeTakeFirst();
     return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault() : row.auto_pay === 1;
@@ -98,7 +96,7 @@ export function createPaymentService({ db, gateways, clients, invoices, money, p
       const gateway = gateways.resolve(gatewayRef);
       await limit(row.id);
       if (row.status !== 'unpaid') throw errors.conflict(`The invoice is ${row.status}; it cannot be paid`);
-      const invoice = toGatewayInvoice(row, money);
+      const invoice = toGatewayInvoice(row);
       if (gateway.startPayment === undefined) return { instructions: gateway.instructions(invoice) };
       const customerRef = await customerOf(gateway, row.clientId);
       const back = `${publicUrl}/invoices/${row.id}`;
