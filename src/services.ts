@@ -381,7 +381,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     metrics,
     sessions,
     staff,
-    csvExports: createExportService({ db, clients }),
+    csvExports: createExportService({ db, clients, selling }),
     clients,
     twoFactor,
     accounts,

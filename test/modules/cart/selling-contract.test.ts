@@ -406,9 +406,9 @@ describe('selling contract', () => {
     // Products: every amount a string, in the catalogue too.
     const product = (await admin('product/get', { id: setupFee })).result;
     expect(keysOf(product)).toEqual(['config', 'created_at', 'description', 'hidden', 'id', 'pricing', 'setup', 'slug', 'status', 'title', 'type', 'updated_at']);
-    expect(product.pricing).toEqual({ type: 'recurrent', once: { price: '0.00', setup: '0.00' }, recurrent: { '1M': { price: '10.00', setup: '2.50', enabled: true } } });
+    expect(product.pricing).toEqual({ type: 'recurrent', once: { price: '0.00', setup: '0.00' }, recurrent: { '1M': { price: '10.00', setup: '2.50', enabled: true } }, prices: {} });
     const listed = (await guest('product/get', { id: setupFee })).result;
-    expect(keysOf(listed)).toEqual(['config', 'description', 'id', 'pricing', 'slug', 'title', 'type']);
+    expect(keysOf(listed)).toEqual(['config', 'currency', 'description', 'id', 'pricing', 'slug', 'title', 'type']);
     expect(listed.pricing.recurrent['1M']).toEqual({ price: '10.00', setup: '2.50', enabled: true });
     for (const amount of [listed.pricing.once.price, listed.pricing.once.setup, order.price, cart.total]) expect(amount).toMatch(AMOUNT);
   });
