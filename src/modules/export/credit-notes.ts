@@ -43,9 +43,9 @@ export async function creditNoteRows(
     return {
       id: n.id,
       cells: [
-        ...[n.id, n.number, n.invoice_id, n.invoice_number, n.client_id, n.client_email, name, n.method, n.reason, money.format(n.subtotal), money.format(n.tax), money.format(n.total), n.currency, n.transaction_id, n.created_at],
+        n.id, n.number, n.invoice_id, n.invoice_number, n.client_id, n.client_email, name, n.method, n.reason, money.format(n.subtotal), money.format(n.tax), money.format(n.total), n.currency, n.transaction_id, n.created_at,
         // A note is in its invoice's currency and converts at its invoice's stored rate.
-        ...[n.currency_rate, rates.defaultCode, moneyFor(rates.defaultCode).format(rates.toDefault(n.total, { currency: n.currency, currency_rate: n.currency_rate, currency_base: n.currency_base }))],
+        n.currency_rate, rates.defaultCode, moneyFor(rates.defaultCode).format(rates.toDefault(n.total, { currency: n.currency, currency_rate: n.currency_rate, currency_base: n.currency_base })),
       ],
     };
   });

@@ -120,8 +120,8 @@ export function createExportService({ db, clients, selling }: ExportServiceDeps)
         return {
           id: i.id,
           cells: [
-            ...[i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at, invoiceLabel(i)],
-            ...[i.currency_rate, rates.defaultCode, inDefault.format(rates.toDefault(i.subtotal, i)), inDefault.format(rates.toDefault(i.total, i))],
+            i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at, invoiceLabel(i),
+            i.currency_rate, rates.defaultCode, inDefault.format(rates.toDefault(i.subtotal, i)), inDefault.format(rates.toDefault(i.total, i)),
           ],
         };
       });
@@ -149,10 +149,10 @@ export function createExportService({ db, clients, selling }: ExportServiceDeps)
       rows = found.map((x) => ({
         id: x.id,
         cells: [
-          ...[x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at],
+          x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at,
           invoiceLabel({ id: x.invoice_id, number: x.invoice_number }),
           // A transaction is in its invoice's currency and converts at its invoice's rate.
-          ...[x.currency_rate, rates.defaultCode, inDefault.format(rates.toDefault(x.amount, { currency: x.currency, currency_rate: x.currency_rate, currency_base: x.currency_base }))],
+          x.currency_rate, rates.defaultCode, inDefault.format(rates.toDefault(x.amount, { currency: x.currency, currency_rate: x.currency_rate, currency_base: x.currency_base })),
         ],
       }));
     }
