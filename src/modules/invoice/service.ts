@@ -47,7 +47,7 @@ export interface InvoiceServiceDeps {
   /** What each invoice's credit notes credited (the record shows it). */
   creditNotes: Pick<CreditNotes, 'ofInvoices'>;
   /** The client's currency and its rate now: an invoice is in it and stores the rate (issue 26). */
-  selling: Pick<Selling, 'useForClient'>;
+  selling: Pick<Selling, 'useForClient' | 'describe'>;
 }
 
 
@@ -290,7 +290,7 @@ export function createInvoiceService({ db, events, orders, settings, taxes, prom
     await events.emit('invoice.canceled', eventOf(row), trx);
   }
 
-  const renewals = createRenewals({ db, events, orders, promos, create, setStatus });
+  const renewals = createRenewals({ db, events, orders, promos, selling, create, setStatus });
 
   return {
     create,

@@ -135,6 +135,23 @@ describe('a sale in the client currency', () => {
     await t.admin('currency/update', { code: 'EUR', conversion_rate: '0.9' });
   });
 
+  it('converts an absolute coupon into the sale’s currency, at checkout and on each renewal', async () => {
+    const promo = await t.admin('product/promo_create', { code: 'TWOOFF', type: 'absolute', value: '2.00', recurring: true });
+    expect(promo.body.error).toBeNull();
+    const client = await t.createClient();
+    await asClient(t, client.token, 'cart/set_currency', { currency: 'EUR' });
+    await asClient(t, client.token, 'cart/add_item', { id: plain, period: '1M' });
+    expect((await asClient(t, client.token, 'cart/apply_promo', { promocode: 'TWOOFF' })).result).toBe(true);
+    // 2.00 USD × 0.9 = 1.80 EUR off 9.99 EUR.
+    expect((await asClient(t, client.token, 'cart/get')).result).toMatchObject({ currency: 'EUR', discount: '1.80', total: '8.19' });
+    const checkout = await asClient(t, client.token, 'cart/checkout');
+    expect((await t.admin('invoice/get', { id: checkout.result.invoice_id })).result).toMatchObject({ currency: 'EUR', discount: '1.80', total: '8.19' });
+    expect((await t.admin('invoice/mark_as_paid', { id: checkout.result.invoice_id })).result).toBe(true);
+    const renewal = await asClient(t, client.token, 'invoice/renewal_invoice', { order_id: checkout.result.order_id });
+    expect(renewal.body.error, JSON.stringify(renewal.body)).toBeNull();
+    expect((await t.admin('invoice/get', { id: renewal.result })).result).toMatchObject({ currency: 'EUR', currency_rate: '0.9', discount: '1.80', total: '8.19' });
+  });
+
   it('keeps a client’s currency after the first order: changing it is a 409, the same one is fine', async () => {
     const { client } = await checkoutIn('EUR', priced);
     expectError(await t.admin('client/update', { id: client.id, currency: 'USD' }), 409);
