@@ -346,6 +346,9 @@ export function createCartService({ db, events, products, placing, gateways, sel
         const taken = await deleteAll(trx, { clientId }).returningAll().execute();
         if (taken.length === 0) throw errors.conflict('The cart is empty');
         const items = taken.toSorted((a, b) => a.id - b.id);
+        // The currencies' lock first (taken shared by useForClient): a currency deleted meanwhile is gone before the
+        // cart's choice is read (and then forgotten), and none can go until this sale commits.
+        await selling.useForClient(trx, clientId);
         // The cart's currency becomes the client's (409 when an earlier order fixed another one), and everything
         // below — prices, orders, the invoice — is in it, at the rate of this moment.
         await clients.fixCurrency(trx, clientId, (await currencies.of(trx, { clientId })).code);
