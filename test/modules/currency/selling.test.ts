@@ -176,6 +176,8 @@ describe('a sale in the client currency', () => {
   });
 
   it('refuses to delete a currency in use (409), and a delete racing a checkout leaves no sale in a deleted currency', async () => {
+    // A client bought in euros: EUR is in use.
+    await checkoutIn('EUR', plain);
     expectError(await t.admin('currency/delete', { code: 'EUR' }), 409);
     expect((await t.admin('currency/create', { code: 'CHF', conversion_rate: '0.88' })).result).toBe('CHF');
     const client = await t.createClient();
