@@ -267,7 +267,8 @@ export function createCartService({ db, events, products, placing, gateways, sel
           setup_price: money.format(q.setup),
           total: money.format(total),
           // Only the type and config are read (the product's public config).
-          usage_terms: termsOf({ id: row.product_id, type: row.type, config: row.config } as ProductRow, sale.code),
+          // Meter prices are set in the default currency and billed converted at the close: quoted as set.
+          usage_terms: termsOf({ id: row.product_id, type: row.type, config: row.config } as ProductRow, sale.defaultCode),
         });
       }
       const applied = await appliedPromo(db, owner);

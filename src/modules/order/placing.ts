@@ -78,7 +78,8 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, sel
     const { promo } = options;
     // The lines' prices are in the client's currency already (the caller quoted them in it): the orders record it.
     const sale = await selling.useForClient(trx, clientId);
-    const termsOf = usageTermsOf(products, sale.code);
+    // Meter prices are set in the default currency (and billed converted at the close): the terms quote them as set.
+    const termsOf = usageTermsOf(products, sale.defaultCode);
     const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number; trial: StartedTrial | null }> = [];
     for (const line of lines) {
       const unit = line.price ?? line.quote.price;
