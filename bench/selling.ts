@@ -107,7 +107,7 @@ async function seedInvoices(services: Services, productId: number, clientId: num
   for (let done = 0; done < count; done += 1000) {
     await services.db.transaction().execute(async (trx) => {
       for (let i = done; i < Math.min(count, done + 1000); i++) {
-        const order = await services.orders.create(trx, { clientId, product, period: '1M', quantity: 1, price: 1000 });
+        const order = await services.orders.create(trx, { clientId, product, period: '1M', quantity: 1, price: 1000, currency: services.config.currency });
         const invoice = await services.invoices.create(trx, clientId, [
           { orderId: order.id, task: 'activate', title: 'Bench plan', period: '1M', quantity: 1, price: 1000, total: 1000 },
         ]);

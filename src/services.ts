@@ -82,6 +82,7 @@ import { correctSalesOnConfirmation } from './modules/invoice/vat-corrections.ts
 import { createOssReport, type OssReports } from './modules/invoice/oss-report.ts';
 import { checkChangedNumbers, createVatChecks, type VatChecks } from './modules/vat/checks.ts';
 import { createVatRates, type VatRates } from './modules/vat/rates.ts';
+import { createSelling, type Selling } from './modules/currency/selling.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -169,6 +170,7 @@ export interface Services {
   usage: UsageService;
   /** The instance's currencies, the default one and the rates staff set (issue 26). */
   currencies: CurrencyService;
+  selling: Selling;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -217,14 +219,17 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   const activity = createActivityService({ db });
   const sessions = createSessionService({ db, secrets, ttlSeconds: config.sessionTtlSeconds });
   const staff = createStaffService({ db, secrets, sessions, events });
-  const clients = createClientService({ db, secrets, events, sessions, defaultCurrency: config.currency });
+  // The instance's currencies, and which one each sale is in (issue 26): clients, carts, orders and invoices ask.
+  const currencies = createCurrencyService({ db, dialect: database.dialect });
+  const selling = createSelling({ db, currencies });
+  const clients = createClientService({ db, secrets, events, sessions, selling });
   // The operator's brand, not ours: the company name once set, else this instance's host name (issue 21).
   const brandName = (): string => settings.peek('company_name') ?? new URL(config.publicUrl).hostname;
   const twoFactor = createTwoFactorService({ db, secrets, events, issuer: brandName });
   const productTypes = new ProductTypeRegistry();
   productTypes.register(customType);
   // Prepaid plans draw usage from the credit ledger and hold the balance on the check (issue 24 item 2).
-  const prepaidLedger = createPrepaidLedger({ db, events, money: moneyFor(config.currency) });
+  const prepaidLedger = createPrepaidLedger({ db, events, selling });
   const apikeys = createApiKeyService({
     db,
     dialect: database.dialect,
@@ -250,12 +255,12 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   gateways.register(customGateway(() => settings.peek('payment_instructions') ?? config.paymentInstructions));
   // Card payments: listed while both Stripe keys are set (environment or Settings), read at each use (no restart).
   gateways.register(stripeFromSettings({ secret: (name) => settings.peekSecret(name), connection: config.stripe }));
-  const products = createProductService({ db, productTypes, money });
-  const orders = createOrderService({ db, events, productTypes, products, money, clients });
+  const products = createProductService({ db, productTypes, money, selling });
+  const orders = createOrderService({ db, events, productTypes, products, clients });
   // Tax applies (checkout asks for the billing country) also when the EU VAT rules decide it (issue 26).
   const taxes = createTaxService({ db, euRulesOn: async (trx) => appliesEuRules((await settings.company(trx)).country, settings.peek('eu_vat')) });
   const promos = createPromoService({ db, money });
-  const creditNotes = createCreditNotes({ db, events, money, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
+  const creditNotes = createCreditNotes({ db, events, prefix: () => settings.peek('credit_note_prefix') ?? 'CN-' });
   const vatRates = createVatRates({ db });
   const ossReports = createOssReport({ db });
   // The VIES checks need the outbox, built below: the sale reaches them at call time.
@@ -268,9 +273,9 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
       ratesIn: (trx) => vatRates.ratesIn(trx),
     },
   });
-  const invoices = createInvoiceService({ db, events, orders, money, settings, saleTax, promos, clients, creditNotes });
+  const invoices = createInvoiceService({ db, events, orders, settings, saleTax, promos, clients, creditNotes, selling });
   correctSalesOnConfirmation({ events, creditNotes });
-  const selfService = createSelfService({ db, events, orders, products, invoices, money });
+  const selfService = createSelfService({ db, events, orders, products, invoices, selling });
   followPlanChanges(events, apikeys);
   // A trial that needs a card reads the saved card's fingerprint from the payment service, built further down.
   const orderTrials = createOrderTrials({
@@ -280,14 +285,15 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     transition: (trx, id, action, options) => orders.transition(trx, id, action, options),
     expiryMoved: (trx, id) => orders.expiryMoved(trx, id),
   });
-  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, money, trials: orderTrials });
+  const orderPlacing = createOrderPlacing({ db, orders, products, invoices, promos, selling, trials: orderTrials });
   const carts = createCartService({
     db,
     events,
     products,
     placing: orderPlacing,
     gateways,
-    money,
+    selling,
+    clients,
     promos,
     taxes,
     // The payment service is built further down; these run only once a checkout is made.
@@ -337,7 +343,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     allowPrivate: config.webhookAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
   });
-  const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
+  const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
   // Prepaid draws first (the balance the check holds is re-read after them), then hard limits (the keys of an order at
   // a limit are refused sooner), then the alerts.
@@ -350,16 +356,17 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     dialect: database.dialect,
     invoices,
     money,
+    selling,
     flushUsage: () => apikeys.flushUsage(),
     drawPrepaid: (orderId, periodStart) => apikeys.drawPrepaid(orderId, periodStart),
     log: logSchedulerError,
   });
-  const credits = createCreditService({ db, events, money, log: logSchedulerError });
-  const invoicePayments = createInvoicePayments({ db, events, invoices, money, creditNotes });
+  const credits = createCreditService({ db, events, selling, log: logSchedulerError });
+  const invoicePayments = createInvoicePayments({ db, events, invoices, creditNotes });
   const invoiceCredits = createInvoiceCredits({
     db,
     events,
-    money,
+    selling,
     invoices,
     invoicePayments,
     settings: { fundsMin: () => settings.peek('funds_min_amount'), fundsMax: () => settings.peek('funds_max_amount'), payInvoices: () => settings.peek('credits_pay_invoices') },
@@ -389,8 +396,8 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     events,
     gateways,
     clients,
+    selling,
     invoices: invoicePayments,
-    money,
     publicUrl: config.publicUrl,
     autoPayDefault: () => settings.peek('auto_pay_default'),
   });
@@ -402,15 +409,14 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     gatewayPayments,
     invoicePayments,
     payments,
-    money,
     retryDays: () => settings.peek('dunning_retry_days'),
     log: logSchedulerError,
   });
-  const creditPacks = createPacks({ db, events, money, invoices });
+  const creditPacks = createPacks({ db, events, selling, invoices });
   const crossings = watchCrossings({ db, events, outbox });
   const autoRecharge = createAutoRecharge({
     db,
-    money,
+    selling,
     outbox,
     invoices,
     charges,
@@ -438,7 +444,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     sessions,
     portal: createPortalService({ db, secrets, clients, frameAncestors: () => settings.peek('portal_frame_ancestors'), publicUrl: config.publicUrl }),
     staff,
-    csvExports: withActivityExport(createExportService({ db, clients, ossReports }), activityCsvExport(activity)),
+    csvExports: withActivityExport(createExportService({ db, clients, ossReports, selling }), activityCsvExport(activity)),
     activity,
     actionRecorder: createActionRecorder({ db, activity }),
     clients,
@@ -477,11 +483,10 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     mail,
     webhooks,
     usage,
-    currencies: createCurrencyService({ db, dialect: database.dialect }),
+    currencies,
+    selling,
     startTasks,
-    onClose(task) {
-      closers.push(task);
-    },
+    onClose: (task) => void closers.push(task),
     async close() {
       for (const task of closers.toReversed()) await task();
     },

@@ -59,6 +59,23 @@ export function convertMinor(amount: number, rate: string, fromUnit: number, toU
 }
 
 /**
+ * The inverse of convertMinor: `amount` minor units of a currency with `fromUnit` decimals, divided by `rate`, in minor
+ * units of a currency with `toUnit` decimals, rounded half up once. A report turns an invoice's amount back into the
+ * default currency with the rate stored on the invoice: convertMinorBack(920, "0.92", 2, 2) = 1000.
+ */
+export function convertMinorBack(amount: number, rate: string, fromUnit: number, toUnit: number): number {
+  if (!Number.isSafeInteger(amount)) throw new Error(`Not an amount in minor units: ${amount}`);
+  const { numerator, scale } = rateParts(parseExchangeRate(rate, 'rate'));
+  // amount / 10^from ÷ (numerator / 10^scale) × 10^to = amount × 10^(to + scale − from) / numerator.
+  const shift = toUnit + scale - fromUnit;
+  const top = shift >= 0 ? BigInt(amount) * 10n ** BigInt(shift) : BigInt(amount);
+  const bottom = shift >= 0 ? numerator : numerator * 10n ** BigInt(-shift);
+  const converted = Number(divideHalfUp(top, bottom));
+  if (!Number.isSafeInteger(converted)) throw new InvalidInput('amount', 'is too large to convert');
+  return converted;
+}
+
+/**
  * A staff-chosen ending for converted prices, in minor units of the target currency: the price becomes the smallest
  * amount at or above it that is `ending` more than a multiple of `step`. {step: 100, ending: 99} → x.99 (12.01 and
  * 12.99 → 12.99, 13.00 → 13.99); {step: 5, ending: 0} → to 0.05; {step: 100, ending: 80} in yen → ¥1,980.

@@ -144,11 +144,11 @@ describe('README.md and docs/*.md', () => {
     expect(misnumbered(readFileSync(join(ROOT, file), 'utf8'))).toEqual([]);
   });
 
-  it('the README keeps to a newcomer: the two commands first, under about 400 lines', () => {
+  it('the README keeps to a newcomer: the two commands first, under about 470 lines (four capabilities came with issues 24–26)', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const top = readme.split('\n').slice(0, 12).join('\n');
     expect(top).toContain('npm install && npm start');
     expect(top).toContain('npm test');
-    expect(readme.split('\n').length).toBeLessThanOrEqual(420);
+    expect(readme.split('\n').length).toBeLessThanOrEqual(470);
   });
 });

@@ -52,6 +52,26 @@ const signer = new Stripe(SECRET_KEY);
 const id = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
 const now = (): number => Math.floor(Date.now() / 1000);
 
+/** Currencies Stripe counts without decimals, and those it counts in thousandths (its "zero-decimal" and "three-decimal" lists). */
+const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+
+/** The amounts requests carried, as Stripe received them (tests check the minor units). */
+export const receivedAmounts: Array<{ param: string; value: unknown }> = [];
+
+/** Stripe's 400 for an amount that is not a non-negative integer (form fields arrive as strings), else null. */
+function notMinorUnits(value: unknown, param: string): { status: number; body: Json } | null {
+  receivedAmounts.push({ param, value });
+  if (typeof value === 'string' ? /^\d+$/.test(value) : Number.isSafeInteger(value) && (value as number) >= 0) return null;
+  return { status: 400, body: { error: { type: 'invalid_request_error', code: 'parameter_invalid_integer', param, message: `Invalid integer: ${String(value)}` } } };
+}
+
+/** An amount in minor units as the hosted page shows it, in the currency's decimals. */
+function shownAmount(minor: number, currency: string): string {
+  const decimals = ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2;
+  return (minor / 10 ** decimals).toFixed(decimals);
+}
+
 export class StripeStandIn {
   readonly requests: RecordedRequest[] = [];
   readonly customers = new Map<string, Json>();
@@ -335,6 +355,11 @@ export class StripeStandIn {
     if (method === 'POST' && path === '/v1/checkout/sessions' && body.mode === 'setup') return this.setupSession(body);
     if (method === 'POST' && path === '/v1/checkout/sessions') {
       const items = body.line_items as Array<{ quantity: string; price_data: { currency: string; unit_amount: string } }>;
+      // Stripe takes amounts as integers in the currency's smallest unit (¥ has none, KWD three): "10.5" is refused.
+      for (const [index, item] of items.entries()) {
+        const bad = notMinorUnits(item.price_data.unit_amount, `line_items[${index}][price_data][unit_amount]`);
+        if (bad !== null) return bad;
+      }
       const sessionId = id('cs_test');
       const session: Json = {
         id: sessionId,
@@ -444,6 +469,8 @@ export class StripeStandIn {
 
   /** POST /v1/payment_intents with confirm + off_session: what the next queued behaviour says. */
   private async offSession(body: Json, response: ServerResponse): Promise<{ status: number; body: Json; hang?: boolean } | null> {
+    const bad = notMinorUnits(body.amount, 'amount');
+    if (bad !== null) return bad;
     const behaviour = this.chargeQueue.shift() ?? 'succeed';
     const amount = Number(body.amount);
     const currency = String(body.currency);
@@ -537,7 +564,7 @@ export class StripeStandIn {
 <form method="post" action="/pay/${sessionId}/cancel"><button type="submit">Cancel</button></form></main></body></html>`);
       return;
     }
-    const amount = (Number(session.amount_total) / 100).toFixed(2);
+    const amount = shownAmount(Number(session.amount_total), String(session.currency));
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pay with card (Stripe test)</title></head>
 <body><main><h1>Stripe Checkout (test)</h1><p>Amount: <strong id="amount">${amount} ${String(session.currency).toUpperCase()}</strong></p>

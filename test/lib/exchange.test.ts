@@ -2,7 +2,7 @@
 // half up, exact against a rational reference; symmetric for credits; monotonic; the price rounding lands on its
 // ending, never lower and less than a step higher. Plus the ISO 4217 data against the minor units money.ts uses.
 import { describe, expect, it } from 'vitest';
-import { checkPriceRounding, convertMinor, convertPrice, divideRates, parseExchangeRate, roundPrice } from '../../src/lib/exchange.ts';
+import { checkPriceRounding, convertMinor, convertMinorBack, convertPrice, divideRates, parseExchangeRate, roundPrice } from '../../src/lib/exchange.ts';
 import { InvalidInput } from '../../src/lib/invalid-input.ts';
 import { isoCurrencies, isoCurrency } from '../../src/lib/iso-4217.ts';
 import { precisionOf } from '../../src/lib/money.ts';
@@ -160,6 +160,31 @@ describe('divideRates', () => {
       const there = divideRates(a, b, 'r');
       const back = Number(divideRates(there, divideRates('1', b, 'r'), 'r'));
       if (Number(a) >= 0.001) expect(Math.abs(back - Number(a)) / Number(a)).toBeLessThan(1e-6);
+    }
+  });
+});
+
+describe('convertMinorBack: an amount back into the default currency at a stored rate', () => {
+  it('divides by the rate and rounds half up once, across minor units', () => {
+    expect(convertMinorBack(920, '0.92', 2, 2)).toBe(1000);
+    expect(convertMinorBack(999, '0.9', 2, 2)).toBe(1110);
+    expect(convertMinorBack(1500, '150', 0, 2)).toBe(1000);
+    expect(convertMinorBack(3070, '0.307', 3, 2)).toBe(1000);
+    // 1 yen at 151.37 is 0.6606… cents: 1 cent, half up.
+    expect(convertMinorBack(1, '151.37', 0, 2)).toBe(1);
+    expect(convertMinorBack(-920, '0.92', 2, 2)).toBe(-1000);
+    expect(() => convertMinorBack(1, '0', 2, 2)).toThrow(InvalidInput);
+  });
+
+  it('undoes convertMinor within one minor unit of the target', () => {
+    for (let i = 0; i < 2000; i += 1) {
+      const rate = randomRate();
+      const amount = int(1_000_000);
+      const there = convertMinor(amount, rate, 2, 2);
+      if (there === 0) continue;
+      const back = convertMinorBack(there, rate, 2, 2);
+      // `there` lost at most half a unit; back in the source it is worth at most half a unit ÷ rate.
+      expect(Math.abs(back - amount)).toBeLessThanOrEqual(Math.ceil(0.5 / Number(rate)) + 1);
     }
   });
 });

@@ -36,6 +36,7 @@ import * as keyOutcomes from './042_key_outcomes.ts';
 import * as keyNotFound from './043_key_not_found.ts';
 import * as portal from './044_portal.ts';
 import * as activityLog from './046_activity_log.ts';
+import * as sellingCurrencies from './048_selling_currencies.ts';
 import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
 import * as vatChecks from './051_vat_checks.ts';
 
@@ -76,6 +77,7 @@ export const migrations: Record<string, Migration> = {
   '043_key_not_found': keyNotFound,
   '044_portal': portal,
   '046_activity_log': activityLog,
+  '048_selling_currencies': sellingCurrencies,
   '050_invoice_tax_rules': invoiceTaxRules,
   '051_vat_checks': vatChecks,
 };

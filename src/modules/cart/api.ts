@@ -9,10 +9,14 @@ import type { SystemService } from '../system/service.ts';
 import { countryFromHeader } from '../../lib/eu-vat.ts';
 import { Cart, CheckoutResult } from './results.ts';
 import type { CartOwner, CartService } from './service.ts';
+import type { CurrencyService } from '../currency/service.ts';
+import { CurrencyResult } from '../currency/results.ts';
 
 /** The services the cart module's actions use. */
 export interface CartNeeds {
-  carts: Pick<CartService, 'addItem' | 'get' | 'removeItem' | 'applyPromo' | 'removePromo' | 'reset' | 'checkout' | 'moveGuestCart'>;
+  carts: Pick<CartService, 'addItem' | 'get' | 'removeItem' | 'applyPromo' | 'removePromo' | 'reset' | 'checkout' | 'moveGuestCart' | 'currency' | 'setCurrency'>;
+  /** get_currency answers the cart currency's record. */
+  currencies: Pick<CurrencyService, 'get'>;
   accounts: Pick<AccountService, 'requireConfirmedEmail'>;
   /** The header carrying the buyer's IP country (setting ip_country_header), evidence for EU VAT (issue 26). */
   settings: Pick<SystemService, 'peek'>;
@@ -31,6 +35,7 @@ const AddItem = Type.Object({
   multiple: Type.Optional(Type.Boolean()),
 });
 const RemoveItem = Type.Object({ id: Id });
+const SetCurrency = Type.Object({ currency: Type.String({ minLength: 1, maxLength: 3, description: 'One of the shop’s currencies (guest/currency/get_pairs)' }) });
 const ApplyPromo = Type.Object({ promocode: Type.String({ minLength: 1, maxLength: 64 }) });
 const APPLY_SUMMARY = 'Applies a coupon to the cart; unknown, expired, used up, not applicable or already applied → 422 naming why';
 
@@ -130,6 +135,21 @@ function cartActions<I extends GuestIdentity | ClientIdentity>(
         await call.services.carts.removePromo(await owner(call));
         return true;
       },
+    }),
+    set_currency: action({
+      params: SetCurrency,
+      result: Done,
+      summary: `Shows ${whose} in another of the shop's currencies (FOSSBilling's); unknown → 422, a client whose first order fixed another → 409`,
+      async handler({ currency }, call) {
+        await call.services.carts.setCurrency(await owner(call), currency);
+        return true;
+      },
+    }),
+    get_currency: action({
+      params: NO_PARAMS,
+      result: CurrencyResult,
+      summary: `The currency ${whose} is in: the one chosen, else the client's, else the default (FOSSBilling's)`,
+      handler: async (_params, call) => call.services.currencies.get(await call.services.carts.currency(await reader(call))),
     }),
     reset: action({
       params: NO_PARAMS,

@@ -5,19 +5,25 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { GatewayRegistry } from '../payment/gateways.ts';
 import type { TaxService } from '../invoice/taxes.ts';
 import type { OrderPlacing } from '../order/placing.ts';
-import { quote, type Quote } from '../product/pricing.ts';
+import type { Quote } from '../product/pricing.ts';
 import { discountOf, type DiscountableLine, type PromoRow, type PromoService } from '../product/promos.ts';
 import type { ProductRow, ProductService } from '../product/service.ts';
 import { usageTermsOf } from '../product/usage-terms.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 
-/** Whose cart: a client's, or a guest session's (by the session's id hash). */
-export type CartOwner = { clientId: number } | { sessionHash: string };
+import type { CartOwner } from './owner.ts';
+import { createCartCurrencies } from './cart-currency.ts';
+import type { SaleCurrency, Selling } from '../currency/selling.ts';
+import { amountIn } from '../currency/selling.ts';
+import { quoteIn } from '../product/currency-prices.ts';
+import type { ClientService } from '../client/service.ts';
+
+export type { CartOwner };
 
 export interface CartItemView {
   id: number;
@@ -63,7 +69,10 @@ export interface CartServiceDeps {
   /** Checkout's orders and invoice. */
   placing: Pick<OrderPlacing, 'place'>;
   gateways: Pick<GatewayRegistry, 'require'>;
-  money: Money;
+  /** Which currency the cart is in, the client's currency and the rates (issue 26). */
+  selling: Pick<Selling, 'describe' | 'forClient' | 'checkClientCurrency' | 'useForClient'>;
+  /** Checkout makes the cart's currency the client's (until their first order it may change). */
+  clients: Pick<ClientService, 'fixCurrency'>;
   promos: Pick<PromoService, 'applicable'>;
   /** Whether tax rules exist: then checkout needs the client's billing country. */
   taxes: Pick<TaxService, 'anyRule'>;
@@ -74,7 +83,14 @@ export interface CartServiceDeps {
   cardSetup: { available(): boolean; start(clientId: number, returnPath: string): Promise<{ redirect_url: string }> };
 }
 
-export function createCartService({ db, events, products, placing, gateways, money, promos, taxes, cardSetup }: CartServiceDeps) {
+/** A coupon's absolute amount (set in the default currency) in the sale's currency; a percentage stays as it is. */
+function promoIn<P extends PromoRow>(promo: P, sale: SaleCurrency): P {
+  return promo.type === 'absolute' ? { ...promo, value: amountIn(promo.value, sale) } : promo;
+}
+
+export function createCartService({ db, events, products, placing, gateways, selling, clients, promos, taxes, cardSetup }: CartServiceDeps) {
+  const currencies = createCartCurrencies(selling);
+
   /**
    * Tax applies to people who sign up themselves (issue 21 item 8): while any tax rule exists, a client who signed
    * itself up and is not tax-exempt checks out something to pay only with a billing country, so the invoice's "Bill to" and its tax are
@@ -89,7 +105,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
   }
 
   /** A product's usage terms in words (src/lib/usage-terms.ts), from what the catalogue shows of its config. */
-  const termsOf = usageTermsOf(products, money.currency);
+  const termsOf = (product: ProductRow, currency: string) => usageTermsOf(products, currency)(product);
 
   function promoRowOf(trx: Kysely<Database>, owner: CartOwner) {
     const query = trx.selectFrom('cart_promos');
@@ -108,6 +124,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
 
   /** The cart's lines as a coupon sees them (prices as the product offers them now). */
   async function discountableLines(trx: Kysely<Database>, owner: CartOwner): Promise<DiscountableLine[]> {
+    const sale = await currencies.of(trx, owner);
     const rows = await itemsOf(trx, owner).orderBy('id').execute();
     const lines: DiscountableLine[] = [];
     for (const row of rows) {
@@ -115,7 +132,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
       if (product === undefined) continue;
       let q: Quote;
       try {
-        q = quote(products.pricingOf(product), row.period);
+        q = quoteIn(products.pricingOf(product), row.period, sale);
       } catch {
         continue;
       }
@@ -135,10 +152,10 @@ export function createCartService({ db, events, products, placing, gateways, mon
   }
 
   /** The product if it can be bought now (404 otherwise), and its price for `period` (422 when not offered). */
-  async function sellable(trx: Kysely<Database>, productId: number, period: string | null | undefined): Promise<{ product: ProductRow; quote: Quote }> {
+  async function sellable(trx: Kysely<Database>, productId: number, period: string | null | undefined, sale: SaleCurrency): Promise<{ product: ProductRow; quote: Quote }> {
     const product = await trx.selectFrom('products').selectAll().where('id', '=', productId).executeTakeFirst();
     if (product === undefined || product.status !== 'enabled') throw errors.notFound('Product');
-    return { product, quote: quote(products.pricingOf(product), period) };
+    return { product, quote: quoteIn(products.pricingOf(product), period, sale) };
   }
 
   function lineTotal(q: Quote, quantity: number): number {
@@ -154,6 +171,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
     // The coupon goes with the cart it was applied to.
     await dropPromo(trx, { clientId }).execute();
     await trx.updateTable('cart_promos').set({ client_id: clientId, session_hash: null }).where('session_hash', '=', sessionHash).execute();
+    await currencies.move(trx, sessionHash, clientId);
     return true;
   }
 
@@ -164,6 +182,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
   events.on('client.deleted', async ({ clientId }, trx) => {
     await deleteAll(trx, { clientId }).execute();
     await dropPromo(trx, { clientId }).execute();
+    await currencies.drop(trx, { clientId }).execute();
   });
 
   return {
@@ -180,7 +199,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
       now = new Date(),
     ): Promise<void> {
       await inTransaction(db, async (trx) => {
-        const { quote: q } = await sellable(trx, input.id, input.period);
+        const { quote: q } = await sellable(trx, input.id, input.period, await currencies.of(trx, owner));
         if (input.multiple !== true) await deleteAll(trx, owner).execute();
         const count = await itemsOf(trx, owner)
           .clearSelect()
@@ -201,7 +220,19 @@ export function createCartService({ db, events, products, placing, gateways, mon
       });
     },
 
+    /** The code of the cart's currency (guest/cart/get_currency answers its record). */
+    async currency(owner: CartOwner): Promise<string> {
+      return (await currencies.of(db, owner)).code;
+    },
+
+    /** guest/cart/set_currency: 422 for a currency the instance lacks, 409 when the client's is fixed to another. */
+    async setCurrency(owner: CartOwner, code: string): Promise<void> {
+      await inTransaction(db, (trx) => currencies.choose(trx, owner, code));
+    },
+
     async get(owner: CartOwner): Promise<CartView> {
+      const sale = await currencies.of(db, owner);
+      const money = moneyFor(sale.code);
       const rows = await itemsOf(db, owner)
         .clearSelect()
         .innerJoin('products', 'products.id', 'cart_items.product_id')
@@ -224,7 +255,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
       for (const row of rows) {
         let q: Quote;
         try {
-          q = quote(products.pricingOf({ pricing: row.pricing } as ProductRow), row.period);
+          q = quoteIn(products.pricingOf({ pricing: row.pricing } as ProductRow), row.period, sale);
         } catch {
           // The product no longer offers this period: checkout will refuse it; show it at no price meanwhile.
           q = { period: row.period, price: 0, setup: 0 };
@@ -243,10 +274,12 @@ export function createCartService({ db, events, products, placing, gateways, mon
           setup_price: money.format(q.setup),
           total: money.format(total),
           // Only the type and config are read (the product's public config).
-          usage_terms: termsOf({ id: row.product_id, type: row.type, config: row.config } as ProductRow),
+          // Meter prices are set in the default currency and billed converted at the close: quoted as set.
+          usage_terms: termsOf({ id: row.product_id, type: row.type, config: row.config } as ProductRow, sale.defaultCode),
         });
       }
-      const promo = await appliedPromo(db, owner);
+      const applied = await appliedPromo(db, owner);
+      const promo = applied === undefined ? undefined : promoIn(applied, sale);
       const discount = promo === undefined ? 0 : discountOf(promo, lines);
       return {
         items,
@@ -254,7 +287,7 @@ export function createCartService({ db, events, products, placing, gateways, mon
         promocode: promo?.code ?? null,
         discount: money.format(discount),
         total: money.format(sum - discount),
-        currency: money.currency,
+        currency: sale.code,
       };
     },
 
@@ -321,9 +354,17 @@ export function createCartService({ db, events, products, placing, gateways, mon
         const taken = await deleteAll(trx, { clientId }).returningAll().execute();
         if (taken.length === 0) throw errors.conflict('The cart is empty');
         const items = taken.toSorted((a, b) => a.id - b.id);
+        // The currencies' lock first (taken shared by useForClient): a currency deleted meanwhile is gone before the
+        // cart's choice is read (and then forgotten), and none can go until this sale commits.
+        await selling.useForClient(trx, clientId);
+        // The cart's currency becomes the client's (409 when an earlier order fixed another one), and everything
+        // below — prices, orders, the invoice — is in it, at the rate of this moment.
+        await clients.fixCurrency(trx, clientId, (await currencies.of(trx, { clientId })).code);
+        await currencies.drop(trx, { clientId }).execute();
+        const sale = await selling.useForClient(trx, clientId);
         const lines = [];
         for (const item of items) {
-          const { product, quote: q } = await sellable(trx, item.product_id, item.period);
+          const { product, quote: q } = await sellable(trx, item.product_id, item.period, sale);
           lines.push({ product, quote: q, quantity: item.quantity });
         }
         // The coupon is checked again now (it may have expired or been used up since it was applied): a refusal
@@ -332,13 +373,13 @@ export function createCartService({ db, events, products, placing, gateways, mon
         const promo =
           applied === undefined
             ? undefined
-            : await promos.applicable(
+            : promoIn(await promos.applicable(
                 trx,
                 applied.code,
                 lines.map((line) => ({ productId: line.product.id, period: line.quote.period, total: lineTotal(line.quote, line.quantity) })),
                 clientId,
                 now,
-              );
+              ), sale);
         if (applied !== undefined) await dropPromo(trx, { clientId }).execute();
         if (lines.some((line) => lineTotal(line.quote, line.quantity) > 0)) await requireBillingCountry(trx, clientId);
         const placed = await placing.place(trx, clientId, lines, { invoice: true, activate: 'auto', now, promo, trials: true, ipCountry: input.ipCountry ?? null, awaitCard: cardSetup.available() });

@@ -23,7 +23,17 @@ export interface CartPromoTable {
   created_at: string;
 }
 
+/** Migration 048: the currency a cart's owner chose (guest/cart/set_currency); none: the client's, else the default. */
+export interface CartCurrencyTable {
+  id: Generated<number>;
+  client_id: number | null;
+  session_hash: string | null;
+  currency: string;
+  created_at: string;
+}
+
 export interface CartTables {
   cart_items: CartItemTable;
   cart_promos: CartPromoTable;
+  cart_currencies: CartCurrencyTable;
 }

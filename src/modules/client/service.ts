@@ -1,5 +1,5 @@
 // Client accounts: sign-up, login, profile, API token, and staff management of clients. The only writer of `clients`.
-import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type Selectable, type SqlBool, type Updateable } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, type Selectable, type SqlBool } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { listCount } from '../../db/list-counts.ts';
 import { inIds, matchingIds, SEARCH_CAP, textMatches, walkedTotal, type SearchedColumn } from '../../db/search.ts';
@@ -14,18 +14,15 @@ import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { hashPassword, isLegacyHash, passwordProblem, verifyPassword } from '../../lib/passwords.ts';
 import { nowIso } from '../../lib/time.ts';
 import type { SessionService } from '../session/service.ts';
-import { checkCountry, checkPhone, phoneWithCallingCode } from '../system/countries.ts';
+import { profileValues, type ProfileInput } from './profile-values.ts';
+import type { Selling } from '../currency/selling.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import './events.ts';
 import { announceVatNumber, withCheckedVatNumber } from './vat-number.ts';
 
 export type ClientStatus = 'active' | 'suspended' | 'canceled';
 
-export const PROFILE_FIELDS = ['first_name', 'last_name', 'company', 'phone', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country', 'currency', 'vat_number'] as const;
-
-export type ProfileField = (typeof PROFILE_FIELDS)[number];
-/** `phone_cc`: FOSSBilling's calling code sent apart from `phone` (read together by phoneWithCallingCode). */
-export type ProfileInput = Partial<Record<ProfileField, string | undefined>> & { phone_cc?: string | number | undefined };
+export { PROFILE_FIELDS, type ProfileField, type ProfileInput } from './profile-values.ts';
 
 export interface ClientRecord {
   id: number;
@@ -66,7 +63,8 @@ export interface ClientServiceDeps {
   secrets: SecretBox;
   events: EventBus;
   sessions: Pick<SessionService, 'destroyAllOf'>;
-  defaultCurrency: string;
+  /** The instance's currencies: a client's is one of them, the default unless given, fixed by the first order. */
+  selling: Pick<Selling, 'checkClientCurrency' | 'defaultCode'>;
 }
 
 function toRecord(row: Selectable<Database['clients']>): ClientRecord {
@@ -122,45 +120,13 @@ function principalOf(row: Selectable<Database['clients']> | undefined): ClientPr
   return { id: row.id, email: row.email, name: displayName(row) };
 }
 
-/**
- * Profile fields to store: a blank string clears an optional field (stored and returned as null). The country must
- * be an ISO alpha-2 code and the phone a valid number (read in the client's country, the new one or `currentCountry`).
- */
-function profileValues(given: ProfileInput, currentCountry: string | null = null): Updateable<Database['clients']> {
-  const out: Record<string, string | null> = {};
-  const code = given.phone_cc === undefined ? '' : String(given.phone_cc).trim();
-  if (code !== '' && given.phone === undefined) throw errors.invalid('phone_cc', 'is only read together with phone');
-  // A blank phone clears the number: the calling code sent beside it (FOSSBilling's forms always send one) means nothing.
-  const input = code !== '' && given.phone!.trim() !== '' ? { ...given, phone: phoneWithCallingCode(code, given.phone!) } : given;
-  const country = input.country === undefined || input.country === '' ? undefined : checkCountry(input.country);
-  for (const field of PROFILE_FIELDS) {
-    const value = input[field];
-    if (value === undefined) continue;
-    if (field === 'first_name') {
-      if (value.trim() === '') throw errors.invalid('first_name', 'must not be empty');
-      out[field] = value;
-    } else if (field === 'currency') {
-      if (value !== '' && !/^[A-Za-z]{3}$/.test(value)) throw errors.invalid('currency', 'must be a three-letter code');
-      out[field] = value === '' ? null : value.toUpperCase();
-    } else if (field === 'country' && country !== undefined) {
-      out[field] = country;
-    } else if (field === 'phone' && value.trim() !== '') {
-      checkPhone(value, country ?? currentCountry);
-      out[field] = value.trim();
-    } else {
-      out[field] = value === '' ? null : value;
-    }
-  }
-  return out;
-}
-
 function checkPassword(password: string, confirm: string | undefined): void {
   if (confirm !== undefined && password !== confirm) throw errors.invalid('password_confirm', 'does not match password');
   const problem = passwordProblem(password);
   if (problem !== null) throw errors.invalid('password', problem);
 }
 
-export function createClientService({ db, secrets, events, sessions, defaultCurrency }: ClientServiceDeps) {
+export function createClientService({ db, secrets, events, sessions, selling }: ClientServiceDeps) {
   async function requireClient(id: number, trx: Kysely<Database> = db): Promise<Selectable<Database['clients']>> {
     const row = await trx.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
     if (row === undefined) throw errors.notFound('Client');
@@ -237,7 +203,7 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
             state: profile.state ?? null,
             postcode: profile.postcode ?? null,
             country: profile.country ?? null,
-            currency: profile.currency ?? defaultCurrency,
+            currency: profile.currency == null ? await selling.defaultCode(trx) : await selling.checkClientCurrency(trx, null, profile.currency),
             vat_number: profile.vat_number ?? null,
             ...(input.tax_exempt !== undefined && { tax_exempt: input.tax_exempt ? 1 : 0 }),
             status: input.status ?? 'active',
@@ -338,6 +304,15 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
       return new Map(rows.map((row) => [row.id, { email: row.email, name: displayName(row) }]));
     },
 
+    /**
+     * Inside a checkout: makes `code` the client's currency, as the first order fixes it (409 when an earlier sale
+     * fixed another one; a client who already has it changes nothing).
+     */
+    async fixCurrency(trx: Kysely<Database>, id: number, code: string): Promise<void> {
+      const currency = await selling.checkClientCurrency(trx, id, code);
+      await trx.updateTable('clients').set({ currency }).where('id', '=', id).where((eb) => eb.or([eb('currency', 'is', null), eb('currency', '!=', currency)])).execute();
+    },
+
     async update(
       id: number,
       fields: ProfileInput & { email?: string | undefined; status?: ClientStatus | undefined; tax_exempt?: boolean | undefined },
@@ -355,6 +330,8 @@ export function createClientService({ db, secrets, events, sessions, defaultCurr
           await trx.updateTable('clients').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', id).execute();
           before = (await requireClient(id, trx)).status;
         }
+        // 422 for a currency the instance lacks, 409 for a change after the client's first order.
+        if (typeof profile.currency === 'string') await selling.checkClientCurrency(trx, id, profile.currency);
         const deactivating = fields.status !== undefined && fields.status !== 'active' && before === 'active';
         const reactivating = fields.status === 'active' && before !== 'active';
         await trx

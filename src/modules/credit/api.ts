@@ -5,14 +5,17 @@ import { Type } from '@sinclair/typebox';
 import { actionsFor, type ModuleApi } from '../../platform/action.ts';
 import { InvalidInput } from '../../lib/invalid-input.ts';
 import { formatMoney, parseMoney, precisionOf } from '../../lib/money.ts';
-import type { Config } from '../../config.ts';
 import { Done, Money, Nullable, Timestamp } from '../../platform/schemas.ts';
 import type { AutoRecharge } from './auto-recharge.ts';
 import type { Packs } from './packs.ts';
 import type { Crossings } from './watches.ts';
+import type { CreditService } from './service.ts';
+import type { Selling } from '../currency/selling.ts';
 
 export interface CreditNeeds {
-  config: Pick<Config, 'currency'>;
+  /** Packs are priced in the default currency; a client's wallet settings are in the client's currency. */
+  selling: Pick<Selling, 'defaultCode'>;
+  credits: Pick<CreditService, 'currencyOf'>;
   creditPacks: Pick<Packs, 'list' | 'get' | 'create' | 'update' | 'delete' | 'buy'>;
   autoRecharge: Pick<AutoRecharge, 'get' | 'set'>;
   crossings: Pick<Crossings, 'alertAmount' | 'setAlert'>;
@@ -48,7 +51,7 @@ const AutoRechargeResult = Type.Object({
 
 const LowBalance = Type.Object({ amount: Nullable(Money), currency: Type.String() });
 
-/** A positive amount in the instance currency as minor units (a sign, 0, or too many decimals → 422). */
+/** A positive amount in `currency` as minor units (a sign, 0, or too many decimals → 422). */
 function positive(value: string | number, param: string, currency: string): number {
   if ((typeof value === 'string' && value.trim().startsWith('-')) || (typeof value === 'number' && value < 0)) throw new InvalidInput(param, 'must be more than 0');
   const minor = parseMoney(value, param, precisionOf(currency));
@@ -70,7 +73,7 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       permission: PERMISSION,
       summary: 'Every top-up pack, enabled or not, smallest amount first',
       result: Type.Object({ list: Type.Array(Pack) }),
-      handler: async (_params, { services }) => ({ list: await services.creditPacks.list(false) }),
+      handler: async (_params, { services }) => ({ list: await services.creditPacks.list(null) }),
     }),
     pack_get: adminAction({
       params: Type.Object({ id: Id }),
@@ -85,8 +88,9 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       summary:
         'A top-up pack clients can buy: `amount` is credited as a paid top-up, `bonus` (default 0) beside it as promotional credit that expires `bonus_days` after the payment (never when null). Returns the id; 422 for an amount of 0 or less, a negative bonus, too many decimals, or bonus_days without a bonus',
       result: Type.Integer({ description: 'The pack id' }),
-      handler: (params, { services }) => {
-        const currency = services.config.currency;
+      handler: async (params, { services }) => {
+        // Packs are priced in the default currency; a client buys them in theirs, converted.
+        const currency = await services.selling.defaultCode();
         return services.creditPacks.create({
           title: params.title,
           amount: positive(params.amount, 'amount', currency),
@@ -102,7 +106,7 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       summary: 'Changes the given fields of a pack; invoices issued for it before keep the pack as it was. 404 for an unknown id',
       result: Done,
       async handler(params, { services }) {
-        const currency = services.config.currency;
+        const currency = await services.selling.defaultCode();
         await services.creditPacks.update(params.id, {
           ...(params.title !== undefined && { title: params.title }),
           ...(params.amount !== undefined && { amount: positive(params.amount, 'amount', currency) }),
@@ -129,7 +133,7 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       params: Type.Object({}),
       summary: 'The enabled top-up packs, smallest amount first',
       result: Type.Object({ list: Type.Array(Pack) }),
-      handler: async (_params, { services }) => ({ list: await services.creditPacks.list(true) }),
+      handler: async (_params, { services, identity }) => ({ list: await services.creditPacks.list(identity.client.id) }),
     }),
     pack_buy: clientAction({
       params: Type.Object({ id: Id }),
@@ -148,8 +152,9 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       summary:
         'Turns auto-recharge on or off: when a payment from the balance takes it below `threshold`, the saved card is charged `amount` off-session (once per crossing; at once when turned on below it). On needs a saved card (409) and both amounts (kept from before when not given); the amount within funds_min_amount..funds_max_amount (422). Off cancels the charges still pending',
       result: AutoRechargeResult,
-      handler: (params, { services, identity }) => {
-        const currency = services.config.currency;
+      handler: async (params, { services, identity }) => {
+        // The client's wallet currency: amounts in its decimals.
+        const currency = await services.credits.currencyOf(identity.client.id);
         return services.autoRecharge.set(identity.client.id, {
           enabled: params.enabled,
           threshold: params.threshold === undefined ? null : positive(params.threshold, 'threshold', currency),
@@ -162,7 +167,7 @@ export const creditApi: ModuleApi<CreditNeeds> = {
       summary: "The caller's low-balance alert amount (null: off)",
       result: LowBalance,
       async handler(_params, { services, identity }) {
-        const currency = services.config.currency;
+        const currency = await services.credits.currencyOf(identity.client.id);
         const amount = await services.crossings.alertAmount({ clientId: identity.client.id, currency });
         return { amount: amount === null ? null : formatMoney(amount, precisionOf(currency)), currency };
       },
@@ -173,7 +178,7 @@ export const creditApi: ModuleApi<CreditNeeds> = {
         'Sets the low-balance alert: each time a payment from the balance takes it below `amount`, the `wallet.low_balance` webhook and a mail go out (once per crossing). Without `amount` (or null, or empty) it is off',
       result: LowBalance,
       async handler({ amount }, { services, identity }) {
-        const currency = services.config.currency;
+        const currency = await services.credits.currencyOf(identity.client.id);
         const minor = amount === undefined || amount === null || amount === '' ? null : positive(amount, 'amount', currency);
         await services.crossings.setAlert({ clientId: identity.client.id, currency }, minor);
         return { amount: minor === null ? null : formatMoney(minor, precisionOf(currency)), currency };

@@ -15,7 +15,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { ApiError, errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import type { Selling } from '../currency/selling.ts';
+import { checkFundsLimits } from './funds-limits.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import type { OutboxService } from '../outbox/service.ts';
@@ -46,7 +48,8 @@ export interface AutoRechargeInput {
 
 export interface AutoRechargeDeps {
   db: Kysely<Database>;
-  money: Money;
+  /** The wallet recharged is the client's currency's. */
+  selling: Pick<Selling, 'forClient'>;
   outbox: Pick<OutboxService, 'registerKind'>;
   invoices: Pick<InvoiceService, 'create' | 'cancelInTransaction'>;
   charges: Pick<ChargeService, 'scheduleTopUp'>;
@@ -56,15 +59,8 @@ export interface AutoRechargeDeps {
   settings: { fundsMin(): string | null; fundsMax(): string | null };
 }
 
-export function createAutoRecharge({ db, money, outbox, invoices, charges, payments, crossings, settings }: AutoRechargeDeps) {
-  const accountOf = (clientId: number): Account => ({ clientId, currency: money.currency });
-
-  function checkAmount(amount: number): void {
-    const min = settings.fundsMin();
-    const max = settings.fundsMax();
-    if (min !== null && amount < money.parse(min, 'funds_min_amount')) throw errors.invalid('amount', `must be at least ${money.format(money.parse(min, 'funds_min_amount'))}`);
-    if (max !== null && amount > money.parse(max, 'funds_max_amount')) throw errors.invalid('amount', `must not be more than ${money.format(money.parse(max, 'funds_max_amount'))}`);
-  }
+export function createAutoRecharge({ db, selling, outbox, invoices, charges, payments, crossings, settings }: AutoRechargeDeps) {
+  const accountOf = async (clientId: number): Promise<Account> => ({ clientId, currency: (await selling.forClient(db, clientId)).code });
 
   /** Stops what the account's crossings still have pending: not yet invoiced → stopped; unpaid invoices → canceled. */
   async function stopPending(trx: Kysely<Database>, account: Account, now: Date): Promise<void> {
@@ -107,7 +103,7 @@ export function createAutoRecharge({ db, money, outbox, invoices, charges, payme
         await trx.updateTable('credit_recharges').set({ status: 'stopped', updated_at: isoSeconds(now) }).where('id', '=', row.id).where('status', '=', 'pending').execute();
         return;
       }
-      const invoice = await invoices.create(trx, row.client_id, [depositLine(money, row.amount, `Auto-recharge of the account balance`)], { now, taxed: false });
+      const invoice = await invoices.create(trx, row.client_id, [depositLine(moneyFor(row.currency), row.amount, `Auto-recharge of the account balance`)], { now, taxed: false });
       // The compare-and-set: a second delivery of this item (a sender whose lease ran out) rolls back here.
       const claimed = await trx
         .updateTable('credit_recharges')
@@ -130,10 +126,12 @@ export function createAutoRecharge({ db, money, outbox, invoices, charges, payme
 
   /** client/credit/auto_recharge_get */
   async function get(clientId: number): Promise<AutoRechargeSettings> {
-    const watch = await watchOf(db, accountOf(clientId));
+    const account = await accountOf(clientId);
+    const watch = await watchOf(db, account);
     const card = await payments.chargeableMethod(db, clientId, false);
+    const money = moneyFor(account.currency);
     const format = (value: number | null | undefined) => (value === null || value === undefined ? null : money.format(value));
-    return { enabled: watch?.recharge_enabled === 1, threshold: format(watch?.recharge_threshold), amount: format(watch?.recharge_amount), currency: money.currency, has_card: card !== null };
+    return { enabled: watch?.recharge_enabled === 1, threshold: format(watch?.recharge_threshold), amount: format(watch?.recharge_amount), currency: account.currency, has_card: card !== null };
   }
 
   return {
@@ -147,11 +145,11 @@ export function createAutoRecharge({ db, money, outbox, invoices, charges, payme
     async set(clientId: number, input: AutoRechargeInput, now = new Date()): Promise<AutoRechargeSettings> {
       if (input.threshold !== null && input.threshold <= 0) throw errors.invalid('threshold', 'must be more than 0');
       if (input.amount !== null && input.amount <= 0) throw errors.invalid('amount', 'must be more than 0');
-      if (input.amount !== null) checkAmount(input.amount);
+      if (input.amount !== null) checkFundsLimits(input.amount, await selling.forClient(db, clientId), settings);
       if (input.enabled && (await payments.chargeableMethod(db, clientId, false)) === null) {
         throw errors.conflict('Auto-recharge charges your saved card: pay an invoice by card first to save one');
       }
-      const account = accountOf(clientId);
+      const account = await accountOf(clientId);
       await inTransaction(db, async (trx) => {
         await lockAccount(trx, account, now);
         const before = await ensureWatch(trx, account, now);

@@ -6,14 +6,12 @@ import { actionsFor } from '../../platform/action.ts';
 import { paginationParams } from '../../lib/paginator.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
 import { InvalidInput } from '../../lib/invalid-input.ts';
-import type { Config } from '../../config.ts';
 import { Done, Money, PageOf, Timestamp } from '../../platform/schemas.ts';
 import { BalanceLine, CreditKindSchema } from './results.ts';
 import type { CreditService } from './service.ts';
 
 export interface BalanceNeeds {
-  config: Pick<Config, 'currency'>;
-  credits: Pick<CreditService, 'list' | 'total' | 'addFunds' | 'reverse'>;
+  credits: Pick<CreditService, 'list' | 'total' | 'addFunds' | 'reverse' | 'currencyOf'>;
 }
 
 const { adminAction, clientAction } = actionsFor<BalanceNeeds>();
@@ -56,7 +54,8 @@ export const balanceAdminActions = {
       'Adds `amount` to client `id`\'s balance as an `adjust` line with the description as its reason, or a promotional `grant` (`type: "grant"` or `expires_at`: spent first, what is left expires); a negative amount takes funds away (409 past the balance). The same `idempotency_key` again adds nothing',
     result: Done,
     async handler(params, { services, identity }) {
-      const amount = parseSigned(params.amount, precisionOf(services.config.currency));
+      // In the client's currency (their wallet's): ¥ takes no decimals, KWD three.
+      const amount = parseSigned(params.amount, precisionOf(await services.credits.currencyOf(params.id)));
       const grant = params.type === 'grant' || params.expires_at !== undefined;
       if (params.type === 'adjust' && params.expires_at !== undefined) throw new InvalidInput('expires_at', 'is for grants only');
       await services.credits.addFunds({
@@ -100,7 +99,7 @@ export const balanceClientActions = {
   }),
   balance_get_total: clientAction({
     params: Type.Object({}),
-    summary: "The caller's balance (the sum of its lines) as a decimal string in the instance currency",
+    summary: "The caller's balance (the sum of its lines) as a decimal string in the client's currency",
     result: Money,
     handler: (_params, { services, identity }) => services.credits.total(identity.client.id),
   }),

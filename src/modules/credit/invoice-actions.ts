@@ -5,12 +5,13 @@ import { actionsFor } from '../../platform/action.ts';
 import { errors } from '../../platform/errors.ts';
 import { InvalidInput } from '../../lib/invalid-input.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
-import type { Config } from '../../config.ts';
 import { Done } from '../../platform/schemas.ts';
 import type { InvoiceCredits } from './invoice-credits.ts';
+import type { CreditService } from './service.ts';
 
 export interface InvoiceCreditNeeds {
-  config: Pick<Config, 'currency'>;
+  /** A top-up is in the client's currency: its amount is read in that currency's decimals. */
+  credits: Pick<CreditService, 'currencyOf'>;
   invoiceCredits: Pick<InvoiceCredits, 'fundsInvoice' | 'payInvoice' | 'idByHash'>;
 }
 
@@ -24,15 +25,6 @@ const Amount = Type.Optional(
   }),
 );
 
-/** The optional `amount` in minor units: more than 0, at most the currency's decimals (422 naming `amount`). */
-function amountOf(amount: string | number | undefined, currency: string): number | undefined {
-  if (amount === undefined) return undefined;
-  if ((typeof amount === 'string' && amount.trim().startsWith('-')) || (typeof amount === 'number' && amount < 0)) throw new InvalidInput('amount', 'must be more than 0');
-  const minor = parseMoney(amount, 'amount', precisionOf(currency));
-  if (minor <= 0) throw new InvalidInput('amount', 'must be more than 0');
-  return minor;
-}
-
 export const invoiceCreditAdminActions = {
   pay_with_credits: adminAction({
     params: Type.Object({ id: Id, amount: Amount }),
@@ -41,7 +33,7 @@ export const invoiceCreditAdminActions = {
       "Pays the unpaid invoice from its client's balance (a `consume` line): all that is due, or `amount` of it (the rest stays due, for a card); 409 when the balance does not cover it or the invoice is not unpaid",
     result: Done,
     async handler({ id, amount }, { services }) {
-      await services.invoiceCredits.payInvoice(id, undefined, new Date(), amountOf(amount, services.config.currency));
+      await services.invoiceCredits.payInvoice(id, undefined, new Date(), amount);
       return true;
     },
   }),
@@ -53,10 +45,10 @@ export const invoiceCreditClientActions = {
     summary:
       'Issues an unpaid, untaxed top-up invoice for `amount`; paying it by any gateway credits the balance once. Returns the invoice hash, as FOSSBilling. Zero, negative, too many decimals, or outside funds_min_amount..funds_max_amount → 422',
     result: Type.String({ description: 'The invoice hash' }),
-    handler: ({ amount }, { services, identity }) => {
+    handler: async ({ amount }, { services, identity }) => {
       if (typeof amount === 'string' && amount.trim().startsWith('-')) throw new InvalidInput('amount', 'must be more than 0');
       if (typeof amount === 'number' && amount < 0) throw new InvalidInput('amount', 'must be more than 0');
-      return services.invoiceCredits.fundsInvoice(identity.client.id, parseMoney(amount, 'amount', precisionOf(services.config.currency)));
+      return services.invoiceCredits.fundsInvoice(identity.client.id, parseMoney(amount, 'amount', precisionOf(await services.credits.currencyOf(identity.client.id))));
     },
   }),
   pay_with_credits: clientAction({
@@ -66,10 +58,9 @@ export const invoiceCreditClientActions = {
     result: Done,
     async handler({ id, hash, amount }, { services, identity }) {
       if (id === undefined && hash === undefined) throw new InvalidInput('id', 'or hash is required');
-      const minor = amountOf(amount, services.config.currency);
       const invoiceId = id ?? (await services.invoiceCredits.idByHash(hash!));
       if (invoiceId === null) throw errors.notFound('Invoice');
-      await services.invoiceCredits.payInvoice(invoiceId, identity.client.id, new Date(), minor);
+      await services.invoiceCredits.payInvoice(invoiceId, identity.client.id, new Date(), amount);
       return true;
     },
   }),

@@ -11,7 +11,10 @@ import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor, parseMoney, precisionOf } from '../../lib/money.ts';
+import { InvalidInput } from '../../lib/invalid-input.ts';
+import type { Selling } from '../currency/selling.ts';
+import { checkFundsLimits } from './funds-limits.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoicePayments } from '../invoice/payments.ts';
 import type { InvoiceService } from '../invoice/service.ts';
@@ -24,14 +27,23 @@ export const CREDITS_GATEWAY = 'credits';
 export interface InvoiceCreditsDeps {
   db: Kysely<Database>;
   events: EventBus;
-  money: Money;
+  /** A top-up is in the client's currency (their wallet's). */
+  selling: Pick<Selling, 'useForClient'>;
   invoices: Pick<InvoiceService, 'create' | 'payInTransaction' | 'applyCredit'>;
   invoicePayments: Pick<InvoicePayments, 'payable' | 'renewsService'>;
   /** The settings, read at each use: FOSSBilling's funds_min_amount / funds_max_amount, and credits_pay_invoices. */
   settings: { fundsMin(): string | null; fundsMax(): string | null; payInvoices(): boolean };
 }
 
-export function createInvoiceCredits({ db, events, money, invoices, invoicePayments, settings }: InvoiceCreditsDeps) {
+/** A part payment's `amount` in the invoice currency's minor units: more than 0, no more decimals than it has. */
+function amountIn(amount: string | number, currency: string): number {
+  if ((typeof amount === 'string' && amount.trim().startsWith('-')) || (typeof amount === 'number' && amount < 0)) throw new InvalidInput('amount', 'must be more than 0');
+  const minor = parseMoney(amount, 'amount', precisionOf(currency));
+  if (minor <= 0) throw new InvalidInput('amount', 'must be more than 0');
+  return minor;
+}
+
+export function createInvoiceCredits({ db, events, selling, invoices, invoicePayments, settings }: InvoiceCreditsDeps) {
   /** What the invoice's `deposit` lines add to the balance when it is paid (0: not a top-up invoice). */
   async function depositOf(trx: Kysely<Database>, invoiceId: number): Promise<number> {
     const lines = await trx.selectFrom('invoice_items').select('total').where('invoice_id', '=', invoiceId).where('task', '=', 'deposit').execute();
@@ -71,7 +83,7 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
     const invoice = (await invoicePayments.payable(trx, id))!;
     if (invoice.status !== 'unpaid') throw errors.conflict(`The invoice is ${invoice.status}; it cannot be paid`);
     const due = invoice.amount;
-    if (options.amount !== undefined && options.amount > due) throw errors.invalid('amount', `must not be more than the amount due (${money.format(due)})`);
+    if (options.amount !== undefined && options.amount > due) throw errors.invalid('amount', `must not be more than the amount due (${moneyFor(invoice.currency).format(due)})`);
     const available = await spendable(trx, account, now);
     // Checked under the lock, so the debit below is covered: no one else spends from this account until we commit.
     let take = options.amount ?? due;
@@ -159,11 +171,10 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
      */
     async fundsInvoice(clientId: number, amount: number, now = new Date()): Promise<string> {
       if (amount <= 0) throw errors.invalid('amount', 'must be more than 0');
-      const min = settings.fundsMin();
-      const max = settings.fundsMax();
-      if (min !== null && amount < money.parse(min, 'funds_min_amount')) throw errors.invalid('amount', `must be at least ${money.format(money.parse(min, 'funds_min_amount'))}`);
-      if (max !== null && amount > money.parse(max, 'funds_max_amount')) throw errors.invalid('amount', `must not be more than ${money.format(money.parse(max, 'funds_max_amount'))}`);
       return inTransaction(db, async (trx) => {
+        const sale = await selling.useForClient(trx, clientId);
+        checkFundsLimits(amount, sale, settings);
+        const money = moneyFor(sale.code);
         const line = { orderId: null, task: 'deposit' as const, title: `Add funds to the account balance (${money.format(amount)} ${money.currency})`, period: null, quantity: 1, price: amount, total: amount };
         const row = await invoices.create(trx, clientId, [line], { now, taxed: false });
         return row.hash;
@@ -174,17 +185,18 @@ export function createInvoiceCredits({ db, events, money, invoices, invoicePayme
      * pay_with_credits: pays from the balance what is due of the unpaid invoice, or `amount` of it (minor units,
      * more than 0, at most what is due; the rest stays due for a card). A client only its own: 404 otherwise.
      */
-    async payInvoice(id: number, clientId: number | undefined, now = new Date(), amount?: number): Promise<void> {
-      if (amount !== undefined && amount <= 0) throw errors.invalid('amount', 'must be more than 0');
+    async payInvoice(id: number, clientId: number | undefined, now = new Date(), given?: string | number): Promise<void> {
       await inTransaction(db, async (trx) => {
         const invoice = await invoicePayments.payable(trx, id);
         if (invoice === null || (clientId !== undefined && invoice.clientId !== clientId)) throw errors.notFound('Invoice');
+        // The amount is read in the invoice's own currency (its decimals: none for JPY, three for KWD).
+        const amount = given === undefined ? undefined : amountIn(given, invoice.currency);
         if (invoice.status !== 'unpaid') throw errors.conflict(`The invoice is ${invoice.status}; it cannot be paid`);
         if ((await depositOf(trx, id)) > 0) throw errors.conflict('A top-up invoice cannot be paid from the balance it adds to');
         const outcome = await payFromBalance(trx, id, now, amount === undefined ? {} : { amount });
         if (outcome === 'uncovered') {
           const wanted = amount ?? (await invoicePayments.payable(trx, id))!.amount;
-          throw errors.conflict(`The balance does not cover ${amount === undefined ? 'the amount due' : 'the amount'} (${money.format(wanted)})`);
+          throw errors.conflict(`The balance does not cover ${amount === undefined ? 'the amount due' : 'the amount'} (${moneyFor(invoice.currency).format(wanted)} ${invoice.currency})`);
         }
       });
     },

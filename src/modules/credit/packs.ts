@@ -8,7 +8,8 @@ import type { Database } from '../../db/schema.ts';
 import { errors } from '../../platform/errors.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import { amountIn, type SaleCurrency, type Selling } from '../currency/selling.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from '../invoice/service.ts';
 import { credit, lockAccount } from './ledger.ts';
@@ -42,18 +43,20 @@ export interface PackInput {
 export interface PacksDeps {
   db: Kysely<Database>;
   events: EventBus;
-  money: Money;
+  /** Packs are priced in the default currency and sold in the client's, converted at the current rate. */
+  selling: Pick<Selling, 'describe' | 'forClient' | 'useForClient'>;
   invoices: Pick<InvoiceService, 'create'>;
 }
 
-export function createPacks({ db, events, money, invoices }: PacksDeps) {
-  const toRecord = (row: Selectable<CreditPackTable>): PackRecord => ({
+export function createPacks({ db, events, selling, invoices }: PacksDeps) {
+  /** A pack as shown in `sale`'s currency: staff see the default's, a client their own (converted, rounded once). */
+  const toRecord = (row: Selectable<CreditPackTable>, sale: SaleCurrency): PackRecord => ({
     id: row.id,
     title: row.title,
-    amount: money.format(row.amount),
-    bonus: money.format(row.bonus),
+    amount: moneyFor(sale.code).format(amountIn(row.amount, sale)),
+    bonus: moneyFor(sale.code).format(amountIn(row.bonus, sale)),
     bonus_days: row.bonus_days,
-    currency: money.currency,
+    currency: sale.code,
     enabled: row.enabled === 1,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -84,15 +87,19 @@ export function createPacks({ db, events, money, invoices }: PacksDeps) {
   });
 
   return {
-    /** admin/credit/pack_get_list (every pack) and client/credit/pack_get_list (`enabledOnly`), smallest first. */
-    async list(enabledOnly: boolean): Promise<PackRecord[]> {
+    /**
+     * admin/credit/pack_get_list (every pack, in the default currency) and client/credit/pack_get_list (`clientId`:
+     * the enabled ones in the client's currency), smallest first.
+     */
+    async list(clientId: number | null): Promise<PackRecord[]> {
       let query = db.selectFrom('credit_packs').selectAll();
-      if (enabledOnly) query = query.where('enabled', '=', 1);
-      return (await query.orderBy('amount').orderBy('id').execute()).map(toRecord);
+      if (clientId !== null) query = query.where('enabled', '=', 1);
+      const sale = clientId === null ? await selling.describe(db, null) : await selling.forClient(db, clientId);
+      return (await query.orderBy('amount').orderBy('id').execute()).map((row) => toRecord(row, sale));
     },
 
     async get(id: number): Promise<PackRecord> {
-      return toRecord(await requirePack(db, id));
+      return toRecord(await requirePack(db, id), await selling.describe(db, null));
     },
 
     async create(input: PackInput, now = new Date()): Promise<number> {
@@ -139,11 +146,15 @@ export function createPacks({ db, events, money, invoices }: PacksDeps) {
       return inTransaction(db, async (trx) => {
         const pack = await requirePack(trx, id);
         if (pack.enabled !== 1) throw errors.notFound('Top-up pack');
-        const title = pack.bonus > 0 ? `Top-up pack “${pack.title}” with a bonus of ${money.format(pack.bonus)} ${money.currency}` : `Top-up pack “${pack.title}”`;
-        const invoice = await invoices.create(trx, clientId, [depositLine(money, pack.amount, title)], { now, taxed: false });
+        // In the client's currency at today's rate: the invoice, its credit and the bonus stored beside it.
+        const sale = await selling.useForClient(trx, clientId);
+        const money = moneyFor(sale.code);
+        const bonus = amountIn(pack.bonus, sale);
+        const title = bonus > 0 ? `Top-up pack “${pack.title}” with a bonus of ${money.format(bonus)} ${money.currency}` : `Top-up pack “${pack.title}”`;
+        const invoice = await invoices.create(trx, clientId, [depositLine(money, amountIn(pack.amount, sale), title)], { now, taxed: false });
         await trx
           .insertInto('credit_pack_invoices')
-          .values({ invoice_id: invoice.id, pack_id: pack.id, client_id: clientId, bonus: pack.bonus, bonus_days: pack.bonus_days, created_at: isoSeconds(now) })
+          .values({ invoice_id: invoice.id, pack_id: pack.id, client_id: clientId, bonus, bonus_days: pack.bonus_days, created_at: isoSeconds(now) })
           .execute();
         return invoice.hash;
       });

@@ -10,7 +10,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import { convertMinorBack } from '../../lib/exchange.ts';
+import { amountIn, type SaleCurrency, type Selling } from '../currency/selling.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import './events.ts';
 import { balanceOf, debitWithDebt, lockAccount, type Account } from './ledger.ts';
@@ -37,11 +39,18 @@ export interface PrepaidView {
 export interface PrepaidLedgerDeps {
   db: Kysely<Database>;
   events: Pick<EventBus, 'emit'>;
-  money: Pick<Money, 'currency' | 'format'>;
+  /**
+   * The wallet drawn is in the client's currency; plans price uses in the default currency, so each draw is converted
+   * at the rate of its moment (rounded once per draw), and the balance the check holds is read back in the default.
+   */
+  selling: Pick<Selling, 'forClient'>;
 }
 
-export function createPrepaidLedger({ db, events, money }: PrepaidLedgerDeps) {
-  const accountOf = (clientId: number): Account => ({ clientId, currency: money.currency });
+export function createPrepaidLedger({ db, events, selling }: PrepaidLedgerDeps) {
+  const saleOf = (clientId: number): Promise<SaleCurrency> => selling.forClient(db, clientId);
+  const accountOf = (sale: SaleCurrency, clientId: number): Account => ({ clientId, currency: sale.code });
+  /** A wallet balance (minor units of the client's currency) in the default currency, as the check prices uses. */
+  const inDefault = (balance: number, sale: SaleCurrency): number => (sale.isDefault ? balance : convertMinorBack(balance, sale.rate, sale.minorUnit, sale.defaultMinorUnit));
 
   async function drawnOf(trx: Kysely<Database>, orderId: number, periodStart: string): Promise<Map<string, number>> {
     const rows = await trx.selectFrom('credit_usage_draws').select(['meter', 'drawn']).where('order_id', '=', orderId).where('period_start', '=', periodStart).execute();
@@ -55,7 +64,8 @@ export function createPrepaidLedger({ db, events, money }: PrepaidLedgerDeps) {
      * after the draw.
      */
     async drawUsage(input: UsageDraw, now = new Date()): Promise<PrepaidView> {
-      const account = accountOf(input.clientId);
+      const sale = await saleOf(input.clientId);
+      const account = accountOf(sale, input.clientId);
       return inTransaction(db, async (trx) => {
         await lockAccount(trx, account, now);
         const drawn = await drawnOf(trx, input.orderId, input.periodStart);
@@ -66,7 +76,9 @@ export function createPrepaidLedger({ db, events, money }: PrepaidLedgerDeps) {
           if (more <= 0) continue;
           const key = `usage:${input.orderId}:${draw.meter}:${input.periodStart}:${draw.amount}`;
           const note = `Usage of order #${input.orderId}: ${draw.meter}, period from ${input.periodStart.slice(0, 10)}`;
-          await debitWithDebt(trx, account, { kind: 'consume', amount: more, key, note }, now);
+          // `drawn` stays in the default currency (what the meters priced); the ledger line is in the wallet's.
+          const amount = amountIn(more, sale);
+          if (amount > 0) await debitWithDebt(trx, account, { kind: 'consume', amount, key, note }, now);
           if (before === undefined) {
             await trx
               .insertInto('credit_usage_draws')
@@ -77,14 +89,15 @@ export function createPrepaidLedger({ db, events, money }: PrepaidLedgerDeps) {
           }
           drawn.set(draw.meter, draw.amount);
         }
-        return { balance: await balanceOf(trx, account), drawn };
+        return { balance: inDefault(await balanceOf(trx, account), sale), drawn };
       });
     },
 
     /** The client's balance and what the order's meters drew in the period (the check's view, read in the background). */
     async view(clientId: number, orderId: number, periodStart: string): Promise<PrepaidView> {
       const drawn = await drawnOf(db, orderId, periodStart);
-      return { balance: await balanceOf(db, accountOf(clientId)), drawn };
+      const sale = await saleOf(clientId);
+      return { balance: inDefault(await balanceOf(db, accountOf(sale, clientId)), sale), drawn };
     },
 
     /**
@@ -94,7 +107,8 @@ export function createPrepaidLedger({ db, events, money }: PrepaidLedgerDeps) {
      * Returns whether this call recorded it.
      */
     async markDepleted(clientId: number, orderId: number, balance: number, now = new Date()): Promise<boolean> {
-      const account = accountOf(clientId);
+      const sale = await saleOf(clientId);
+      const account = accountOf(sale, clientId);
       return inTransaction(db, async (trx) => {
         const last = await trx
           .selectFrom('credit_entries')
@@ -110,7 +124,7 @@ export function createPrepaidLedger({ db, events, money }: PrepaidLedgerDeps) {
           .returning('client_id')
           .executeTakeFirst();
         if (row === undefined) return false;
-        await events.emit('wallet.depleted', { clientId, orderId, balance: money.format(balance), currency: account.currency }, trx);
+        await events.emit('wallet.depleted', { clientId, orderId, balance: moneyFor(sale.code).format(amountIn(balance, sale)), currency: account.currency }, trx);
         return true;
       });
     },

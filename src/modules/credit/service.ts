@@ -8,7 +8,8 @@ import type { Database } from '../../db/schema.ts';
 import { errors } from '../../platform/errors.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import type { Selling } from '../currency/selling.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { balanceOf, credit, debit, expireLapsed, isUncovered, lockAccount, type Account } from './ledger.ts';
@@ -22,18 +23,19 @@ type EntryRow = Selectable<CreditEntryTable>;
 export interface CreditServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
-  money: Money;
+  /** A client's wallet is in the client's currency (issue 26): the one their first order fixed, else the default. */
+  selling: Pick<Selling, 'forClient'>;
   log?: (message: string, error: unknown) => void;
 }
 
-export function createCreditService({ db, events, money, log }: CreditServiceDeps) {
+export function createCreditService({ db, events, selling, log }: CreditServiceDeps) {
   // A client with balance lines cannot be deleted (the ledger is kept, like orders and invoices): cancel it instead.
   events.on('client.deleted', async ({ clientId }, trx) => {
     const line = await trx.selectFrom('credit_entries').select('id').where('client_id', '=', clientId).limit(1).executeTakeFirst();
     if (line !== undefined) throw errors.conflict('The client has balance lines; cancel the account instead of deleting it');
   });
 
-  const accountOf = (clientId: number): Account => ({ clientId, currency: money.currency });
+  const accountOf = async (clientId: number, q: Kysely<Database> = db): Promise<Account> => ({ clientId, currency: (await selling.forClient(q, clientId)).code });
 
   function toRecord(row: EntryRow, reversedBy: number | null): CreditEntryRecord {
     return {
@@ -41,7 +43,7 @@ export function createCreditService({ db, events, money, log }: CreditServiceDep
       client_id: row.client_id,
       type: row.kind,
       description: row.note ?? row.kind,
-      amount: money.format(row.amount),
+      amount: moneyFor(row.currency).format(row.amount),
       currency: row.currency,
       expires_at: row.expires_at,
       invoice_id: row.invoice_id,
@@ -86,12 +88,16 @@ export function createCreditService({ db, events, money, log }: CreditServiceDep
     },
 
     /** The balance in minor units: the sum of the client's ledger. */
-    balance: (clientId: number): Promise<number> => balanceOf(db, accountOf(clientId)),
+    balance: async (clientId: number): Promise<number> => balanceOf(db, await accountOf(clientId)),
+
+    /** The currency of the client's wallet (the client's currency). */
+    currencyOf: async (clientId: number): Promise<string> => (await accountOf(clientId)).currency,
 
     /** balance_get_total: the balance as a decimal string; `mustExist`: 404 for an unknown client (staff name one). */
     async total(clientId: number, mustExist = false): Promise<string> {
       if (mustExist) await requireClient(clientId);
-      return money.format(await balanceOf(db, accountOf(clientId)));
+      const account = await accountOf(clientId);
+      return moneyFor(account.currency).format(await balanceOf(db, account));
     },
 
     /**
@@ -103,7 +109,8 @@ export function createCreditService({ db, events, money, log }: CreditServiceDep
       if (input.amount === 0) throw errors.invalid('amount', 'must not be 0');
       if (input.expiresAt !== null && input.expiresAt <= isoSeconds(now)) throw errors.invalid('expires_at', 'must be in the future');
       if (input.amount < 0 && input.type === 'grant') throw errors.invalid('amount', 'must be more than 0 for a grant');
-      const account = accountOf(input.clientId);
+      const account = await accountOf(input.clientId);
+      const money = moneyFor(account.currency);
       const key = input.key === null ? `staff:${randomUUID()}` : `staff:${input.clientId}:${input.key}`;
       return inTransaction(db, async (trx) => {
         await lockAccount(trx, account, now);
@@ -134,6 +141,7 @@ export function createCreditService({ db, events, money, log }: CreditServiceDep
         const input = { kind: 'adjust' as const, amount: Math.abs(amount), key, staffId, reversesId: entry.id, note: `Reverses line #${entry.id} (${entry.note ?? entry.kind})` };
         if (amount < 0) return (await credit(trx, account, input, now)).id;
         const written = await debit(trx, account, input, now, entry.id);
+        const money = moneyFor(account.currency);
         if (isUncovered(written)) throw errors.conflict(`The balance (${money.format(written.available)}) cannot give back ${money.format(amount)}`);
         return written.id;
       });

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
 import { invoiceLabel, invoiceReference } from '../../lib/invoice-label.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { defaultOutboxLog, type OutboxLog } from '../outbox/service.ts';
@@ -39,7 +39,6 @@ export interface NoticesDeps {
   keyIsSwitchedOn: KeyNoticesDeps['keyIsSwitchedOn'];
   /** PUBLIC_URL without a trailing slash. */
   publicUrl: string;
-  money: Pick<Money, 'format'>;
   /** The days invoice reminders go out, from the due date (negative: before); read at every run. */
   reminderDays?: () => readonly number[];
   log?: OutboxLog;
@@ -54,7 +53,7 @@ export const DEFAULT_REMINDER_DAYS: readonly number[] = [-3, -1, 1, 3, 7];
 
 const day = (iso: string | null): string => (iso === null ? '' : iso.slice(0, 10));
 
-export function registerNotices({ db, events, mail, clients, invoices, orders, outbox, keyIsSwitchedOn, publicUrl, money, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
+export function registerNotices({ db, events, mail, clients, invoices, orders, outbox, keyIsSwitchedOn, publicUrl, reminderDays = () => DEFAULT_REMINDER_DAYS, log = defaultOutboxLog }: NoticesDeps) {
   const links = {
     invoice: (id: number) => `${publicUrl}/invoices/${id}`,
     orders: () => `${publicUrl}/orders`,
@@ -71,7 +70,7 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
         // The invoice's one name: its number once paid, "Pro forma <id>" before (never a bare id).
         invoice: invoiceLabel(invoice),
         invoice_number: invoiceReference(invoice),
-        invoice_total: `${money.format(invoice.total)} ${invoice.currency}`,
+        invoice_total: `${moneyFor(invoice.currency).format(invoice.total)} ${invoice.currency}`,
         invoice_due: day(invoice.due_at),
         invoice_url: links.invoice(invoice.id),
       },
@@ -138,7 +137,7 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
   events.on('invoice.payment_refunded', async ({ invoiceId, clientId, amount, currency }, trx) => {
     const found = await invoiceVars(trx, invoiceId);
     if (found === null) return;
-    await toClient(trx, clientId, 'invoice_payment_refunded', { ...found.vars, amount: `${money.format(amount)} ${currency}` });
+    await toClient(trx, clientId, 'invoice_payment_refunded', { ...found.vars, amount: `${moneyFor(currency).format(amount)} ${currency}` });
   });
 
   const orderOf = (trx: Kysely<Database>, orderId: number) => orders.summary(trx, orderId);
@@ -207,7 +206,7 @@ export function registerNotices({ db, events, mail, clients, invoices, orders, o
 
   // Prepaid credits (issue 24): the client's low-balance alert, once per crossing (credit/watches.ts).
   events.on('wallet.low_balance', async ({ clientId, currency, balance, threshold }, trx) => {
-    await toClient(trx, clientId, 'wallet_low_balance', { balance: `${money.format(balance)} ${currency}`, threshold: `${money.format(threshold)} ${currency}`, wallet_url: links.wallet() });
+    await toClient(trx, clientId, 'wallet_low_balance', { balance: `${moneyFor(currency).format(balance)} ${currency}`, threshold: `${moneyFor(currency).format(threshold)} ${currency}`, wallet_url: links.wallet() });
   });
 
   return {

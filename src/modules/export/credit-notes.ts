@@ -8,6 +8,7 @@ import { moneyFor } from '../../lib/money.ts';
 import type { ClientService } from '../client/service.ts';
 import type { Cell } from './csv.ts';
 import type { ExportFilters } from './types.ts';
+import type { StoredRate } from '../currency/selling.ts';
 
 export async function creditNoteRows(
   db: Kysely<Database>,
@@ -15,13 +16,14 @@ export async function creditNoteRows(
   filters: ExportFilters,
   after: number,
   size: number,
+  rates: { defaultCode: string; toDefault: (amount: number, invoice: StoredRate) => number },
 ): Promise<Array<{ id: number; cells: Cell[] }>> {
   let query = db
     .selectFrom('credit_notes')
     .leftJoin('clients', 'clients.id', 'credit_notes.client_id')
     .leftJoin('invoices', 'invoices.id', 'credit_notes.invoice_id')
     .selectAll('credit_notes')
-    .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name', 'invoices.number as invoice_number'])
+    .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name', 'invoices.number as invoice_number', 'invoices.currency_rate', 'invoices.currency_base'])
     .where('credit_notes.id', '>', after);
   if (filters.type !== undefined) query = query.where('credit_notes.method', '=', filters.type as 'refund');
   if (filters.client_id !== undefined) query = query.where('credit_notes.client_id', '=', filters.client_id);
@@ -40,7 +42,11 @@ export async function creditNoteRows(
     const name = [n.first_name, n.last_name].filter((part) => part !== null && part !== '').join(' ');
     return {
       id: n.id,
-      cells: [n.id, n.number, n.invoice_id, n.invoice_number, n.client_id, n.client_email, name, n.method, n.reason, money.format(n.subtotal), money.format(n.tax), money.format(n.total), n.currency, n.transaction_id, n.created_at],
+      cells: [
+        n.id, n.number, n.invoice_id, n.invoice_number, n.client_id, n.client_email, name, n.method, n.reason, money.format(n.subtotal), money.format(n.tax), money.format(n.total), n.currency, n.transaction_id, n.created_at,
+        // A note is in its invoice's currency and converts at its invoice's stored rate.
+        n.currency_rate, rates.defaultCode, moneyFor(rates.defaultCode).format(rates.toDefault(n.total, { currency: n.currency, currency_rate: n.currency_rate, currency_base: n.currency_base })),
+      ],
     };
   });
 }

@@ -11,6 +11,7 @@ import { createdRange, searchText } from '../../platform/list-filters.ts';
 import { searchedId } from '../../lib/searched-id.ts';
 import { moneyFor } from '../../lib/money.ts';
 import type { ClientService } from '../client/service.ts';
+import type { Selling, StoredRate } from '../currency/selling.ts';
 import { csvLine, type Cell } from './csv.ts';
 import { EXPORT_PERMISSIONS, readFilters } from './filters.ts';
 import { EXPORT_KINDS, type ExportFilters, type ExportKind } from './types.ts';
@@ -26,10 +27,15 @@ const HEADERS: Record<ExportKind, readonly string[]> = {
   clients: ['id', 'email', 'first_name', 'last_name', 'company', 'phone', 'country', 'status', 'currency', 'created_at'],
   orders: ['id', 'client_id', 'client_email', 'client_name', 'product_id', 'title', 'type', 'period', 'price', 'currency', 'status', 'expires_at', 'created_at'],
   // `invoice`: the invoice's one name ("Invoice NWD-4", "Pro forma 12"), last so the earlier columns keep their places.
-  invoices: ['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'invoice'],
-  credit_notes: ['id', 'number', 'invoice_id', 'invoice_number', 'client_id', 'client_email', 'client_name', 'method', 'reason', 'subtotal', 'tax', 'total', 'currency', 'transaction_id', 'created_at'],
-  transactions: ['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at', 'invoice'],
+  // Issue 26: the rate stored on the invoice, and the amounts in the default currency at that rate (named per row in
+  // `default_currency`), after the earlier columns so they keep their places.
+  invoices: ['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'invoice', 'currency_rate', 'default_currency', 'subtotal_in_default', 'total_in_default'],
+  credit_notes: ['id', 'number', 'invoice_id', 'invoice_number', 'client_id', 'client_email', 'client_name', 'method', 'reason', 'subtotal', 'tax', 'total', 'currency', 'transaction_id', 'created_at', 'currency_rate', 'default_currency', 'total_in_default'],
+  transactions: ['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at', 'invoice', 'currency_rate', 'default_currency', 'amount_in_default'],
 };
+
+/** Turns an invoice's amount into the default currency at the rate stored on it (Selling.storedRateConverter). */
+export type ToDefault = { defaultCode: string; toDefault: (amount: number, invoice: StoredRate) => number };
 
 function fullName(first: string | null, last: string | null): string {
   return [first, last].filter((part) => part !== null && part !== '').join(' ');
@@ -39,14 +45,17 @@ export interface ExportServiceDeps {
   db: Kysely<Database>;
   /** The lists' own rule for "client matches the search" (e-mail or name), with its indexes. */
   clients: Pick<ClientService, 'matches'>;
+  /** Reports are in the default currency at each invoice's stored rate (issue 26 item 7). */
+  selling: Pick<Selling, 'storedRateConverter'>;
   /** The One-Stop-Shop report, as oss_report.csv (issue 26). */
   ossReports: Pick<OssReports, 'forQuarter'>;
 }
 
-export function createExportService({ db, clients, ossReports }: ExportServiceDeps) {
+export function createExportService({ db, clients, ossReports, selling }: ExportServiceDeps) {
 
   /** One batch of rows after `after`, as CSV lines, with the last id read (null when there are no more). */
-  async function batch(kind: ExportKind, filters: ExportFilters, after: number, size: number): Promise<{ lines: string[]; last: number | null }> {
+  async function batch(kind: ExportKind, filters: ExportFilters, after: number, size: number, rates: ToDefault): Promise<{ lines: string[]; last: number | null }> {
+    const inDefault = moneyFor(rates.defaultCode);
     let rows: Array<{ id: number; cells: Cell[] }>;
     if (kind === 'clients') {
       let query = db.selectFrom('clients').selectAll('clients').where('clients.id', '>', after);
@@ -114,18 +123,21 @@ export function createExportService({ db, clients, ossReports }: ExportServiceDe
         const money = moneyFor(i.currency);
         return {
           id: i.id,
-          cells: [i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at, invoiceLabel(i)],
+          cells: [
+            i.id, i.number, i.client_id, i.client_email, fullName(i.first_name, i.last_name), i.status, i.currency, money.format(i.subtotal), money.format(i.total), i.due_at, i.paid_at, i.created_at, invoiceLabel(i),
+            i.currency_rate, rates.defaultCode, inDefault.format(rates.toDefault(i.subtotal, i)), inDefault.format(rates.toDefault(i.total, i)),
+          ],
         };
       });
     } else if (kind === 'credit_notes') {
-      rows = await creditNoteRows(db, clients, filters, after, size);
+      rows = await creditNoteRows(db, clients, filters, after, size, rates);
     } else {
       let query = db
         .selectFrom('transactions')
         .leftJoin('clients', 'clients.id', 'transactions.client_id')
         .leftJoin('invoices', 'invoices.id', 'transactions.invoice_id')
         .selectAll('transactions')
-        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name', 'invoices.number as invoice_number'])
+        .select(['clients.email as client_email', 'clients.first_name', 'clients.last_name', 'invoices.number as invoice_number', 'invoices.currency_rate', 'invoices.currency_base'])
         .where('transactions.id', '>', after);
       if (filters.status !== undefined) query = query.where('transactions.status', '=', filters.status);
       if (filters.client_id !== undefined) query = query.where('transactions.client_id', '=', filters.client_id);
@@ -140,7 +152,12 @@ export function createExportService({ db, clients, ossReports }: ExportServiceDe
       const found = await query.orderBy('transactions.id').limit(size).execute();
       rows = found.map((x) => ({
         id: x.id,
-        cells: [x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at, invoiceLabel({ id: x.invoice_id, number: x.invoice_number })],
+        cells: [
+          x.id, x.invoice_id, x.client_id, x.client_email, fullName(x.first_name, x.last_name), x.type, x.gateway, x.transaction_id, moneyFor(x.currency).format(x.amount), x.currency, x.status, x.message, x.created_at,
+          invoiceLabel({ id: x.invoice_id, number: x.invoice_number }),
+          // A transaction is in its invoice's currency and converts at its invoice's rate.
+          x.currency_rate, rates.defaultCode, inDefault.format(rates.toDefault(x.amount, { currency: x.currency, currency_rate: x.currency_rate, currency_base: x.currency_base })),
+        ],
       }));
     }
     return { lines: rows.map((row) => csvLine(row.cells)), last: rows.length === size ? rows[rows.length - 1]!.id : null };
@@ -152,9 +169,11 @@ export function createExportService({ db, clients, ossReports }: ExportServiceDe
    */
   async function* csv(kind: ExportKind, filters: ExportFilters, batchSize = DEFAULT_BATCH): AsyncGenerator<string> {
     yield csvLine(HEADERS[kind]);
+    // The currencies as they are when the export starts: every row converts with the same default.
+    const rates = await selling.storedRateConverter(db);
     let after = 0;
     for (;;) {
-      const { lines, last } = await batch(kind, filters, after, batchSize);
+      const { lines, last } = await batch(kind, filters, after, batchSize, rates);
       if (lines.length > 0) yield lines.join('');
       if (last === null) return;
       after = last;

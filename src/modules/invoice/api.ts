@@ -10,7 +10,6 @@ import { enforce } from '../../platform/rate-limit.ts';
 import { parseMoney, precisionOf } from '../../lib/money.ts';
 import { Done, FileDownload, PageOf } from '../../platform/schemas.ts';
 import { Gateway, Invoice, PaymentStart, StaffInvoicePage, TaxRule, Transaction } from './results.ts';
-import type { Config } from '../../config.ts';
 import type { RateLimiter } from '../../platform/rate-limit.ts';
 import type { PaymentService } from '../payment/service.ts';
 import type { InvoicePayments } from './payments.ts';
@@ -24,9 +23,8 @@ import { vatInvoiceAdminActions, type VatInvoiceNeeds } from '../vat/invoice-act
 
 /** The services this module's actions use. */
 export interface InvoiceNeeds extends InvoiceCreditNeeds, CreditNoteNeeds, VatInvoiceNeeds {
-  config: Pick<Config, 'currency'>;
   limiter: Pick<RateLimiter, 'isExempt' | 'hit'>;
-  invoices: Pick<InvoiceService, 'list' | 'get' | 'getByHash' | 'markAsPaid' | 'cancel' | 'pdf' | 'renewalInvoice'>;
+  invoices: Pick<InvoiceService, 'list' | 'get' | 'getByHash' | 'markAsPaid' | 'cancel' | 'pdf' | 'renewalInvoice' | 'currencyOf'>;
   invoicePayments: Pick<InvoicePayments, 'listTransactions'>;
   payments: Pick<PaymentService, 'start' | 'listGateways'>;
   /** mark_as_paid names a gateway by id or code: the payment module's registry knows them. */
@@ -47,8 +45,9 @@ const TransactionStatus = Type.Union([Type.Literal('processed'), Type.Literal('f
 const GatewayRef = Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.String({ minLength: 1, maxLength: 32 })]);
 const Amount = Type.Union([Type.String({ maxLength: 40 }), Type.Number()]);
 
-function parseAmount(services: { config: { currency: string } }, amount: string | number): number {
-  return parseMoney(amount, 'amount', precisionOf(services.config.currency));
+/** An amount of the invoice `id`, in its currency's decimals (¥ none, KWD three). */
+async function parseAmount(services: { invoices: Pick<InvoiceService, 'currencyOf'> }, id: number, amount: string | number): Promise<number> {
+  return parseMoney(amount, 'amount', precisionOf(await services.invoices.currencyOf(id)));
 }
 
 const Rate = Type.Union([Type.String({ maxLength: 16 }), Type.Number()]);
@@ -176,7 +175,7 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
         'Refunds all that is left to credit of the invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Each refund makes a credit note (with `reason`, default "Refund"). Suspends nothing by itself',
       result: Done,
       async handler({ id, amount, reason }, { services }) {
-        const minor = amount === undefined ? undefined : parseAmount(services, amount);
+        const minor = amount === undefined ? undefined : await parseAmount(services, id, amount);
         await services.gatewayPayments.refund(id, minor, new Date(), reason ?? null);
         return true;
       },

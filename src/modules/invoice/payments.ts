@@ -11,7 +11,7 @@ import type { TransactionTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from './service.ts';
@@ -78,12 +78,11 @@ export interface InvoicePaymentDeps {
   db: Kysely<Database>;
   events: EventBus;
   invoices: Pick<InvoiceService, 'payInTransaction' | 'requireRow' | 'setStatus' | 'unpayableReason' | 'releaseCredit'>;
-  money: Money;
   /** Every refund of the invoice's money is documented by a credit note, in the refund's transaction. */
   creditNotes: Pick<CreditNotes, 'forRefund' | 'leftOf'>;
 }
 
-export function createInvoicePayments({ db, events, invoices, money, creditNotes }: InvoicePaymentDeps) {
+export function createInvoicePayments({ db, events, invoices, creditNotes }: InvoicePaymentDeps) {
   /** Serialises work on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
   async function lock(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
     await trx
@@ -281,7 +280,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       gateway: row.gateway,
       txn_id: row.transaction_id,
       type: row.type === 'refund' ? 'refund' : 'payment',
-      amount: money.format(row.amount),
+      amount: moneyFor(row.currency).format(row.amount),
       currency: row.currency,
       status: row.status as TransactionStatus,
       message: row.message,
@@ -329,7 +328,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       const due = row.total - row.credit_applied;
       const whole = row.credit_applied > 0 && report.amount === row.total && row.status === 'unpaid';
       if ((report.amount !== due && !whole) || report.currency.toUpperCase() !== row.currency.toUpperCase()) {
-        problem = `Paid ${money.format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${money.format(due)} ${row.currency}`;
+        problem = `Paid ${moneyFor(report.currency).format(report.amount)} ${report.currency.toUpperCase()} but the invoice is for ${moneyFor(row.currency).format(due)} ${row.currency}`;
       } else if (row.status !== 'unpaid') {
         problem = `The invoice was already ${row.status}; this payment was not applied and ${fate}`;
         late = true;
@@ -405,7 +404,7 @@ export function createInvoicePayments({ db, events, invoices, money, creditNotes
       if (remaining <= 0) throw errors.conflict('Nothing is left to refund: the invoice was credited in full');
       const wanted = amount ?? remaining;
       if (wanted <= 0) throw errors.invalid('amount', 'must be more than 0');
-      if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${money.format(remaining)})`);
+      if (wanted > remaining) throw errors.invalid('amount', `must not be more than what is left to refund (${moneyFor(row.currency).format(remaining)})`);
       const payment = await settlingPayment(db, id);
       // The balance's part (what pay_with_credits paid) goes back to the balance first, the rest to the payer.
       const toBalance = Math.min(wanted, await balanceLeft(db, row));

@@ -14,6 +14,7 @@ import { periodLabel } from '../../lib/periods.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { OrderRow, OrderService } from '../order/service.ts';
 import type { PromoService } from '../product/promos.ts';
+import { amountIn, type Selling } from '../currency/selling.ts';
 import { renewedPlan, staleReason } from './order-tasks.ts';
 import type { InvoiceLine, InvoiceRow } from './types.ts';
 import './events.ts';
@@ -28,11 +29,13 @@ export interface RenewalDeps {
   events: EventBus;
   orders: Pick<OrderService, 'lock'>;
   promos: Pick<PromoService, 'renewalDiscount'>;
+  /** The order's currency: an absolute coupon's value is converted into it. */
+  selling: Pick<Selling, 'describe'>;
   create: (trx: Kysely<Database>, clientId: number, lines: InvoiceLine[], options: { now?: Date; dueAt?: string | null; discount?: { amount: number; code: string } | null }) => Promise<InvoiceRow>;
   setStatus: (trx: Kysely<Database>, row: InvoiceRow, from: InvoiceStatus, to: InvoiceStatus, now: Date, verb: string) => Promise<void>;
 }
 
-export function createRenewals({ db, events, orders, promos, create, setStatus }: RenewalDeps) {
+export function createRenewals({ db, events, orders, promos, selling, create, setStatus }: RenewalDeps) {
   /** The order's unpaid invoices with a line of one of `tasks`, oldest first. */
   async function unpaidWith(trx: Kysely<Database>, orderId: number, tasks: InvoiceTask[]): Promise<number[]> {
     const rows = await trx
@@ -93,7 +96,8 @@ export function createRenewals({ db, events, orders, promos, create, setStatus }
     const title = plan.productId === current.product_id ? current.title : ((await trx.selectFrom('products').select('title').where('id', '=', plan.productId).executeTakeFirst())?.title ?? current.title);
     // A recurring coupon taken at checkout also discounts each renewal.
     const total = plan.price * current.quantity;
-    const discount = current.promo_id === null ? null : await promos.renewalDiscount(trx, current.promo_id, { productId: plan.productId, period: plan.period, total });
+    const sale = await selling.describe(trx, current.currency);
+    const discount = current.promo_id === null ? null : await promos.renewalDiscount(trx, current.promo_id, { productId: plan.productId, period: plan.period, total }, (value) => amountIn(value, sale));
     const line: InvoiceLine = { orderId: current.id, task: 'renew', title: renewalTitle({ title, period: plan.period }), period: plan.period, quantity: current.quantity, price: plan.price, total, productId: plan.productId };
     const invoice = await create(trx, current.client_id, [line], { now, dueAt: current.expires_at ?? isoSeconds(now), discount });
     return { id: invoice.id, created: true };

@@ -8,7 +8,8 @@ import type { InvoiceItemTable, InvoiceStatus } from './tables.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { randomString } from '../../lib/crypto.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor, type Money } from '../../lib/money.ts';
+import type { Selling } from '../currency/selling.ts';
 import { addContacts, createdRange, searchText } from '../../platform/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { isoSeconds } from '../../lib/time.ts';
@@ -39,7 +40,6 @@ export interface InvoiceServiceDeps {
   db: Kysely<Database>;
   events: EventBus;
   orders: Pick<OrderService, 'requireRow' | 'lock' | 'transition' | 'applyPlanChange'>;
-  money: Money;
   settings: Pick<SystemService, 'company' | 'nextInvoiceNumber'>;
   /** The rule, rate and evidence of each new invoice's tax (sale-tax.ts). */
   saleTax: Pick<SaleTaxDecider, 'decide'>;
@@ -48,6 +48,8 @@ export interface InvoiceServiceDeps {
   clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
   /** What each invoice's credit notes credited (the record shows it). */
   creditNotes: Pick<CreditNotes, 'ofInvoices'>;
+  /** The client's currency and its rate now: an invoice is in it and stores the rate (issue 26). */
+  selling: Pick<Selling, 'useForClient' | 'describe'>;
 }
 
 
@@ -55,8 +57,10 @@ function parseJson(text: string | null): unknown {
   return text === null ? null : JSON.parse(text);
 }
 
-export function createInvoiceService({ db, events, orders, money, settings, saleTax, promos, clients, creditNotes }: InvoiceServiceDeps) {
+export function createInvoiceService({ db, events, orders, settings, saleTax, promos, clients, creditNotes, selling }: InvoiceServiceDeps) {
   function toRecord(row: InvoiceRow, items: ItemRow[], credit: InvoiceCredit | undefined): InvoiceRecord {
+    // Each invoice's amounts in its own currency's decimals (¥ none, KWD three).
+    const money: Money = moneyFor(row.currency);
     return {
       id: row.id,
       hash: row.hash,
@@ -64,6 +68,9 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
       client_id: row.client_id,
       status: row.status,
       currency: row.currency,
+      currency_rate: row.currency_rate,
+      currency_rate_at: row.currency_rate_at,
+      currency_base: row.currency_base,
       seller: parseJson(row.seller) as Company | null,
       buyer: parseJson(row.buyer) as Buyer | null,
       subtotal: money.format(row.subtotal),
@@ -138,6 +145,8 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
     if (!Number.isSafeInteger(subtotal)) throw errors.invalid('quantity', 'makes the invoice total too large');
     const discount = Math.min(Math.max(options.discount?.amount ?? 0, 0), subtotal);
     const client = await trx.selectFrom('clients').selectAll().where('id', '=', clientId).executeTakeFirstOrThrow();
+    // The client's currency (fixed by their first order) and the rate in force now, stored once on the invoice.
+    const saleCurrency = await selling.useForClient(trx, clientId);
     const buyer: Buyer = {
       name: [client.first_name, client.last_name].filter(Boolean).join(' '),
       email: client.email,
@@ -159,7 +168,10 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
         hash: randomString(32),
         client_id: clientId,
         status: 'unpaid',
-        currency: money.currency,
+        currency: saleCurrency.code,
+        currency_rate: saleCurrency.rate,
+        currency_rate_at: saleCurrency.rateAt,
+        currency_base: saleCurrency.defaultCode,
         subtotal,
         discount,
         promo_code: discount > 0 ? (options.discount?.code ?? null) : null,
@@ -301,7 +313,7 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
     await events.emit('invoice.canceled', eventOf(row), trx);
   }
 
-  const renewals = createRenewals({ db, events, orders, promos, create, setStatus });
+  const renewals = createRenewals({ db, events, orders, promos, selling, create, setStatus });
 
   return {
     create,
@@ -346,6 +358,11 @@ export function createInvoiceService({ db, events, orders, money, settings, sale
     /** The row, 404 when missing (or not the client's). */
     requireRow,
     setStatus,
+
+    /** The currency of an invoice (404 when there is none): amounts staff give for it are read in its decimals. */
+    async currencyOf(id: number): Promise<string> {
+      return (await requireRow(db, id)).currency;
+    },
 
     async get(id: number, clientId?: number): Promise<InvoiceRecord> {
       const [record] = await withItems(db, [await requireRow(db, id, clientId)]);

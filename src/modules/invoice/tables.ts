@@ -41,6 +41,12 @@ export interface InvoiceTable {
   tax_evidence: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 039: what the client's balance has paid of the unpaid invoice so far; a gateway pays the rest. */
   credit_applied: Generated<number>;
+  /** Migration 048: units of `currency` per unit of `currency_base` the invoice was issued at ("1" in the default). */
+  currency_rate: string | null;
+  /** Migration 048: when that rate was set (its row in currency_rates). */
+  currency_rate_at: string | null;
+  /** Migration 048: the default currency when the invoice was issued: the rate is against it. */
+  currency_base: string | null;
 }
 
 export interface InvoiceItemTable {

@@ -88,6 +88,12 @@ export interface InvoiceRecord {
   client_id: number;
   status: InvoiceStatus;
   currency: string;
+  /** FOSSBilling's `currency_rate`: units of `currency` per unit of `currency_base` when the invoice was issued. */
+  currency_rate: string | null;
+  /** When that rate was set. */
+  currency_rate_at: string | null;
+  /** The default currency the rate was against. */
+  currency_base: string | null;
   /** The seller (company settings) and buyer when the invoice was issued. */
   seller: Company | null;
   buyer: Buyer | null;

@@ -5,17 +5,22 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { errors } from '../../platform/errors.ts';
 import { inTransaction } from '../../platform/transaction.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import type { Selling } from '../currency/selling.ts';
+import { quoteIn } from '../product/currency-prices.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import type { InvoiceLine, InvoiceService } from '../invoice/service.ts';
-import { quote, type Quote } from '../product/pricing.ts';
+import type { Quote } from '../product/pricing.ts';
 import { covers, discountOf, type PromoRow, type PromoService } from '../product/promos.ts';
 import type { ProductRow, ProductService } from '../product/service.ts';
 import { usageTermsOf } from '../product/usage-terms.ts';
 import type { OrderRow, OrderService } from './service.ts';
 import type { OrderTrials, StartedTrial } from './trials.ts';
 
-/** One line to order: the product, its price for the period, how many, and a unit price staff set (else the quote's). */
+/**
+ * One line to order: the product, its price for the period in the client's currency (quoteIn), how many, and a unit
+ * price staff set (else the quote's).
+ */
 export interface PlacedLine {
   product: ProductRow;
   quote: Quote;
@@ -61,7 +66,8 @@ export interface OrderPlacingDeps {
   products: Pick<ProductService, 'requireRow' | 'pricingOf' | 'typeOf' | 'configOf'>;
   invoices: Pick<InvoiceService, 'create'>;
   promos: Pick<PromoService, 'redeem'>;
-  money: Money;
+  /** The client's currency: orders are placed in it (the first one fixes it). */
+  selling: Pick<Selling, 'useForClient'>;
   trials: Pick<OrderTrials, 'termsOf' | 'claim'>;
 }
 
@@ -71,19 +77,22 @@ function lineTitle(product: Pick<ProductRow, 'title'>, period: string | null, te
   return terms === null ? title : `${title} — ${terms}`;
 }
 
-export function createOrderPlacing({ db, orders, products, invoices, promos, money, trials }: OrderPlacingDeps) {
-  const termsOf = usageTermsOf(products, money.currency);
+export function createOrderPlacing({ db, orders, products, invoices, promos, selling, trials }: OrderPlacingDeps) {
 
   /** Orders for the given lines, then an invoice if anything is owed, then activation per setup mode. */
   async function place(trx: Kysely<Database>, clientId: number, lines: PlacedLine[], options: PlaceOptions): Promise<Placed> {
     const { promo } = options;
+    // The lines' prices are in the client's currency already (the caller quoted them in it): the orders record it.
+    const sale = await selling.useForClient(trx, clientId);
+    // Meter prices are set in the default currency (and billed converted at the close): the terms quote them as set.
+    const termsOf = usageTermsOf(products, sale.defaultCode);
     const placed: Array<{ order: OrderRow; product: ProductRow; total: number; unit: number; trial: StartedTrial | 'awaiting_card' | null }> = [];
     for (const line of lines) {
       const unit = line.price ?? line.quote.price;
       const covered = promo !== undefined && promo.recurring === 1 && covers(promo, line.product.id, line.quote.period);
       const order = await orders.create(
         trx,
-        { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit, promoId: covered ? promo.id : null },
+        { clientId, product: line.product, period: line.quote.period, quantity: line.quantity, price: unit, currency: sale.code, promoId: covered ? promo.id : null },
         options.now,
       );
       // A trial is only for a recurrent plan: at its end the first period is invoiced like a renewal.
@@ -138,8 +147,10 @@ export function createOrderPlacing({ db, orders, products, invoices, promos, mon
         const client = await trx.selectFrom('clients').select('id').where('id', '=', input.client_id).executeTakeFirst();
         if (client === undefined) throw errors.notFound('Client');
         const product = await products.requireRow(input.product_id, trx);
-        const q = quote(products.pricingOf(product), input.period, { allowDisabled: true });
-        const price = input.price === undefined ? undefined : money.parse(input.price, 'price');
+        // Staff place it in the client's currency: the product's price there, and `price` read in its decimals.
+        const sale = await selling.useForClient(trx, input.client_id);
+        const q = quoteIn(products.pricingOf(product), input.period, sale, { allowDisabled: true });
+        const price = input.price === undefined ? undefined : moneyFor(sale.code).parse(input.price, 'price');
         const placed = await place(trx, input.client_id, [{ product, quote: q, quantity: input.quantity ?? 1, ...(price !== undefined && { price }) }], {
           invoice: input.invoice_option === 'issue-invoice',
           activate: input.activate === true ? 'now' : 'no',

@@ -115,6 +115,7 @@ export const UpgradableProduct = Type.Object(
       recurrent: Type.Object({}, { additionalProperties: Type.Object({ ...PriceEntry.properties, enabled: Type.Boolean() }), description: 'By period code' }),
     }),
     config: Type.Object({}, { additionalProperties: true, description: 'The product type’s settings' }),
+    currency: Type.String({ description: "The order's currency: the prices are in it (issue 26)" }),
   },
   { $id: 'UpgradableProduct' },
 );

@@ -8,12 +8,13 @@ import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
 import { invoiceLabel } from '../../lib/invoice-label.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
+import type { Selling } from '../currency/selling.ts';
+import { quoteIn } from '../product/currency-prices.ts';
 import { periodLabel } from '../../lib/periods.ts';
 import { isUpgrade, unusedCredit, upgradeCharge } from '../../lib/proration.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoiceService } from '../invoice/service.ts';
-import { quote } from '../product/pricing.ts';
 import type { ProductService, PublicProduct } from '../product/service.ts';
 import type { OrderRow, OrderService } from './service.ts';
 
@@ -33,10 +34,11 @@ export interface SelfServiceDeps {
   orders: Pick<OrderService, 'requireRow' | 'lock' | 'setSelfService' | 'applyPlanChange' | 'transition'>;
   products: Pick<ProductService, 'pricingOf' | 'publicOfType'>;
   invoices: Pick<InvoiceService, 'create' | 'paidForCurrentPeriod'>;
-  money: Money;
+  /** The order's currency: the new plan is priced in it (its own price there, else converted). */
+  selling: Pick<Selling, 'describe' | 'forClient'>;
 }
 
-export function createSelfService({ db, events, orders, products, invoices, money }: SelfServiceDeps) {
+export function createSelfService({ db, events, orders, products, invoices, selling }: SelfServiceDeps) {
   /** The caller's order, locked for the rest of `trx` (404 for another client's order). */
   async function lockedOwn(trx: Kysely<Database>, id: number, clientId: number): Promise<OrderRow> {
     await orders.requireRow(trx, id, clientId);
@@ -95,7 +97,7 @@ export function createSelfService({ db, events, orders, products, invoices, mone
     /** Enabled, listed products of the order's type, other than its own, that offer a recurring price. */
     async upgradables(id: number, clientId: number): Promise<PublicProduct[]> {
       const row = await orders.requireRow(db, id, clientId);
-      const candidates = await products.publicOfType(row.type, row.product_id);
+      const candidates = await products.publicOfType(row.type, row.product_id, await selling.describe(db, row.currency));
       return row.period === null ? candidates : candidates.filter((product) => Object.keys(product.pricing.recurrent).length > 0 && product.pricing.type === 'recurrent');
     },
 
@@ -113,7 +115,9 @@ export function createSelfService({ db, events, orders, products, invoices, mone
         const product = await trx.selectFrom('products').selectAll().where('id', '=', target.product_id).executeTakeFirst();
         if (product === undefined || product.status !== 'enabled') throw errors.notFound('Product');
         if (product.type !== row.type) throw errors.invalid('product_id', `is not a plan of the order's type (${row.type})`);
-        const offer = quote(products.pricingOf(product), target.period);
+        // The order's currency is the client's, fixed at their first order: the new plan costs what it costs in it.
+        const money = moneyFor(row.currency);
+        const offer = quoteIn(products.pricingOf(product), target.period, await selling.describe(trx, row.currency));
         if (offer.period === null) throw errors.invalid('product_id', 'is not a recurring plan');
         if (product.id === row.product_id && offer.period === row.period) {
           if (row.next_product_id === null) throw errors.invalid('product_id', "is already the order's plan and period");

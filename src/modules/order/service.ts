@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
 import { addContacts, createdRange, searchText } from '../../platform/list-filters.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { addPeriod, parsePeriod } from '../../lib/periods.ts';
@@ -32,7 +32,6 @@ export interface OrderServiceDeps {
   events: EventBus;
   productTypes: Pick<ProductTypeRegistry, 'get'>;
   products: Pick<ProductService, 'typeOf' | 'pricingOf'>;
-  money: Money;
   /** The admin list's `search` over the client's e-mail and name, and the client shown beside each order. */
   clients: Pick<ClientService, 'idsMatching' | 'matches' | 'contacts'>;
 }
@@ -67,7 +66,7 @@ async function pendingPlan(trx: Kysely<Database>, row: OrderRow): Promise<{ peri
   return { period: row.next_period, changes: await planChanges(trx, row.next_product_id, row.next_period, row.next_price) };
 }
 
-export function createOrderService({ db, events, productTypes, products, money, clients }: OrderServiceDeps) {
+export function createOrderService({ db, events, productTypes, products, clients }: OrderServiceDeps) {
   function typeOf(row: OrderRow): ProductType {
     const type = productTypes.get(row.type);
     if (type === undefined) throw new Error(`Order ${row.id} has the unregistered product type "${row.type}"`);
@@ -103,7 +102,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
       type: row.type,
       period: row.period,
       quantity: row.quantity,
-      price: money.format(row.price), currency: row.currency,
+      price: moneyFor(row.currency).format(row.price), currency: row.currency,
       status: row.status,
       reason: row.reason,
       expires_at: row.expires_at,
@@ -114,7 +113,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
       cancel_at_period_end: row.cancel_at_period_end === 1,
       next_product_id: row.next_product_id, next_period: row.next_period,
       trial_ends_at: row.trial_ends_at, on_trial: row.trial_state === 'running', trial_awaiting_card: row.trial_state === 'awaiting_card',
-      usage_terms: usageTermsText(typeOf(row).publicConfig(readConfig(row.config)), money.currency),
+      usage_terms: usageTermsText(typeOf(row).publicConfig(readConfig(row.config)), row.currency),
       created_at: row.created_at, updated_at: row.updated_at,
       ...(staff && { notes: row.notes, card_on_file: cards.has(row.client_id) }),
     };
@@ -326,7 +325,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
           period: input.period,
           quantity: input.quantity,
           price: input.price,
-          currency: money.currency,
+          currency: input.currency,
           status: 'pending_setup',
           reason: null,
           notes: null,
@@ -364,7 +363,7 @@ export function createOrderService({ db, events, productTypes, products, money, 
           quote(products.pricingOf(product), fields.period, { allowDisabled: true });
           changes.period = fields.period;
         }
-        if (fields.price !== undefined) changes.price = money.parse(fields.price, 'price');
+        if (fields.price !== undefined) changes.price = moneyFor(row.currency).parse(fields.price, 'price');
         if (fields.notes !== undefined) changes.notes = fields.notes === '' ? null : fields.notes;
         const nowText = isoSeconds(now);
         await trx.updateTable('orders').set({ ...changes, updated_at: nowText }).where('id', '=', id).execute();

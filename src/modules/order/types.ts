@@ -77,8 +77,10 @@ export interface NewOrder {
   product: ProductRow;
   period: string | null;
   quantity: number;
-  /** Unit price per period (or once), minor units. */
+  /** Unit price per period (or once), minor units of `currency`. */
   price: number;
+  /** The client's currency (issue 26): the order is priced, invoiced and renewed in it. */
+  currency: string;
   /** A recurring coupon that also discounts the order's renewals. */
   promoId?: number | null;
 }

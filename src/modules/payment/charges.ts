@@ -15,7 +15,6 @@ import type { Database } from '../../db/schema.ts';
 import type { PaymentAttemptTable } from './tables.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import type { EventBus } from '../../platform/events.ts';
-import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { InvoicePayments } from '../invoice/payments.ts';
 import { OutboxGiveUp, type OutboxService } from '../outbox/service.ts';
@@ -46,13 +45,12 @@ export interface ChargeServiceDeps {
   /** The invoice to charge, read from its owner; a renewal the order no longer takes is voided by it, never charged. */
   invoicePayments: Pick<InvoicePayments, 'payable' | 'renewsService' | 'voidIfStale'>;
   payments: Pick<PaymentService, 'chargeableMethod'>;
-  money: Money;
   /** The `dunning_retry_days` setting, read at each failure so a change applies to the next retry. */
   retryDays: () => readonly number[];
   log?: (message: string, error: unknown) => void;
 }
 
-export function createChargeService({ db, events, outbox, gatewayPayments, invoicePayments, payments, money, retryDays, log }: ChargeServiceDeps) {
+export function createChargeService({ db, events, outbox, gatewayPayments, invoicePayments, payments, retryDays, log }: ChargeServiceDeps) {
   /** Queues the charge of an unpaid renewal invoice of a client who can be charged off-session, inside `trx`. */
   async function schedule(trx: Kysely<Database>, invoiceId: number): Promise<boolean> {
     const invoice = await invoicePayments.payable(trx, invoiceId);
@@ -113,7 +111,7 @@ export function createChargeService({ db, events, outbox, gatewayPayments, invoi
     if ((await invoicePayments.voidIfStale(invoiceId, now)) !== null) return;
     const method = await payments.chargeableMethod(db, payable.clientId, !anyCard);
     if (method === null) return;
-    const invoice = toGatewayInvoice(payable, money);
+    const invoice = toGatewayInvoice(payable);
     const { gateway } = method;
     const attempt = await startAttempt(invoice.id, invoice.clientId, now);
     let outcome: ChargeOutcome;

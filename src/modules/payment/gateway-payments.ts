@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor } from '../../lib/money.ts';
 import type { OutboxService } from '../outbox/service.ts';
 import type { InvoicePayments, PaymentResult, PaymentSource, ReportedPayment } from '../invoice/payments.ts';
 import type { PayableInvoice } from '../invoice/types.ts';
@@ -29,8 +29,9 @@ export interface GatewayPaymentDeps {
 }
 
 /** The invoice as a gateway sees it: what to charge, and the names to show the payer. */
-export function toGatewayInvoice(invoice: PayableInvoice, money: Money): GatewayInvoice {
-  return { id: invoice.id, hash: invoice.hash, number: invoice.number, clientId: invoice.clientId, total: money.format(invoice.amount), amount: invoice.amount, currency: invoice.currency };
+export function toGatewayInvoice(invoice: PayableInvoice): GatewayInvoice {
+  // The amount in the invoice's own currency's decimals (¥ none, KWD three).
+  return { id: invoice.id, hash: invoice.hash, number: invoice.number, clientId: invoice.clientId, total: moneyFor(invoice.currency).format(invoice.amount), amount: invoice.amount, currency: invoice.currency };
 }
 
 const sourceOf = (gateway: PaymentGateway): PaymentSource => ({ id: gateway.id, code: gateway.code });

@@ -6,8 +6,8 @@ import type { Database } from '../../db/schema.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
 import { isoSeconds } from '../../lib/time.ts';
+import type { Selling } from '../currency/selling.ts';
 import type { ClientService } from '../client/service.ts';
 import type { InvoicePayments } from '../invoice/payments.ts';
 import { toGatewayInvoice } from './gateway-payments.ts';
@@ -29,15 +29,16 @@ export interface PaymentServiceDeps {
   events: EventBus;
   gateways: GatewayRegistry;
   clients: Pick<ClientService, 'get'>;
+  /** A card saved before any sale is set up in the default currency (a client's own once their first order fixed it). */
+  selling: Pick<Selling, 'defaultCode'>;
   /** The invoice a payment is started for, read from its owner. */
   invoices: Pick<InvoicePayments, 'payableByHash'>;
-  money: Money;
   publicUrl: string;
   /** The `auto_pay_default` setting: auto-pay of clients who never chose. */
   autoPayDefault: () => boolean;
 }
 
-export function createPaymentService({ db, events, gateways, clients, invoices, money, publicUrl, autoPayDefault }: PaymentServiceDeps) {
+export function createPaymentService({ db, events, gateways, clients, selling, invoices, publicUrl, autoPayDefault }: PaymentServiceDeps) {
   async function autoPay(trx: Kysely<Database>, clientId: number): Promise<boolean> {
     const row = await trx.selectFrom('payment_profiles').select('auto_pay').where('client_id', '=', clientId).executeTakeFirst();
     return row?.auto_pay === null || row?.auto_pay === undefined ? autoPayDefault() : row.auto_pay === 1;
@@ -101,7 +102,7 @@ export function createPaymentService({ db, events, gateways, clients, invoices, 
       const gateway = gateways.resolve(gatewayRef);
       await limit(row.id);
       if (row.status !== 'unpaid') throw errors.conflict(`The invoice is ${row.status}; it cannot be paid`);
-      const invoice = toGatewayInvoice(row, money);
+      const invoice = toGatewayInvoice(row);
       if (gateway.startPayment === undefined) return { instructions: gateway.instructions(invoice) };
       const customerRef = await customerOf(gateway, row.clientId);
       const back = `${publicUrl}/invoices/${row.id}`;
@@ -127,10 +128,11 @@ export function createPaymentService({ db, events, gateways, clients, invoices, 
       const gateway = gateways.list().find((candidate) => candidate.startSetup !== undefined);
       if (gateway?.startSetup === undefined) throw errors.conflict('No card payment gateway is configured; a card cannot be saved');
       const customerRef = await customerOf(gateway, clientId);
+      const currency = (await clients.get(clientId)).currency ?? (await selling.defaultCode());
       const back = `${publicUrl}${returnPath}`;
       const separator = back.includes('?') ? '&' : '?';
       try {
-        return await gateway.startSetup({ customerRef, clientId, currency: money.currency, successUrl: `${back}${separator}setup=success`, cancelUrl: `${back}${separator}setup=canceled` });
+        return await gateway.startSetup({ customerRef, clientId, currency, successUrl: `${back}${separator}setup=success`, cancelUrl: `${back}${separator}setup=canceled` });
       } catch (error) {
         throw gatewayFailure(gateway, 'start a card setup', error, `${gateway.title} could not be reached; no card was saved. Try again in a moment.`);
       }

@@ -26,6 +26,15 @@ export const PricingSchema = Type.Object({
   once: Type.Object({ price: Money, setup: Money }),
   recurrent: Type.Record(Type.String(), Type.Object({ price: Money, setup: Money, enabled: Type.Boolean() })),
 });
+/** An amount pair in another currency (product/currency-prices.ts). */
+const PricePair = Type.Object({ price: Money, setup: Money });
+/** The admin's pricing: the default prices and the own prices staff set per other currency. */
+const AdminPricingSchema = Type.Object({
+  ...PricingSchema.properties,
+  prices: Type.Record(Type.String({ description: 'ISO 4217 code' }), Type.Object({ once: Nullable(PricePair), recurrent: Type.Record(Type.String(), PricePair) }), {
+    description: 'Own prices per currency; a currency or period without one converts the default price at the current rate',
+  }),
+});
 /** A product as staff see it (ProductRecord). */
 const ProductRecord = Type.Object({
   id: Type.Integer(),
@@ -36,7 +45,7 @@ const ProductRecord = Type.Object({
   status: Status,
   hidden: Type.Boolean(),
   setup: Setup,
-  pricing: PricingSchema,
+  pricing: AdminPricingSchema,
   config: Type.Record(Type.String(), Type.Unknown()),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -50,7 +59,11 @@ export const PublicProductSchema = Type.Object({
   type: Type.String(),
   pricing: PricingSchema,
   config: Type.Record(Type.String(), Type.Unknown()),
+  currency: Type.String({ description: 'ISO 4217 code the prices are in' }),
 });
+
+/** `currency` of a catalogue read: one of the instance's currencies (guest/currency/get_pairs), else the default. */
+const CatalogueCurrency = Type.Optional(Type.String({ minLength: 3, maxLength: 3, description: 'Show prices in this currency (default: the default currency)' }));
 
 export const productApi: ModuleApi<ProductNeeds> = {
   name: 'product',
@@ -125,13 +138,13 @@ export const productApi: ModuleApi<ProductNeeds> = {
   },
   guest: {
     get_list: guestAction({
-      params: Type.Object({ ...paginationParams }),
-      summary: 'Enabled, listed products with their pricing and public config',
+      params: Type.Object({ ...paginationParams, currency: CatalogueCurrency }),
+      summary: 'Enabled, listed products with their pricing (in `currency`, else the default) and public config',
       result: PageOf(PublicProductSchema),
       handler: (params, { services }) => services.products.publicList(params),
     }),
     get: guestAction({
-      params: Type.Object({ id: Type.Optional(Id), slug: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+      params: Type.Object({ id: Type.Optional(Id), slug: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), currency: CatalogueCurrency }),
       summary: 'One enabled product by id or slug',
       result: PublicProductSchema,
       handler: (params, { services }) => services.products.publicGet(params),

@@ -16,8 +16,20 @@ const PeriodPrice = Type.Object(
   { additionalProperties: false },
 );
 
+/** Own prices in another currency: only what they cost; which periods are offered is the default pricing's. */
+const Pair = Type.Object({ price: Type.Optional(Amount), setup: Type.Optional(Amount) }, { additionalProperties: false });
+const CurrencyPrice = Type.Object(
+  { once: Type.Optional(Type.Union([Pair, Type.Null()])), recurrent: Type.Optional(Type.Union([Type.Record(Type.String({ maxLength: 8 }), Pair), Type.Null()])) },
+  { additionalProperties: false },
+);
+
 export const PricingParam = Type.Object(
   {
+    prices: Type.Optional(
+      Type.Record(Type.String({ maxLength: 3 }), CurrencyPrice, {
+        description: 'Currency code → own prices in it (amounts in its decimals); replaces the stored map, {} removes them all',
+      }),
+    ),
     type: Type.Optional(Type.Union([Type.Literal('free'), Type.Literal('once'), Type.Literal('recurrent')])),
     once: Type.Optional(Type.Object({ price: Type.Optional(Amount), setup: Type.Optional(Amount) }, { additionalProperties: false })),
     recurrent: Type.Optional(

@@ -12,10 +12,21 @@ export interface PeriodPrice {
   enabled: boolean;
 }
 
+/** Prices staff set in a currency other than the default (issue 26; product/currency-prices.ts reads them). */
+export interface CurrencyPrice {
+  once?: { price: number; setup: number };
+  recurrent?: Record<string, { price: number; setup: number }>;
+}
+
+/** Currency code → the prices staff set in it. */
+export type CurrencyPrices = Record<string, CurrencyPrice>;
+
 export interface Pricing {
   type: PricingType;
   once: { price: number; setup: number };
   recurrent: Record<string, PeriodPrice>;
+  /** Own prices in other currencies; a currency without one converts the default price. */
+  prices?: CurrencyPrices;
 }
 
 export const FREE_PRICING: Pricing = { type: 'free', once: { price: 0, setup: 0 }, recurrent: {} };
@@ -40,7 +51,8 @@ function amount(value: unknown, param: string, money: Money): number {
 /** Validates a `pricing` parameter; parts left out keep their `current` value. */
 export function parsePricing(input: unknown, current: Pricing, money: Money): Pricing {
   if (!isObject(input)) throw errors.invalid('pricing', 'must be an object');
-  const out: Pricing = { type: current.type, once: { ...current.once }, recurrent: { ...current.recurrent } };
+  // `prices` (other currencies) is read by parseCurrencyPrices, which needs the instance's currencies.
+  const out: Pricing = { type: current.type, once: { ...current.once }, recurrent: { ...current.recurrent }, ...(current.prices !== undefined && { prices: current.prices }) };
   if (input.type !== undefined) {
     if (input.type !== 'free' && input.type !== 'once' && input.type !== 'recurrent') {
       throw errors.invalid('pricing.type', 'must be free, once or recurrent');
@@ -75,7 +87,7 @@ export function parsePricing(input: unknown, current: Pricing, money: Money): Pr
 
 export function readPricing(json: string): Pricing {
   const parsed = JSON.parse(json) as Partial<Pricing>;
-  return { type: parsed.type ?? 'free', once: parsed.once ?? { price: 0, setup: 0 }, recurrent: parsed.recurrent ?? {} };
+  return { type: parsed.type ?? 'free', once: parsed.once ?? { price: 0, setup: 0 }, recurrent: parsed.recurrent ?? {}, ...(parsed.prices !== undefined && { prices: parsed.prices }) };
 }
 
 export interface PricingView {

@@ -275,10 +275,11 @@ export function createPromoService({ db, money }: { db: Kysely<Database>; money:
     },
 
     /** A recurring coupon's discount on a renewal line (0 when the coupon is gone or not recurring). */
-    async renewalDiscount(trx: Kysely<Database>, promoId: number, line: DiscountableLine): Promise<{ amount: number; code: string } | null> {
+    /** `valueIn`: an absolute coupon's value (set in the default currency) in the renewal's currency. */
+    async renewalDiscount(trx: Kysely<Database>, promoId: number, line: DiscountableLine, valueIn: (value: number) => number = (value) => value): Promise<{ amount: number; code: string } | null> {
       const row = await trx.selectFrom('promos').selectAll().where('id', '=', promoId).executeTakeFirst();
       if (row === undefined || row.recurring !== 1) return null;
-      const amount = discountOf(row, [line]);
+      const amount = discountOf(row.type === 'absolute' ? { ...row, value: valueIn(row.value) } : row, [line]);
       return amount > 0 ? { amount, code: row.code } : null;
     },
   };

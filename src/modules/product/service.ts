@@ -4,7 +4,9 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import type { Database } from '../../db/schema.ts';
 import type { ProductTable, ProductStatus, SetupMode } from './tables.ts';
 import { errors } from '../../platform/errors.ts';
-import type { Money } from '../../lib/money.ts';
+import { moneyFor, precisionOf, type Money } from '../../lib/money.ts';
+import type { SaleCurrency, Selling } from '../currency/selling.ts';
+import { parseCurrencyPrices, pricingIn, viewCurrencyPrices, type CurrencyPriceView } from './currency-prices.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { nowIso } from '../../lib/time.ts';
 import { FREE_PRICING, parsePricing, readPricing, viewPricing, type Pricing, type PricingView } from './pricing.ts';
@@ -24,7 +26,7 @@ export interface ProductRecord {
   status: ProductStatus;
   hidden: boolean;
   setup: SetupMode;
-  pricing: PricingView;
+  pricing: PricingView & { prices: Record<string, CurrencyPriceView> };
   config: Record<string, unknown>;
   created_at: string;
   updated_at: string;
@@ -38,6 +40,8 @@ export interface PublicProduct {
   type: string;
   pricing: PricingView;
   config: Record<string, unknown>;
+  /** The currency `pricing` is in (issue 26): the one asked for, else the default. */
+  currency: string;
 }
 
 export interface ProductUpdate {
@@ -63,6 +67,8 @@ export interface ProductServiceDeps {
   db: Kysely<Database>;
   productTypes: ProductTypeRegistry;
   money: Money;
+  /** The instance's currencies: prices per currency are checked against them and shown in them. */
+  selling: Pick<Selling, 'describe'>;
 }
 
 const MAX_CONFIG_BYTES = 65_536;
@@ -88,7 +94,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function createProductService({ db, productTypes, money }: ProductServiceDeps) {
+export function createProductService({ db, productTypes, money, selling }: ProductServiceDeps) {
   function typeOf(row: ProductRow): ProductType {
     const type = productTypes.get(row.type);
     if (type === undefined) throw new Error(`Product ${row.id} has the unregistered type "${row.type}"`);
@@ -105,22 +111,24 @@ export function createProductService({ db, productTypes, money }: ProductService
       status: row.status,
       hidden: row.hidden === 1,
       setup: row.setup,
-      pricing: viewPricing(readPricing(row.pricing), money),
+      pricing: { ...viewPricing(readPricing(row.pricing), money), prices: viewCurrencyPrices(readPricing(row.pricing).prices, precisionOf) },
       config: readConfig(row.config),
       created_at: row.created_at,
       updated_at: row.updated_at,
     };
   }
 
-  function toPublic(row: ProductRow): PublicProduct {
+  /** A catalogue product with its prices in `sale`'s currency (its own prices there, else the default ones converted). */
+  function toPublic(row: ProductRow, sale: SaleCurrency): PublicProduct {
     return {
       id: row.id,
       title: row.title,
       slug: row.slug,
       description: row.description,
       type: row.type,
-      pricing: viewPricing(readPricing(row.pricing), money, true),
+      pricing: viewPricing(pricingIn(readPricing(row.pricing), sale), moneyFor(sale.code), true),
       config: withPublicTrial(typeOf(row).publicConfig(readConfig(row.config)), readConfig(row.config)),
+      currency: sale.code,
     };
   }
 
@@ -150,6 +158,18 @@ export function createProductService({ db, productTypes, money }: ProductService
     if (isUniqueViolation(error)) throw errors.conflict('Another product has this slug');
     throw error;
   };
+
+  /** The default prices, then the own prices per currency checked against them (the map given replaces the stored one). */
+  async function parseAllPricing(input: unknown, current: Pricing): Promise<Pricing> {
+    const pricing = parsePricing(input, current, money);
+    const given = (input as { prices?: unknown }).prices;
+    if (given === undefined) return pricing;
+    const prices = await parseCurrencyPrices(given, pricing, (code, param) => selling.describe(db, code, param));
+    return { ...pricing, prices };
+  }
+
+  /** The currency a catalogue read asks for (`currency`), else the default; 422 for one the instance lacks. */
+  const saleOf = async (currency: string | undefined): Promise<SaleCurrency> => selling.describe(db, currency);
 
   return {
     typeOf,
@@ -188,7 +208,7 @@ export function createProductService({ db, productTypes, money }: ProductService
       if (fields.slug !== undefined && !SLUG.test(fields.slug)) {
         throw errors.invalid('slug', 'must be lower-case letters, digits and single dashes');
       }
-      const pricing = fields.pricing === undefined ? undefined : parsePricing(fields.pricing, readPricing(row.pricing), money);
+      const pricing = fields.pricing === undefined ? undefined : await parseAllPricing(fields.pricing, readPricing(row.pricing));
       const config = fields.config === undefined ? undefined : normalizeConfig(row, { ...readConfig(row.config), ...fields.config });
       await db
         .updateTable('products')
@@ -245,31 +265,32 @@ export function createProductService({ db, productTypes, money }: ProductService
     },
 
     /** The catalogue: enabled products, hidden ones left out. */
-    async publicList(filters: { page?: number | undefined; per_page?: number | undefined }): Promise<Page<PublicProduct>> {
+    async publicList(filters: { page?: number | undefined; per_page?: number | undefined; currency?: string | undefined }): Promise<Page<PublicProduct>> {
       const request = pageRequest(filters);
+      const sale = await saleOf(filters.currency);
       const query = db.selectFrom('products').where('status', '=', 'enabled').where('hidden', '=', 0);
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('id').limit(request.perPage).offset(request.offset).execute();
-      return toPage(request, total.n, rows.map(toPublic));
+      return toPage(request, total.n, rows.map((row) => toPublic(row, sale)));
     },
 
     /** Enabled, listed products of one type other than `exceptId` (client/order/upgradables). */
-    async publicOfType(type: string, exceptId: number): Promise<PublicProduct[]> {
+    async publicOfType(type: string, exceptId: number, sale: SaleCurrency): Promise<PublicProduct[]> {
       const rows = await db.selectFrom('products').selectAll().where('status', '=', 'enabled').where('hidden', '=', 0).where('type', '=', type).where('id', '!=', exceptId).orderBy('id').execute();
-      return rows.map(toPublic);
+      return rows.map((row) => toPublic(row, sale));
     },
 
     /**
      * One catalogue product by id or slug: like the list, only enabled, not hidden ones (CONTRACT §6 products). A
      * hidden product can still be put in a cart by id, which is what a direct order link does.
      */
-    async publicGet(key: { id?: number | undefined; slug?: string | undefined }): Promise<PublicProduct> {
+    async publicGet(key: { id?: number | undefined; slug?: string | undefined; currency?: string | undefined }): Promise<PublicProduct> {
       if (key.id === undefined && key.slug === undefined) throw errors.invalid('id', 'is required (or slug)');
       let query = db.selectFrom('products').selectAll().where('status', '=', 'enabled').where('hidden', '=', 0);
       query = key.id !== undefined ? query.where('id', '=', key.id) : query.where('slug', '=', key.slug!);
       const row = await query.executeTakeFirst();
       if (row === undefined) throw errors.notFound('Product');
-      return toPublic(row);
+      return toPublic(row, await saleOf(key.currency));
     },
   };
 }

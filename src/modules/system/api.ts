@@ -11,10 +11,13 @@ import type { Config } from '../../config.ts';
 import type { MailService } from '../email/service.ts';
 import type { TaxService } from '../invoice/taxes.ts';
 import type { SystemService } from './service.ts';
+import type { Selling } from '../currency/selling.ts';
 
 /** The services this module's actions use. */
 export interface SystemNeeds {
-  config: Pick<Config, 'publicUrl' | 'currency'>;
+  config: Pick<Config, 'publicUrl'>;
+  /** The default currency (issue 26): what prices are in when a buyer has chosen none. */
+  selling: Pick<Selling, 'defaultCode'>;
   settings: Pick<SystemService, 'all' | 'update' | 'get' | 'company'>;
   mail: Pick<MailService, 'releaseWaiting'>;
   taxes: Pick<TaxService, 'anyRule'>;
@@ -122,13 +125,13 @@ export const systemApi: ModuleApi<SystemNeeds> = {
     // rules exist (then sign-up and checkout need the billing country).
     billing: guestAction({
       params: NO_PARAMS,
-      summary: 'The currency prices are in, and whether tax applies (then checkout needs the billing country)',
+      summary: 'The default currency prices are in (a buyer may choose another: guest/cart/set_currency), and whether tax applies (then checkout needs the billing country)',
       result: Type.Object({
         currency: Type.String({ description: 'ISO 4217 code' }),
         tax_applies: Type.Boolean({ description: 'A tax rule exists or the EU VAT rules apply: sign-up asks for the billing country, checkout refuses without one (422)' }),
         tax_inclusive: Type.Boolean({ description: 'Prices include tax ("incl. VAT"); else tax is added at checkout ("excl. VAT")' }),
       }),
-      handler: async (_params, { services }) => ({ currency: services.config.currency, tax_applies: await services.taxes.anyRule(), tax_inclusive: await services.settings.get('tax_inclusive') }),
+      handler: async (_params, { services }) => ({ currency: await services.selling.defaultCode(), tax_applies: await services.taxes.anyRule(), tax_inclusive: await services.settings.get('tax_inclusive') }),
     }),
     countries: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → English name', result: CodeToText, handler: () => countryNames() }),
     phone_codes: guestAction({ params: NO_PARAMS, summary: 'ISO 3166-1 alpha-2 code → international calling code', result: CodeToText, handler: () => phoneCodes() }),

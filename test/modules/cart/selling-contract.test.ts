@@ -9,7 +9,7 @@ import { Browser, createTestApp, type Reply, type TestApp } from '../../helpers/
 import { expectInvalid } from '../../helpers/assertions.ts';
 import { asClient, asStaff, expectError, makeProduct, ORDER_FIELDS, staffWith } from '../../helpers/selling-fixtures.ts';
 
-const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'credit_applied', 'amount_due', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
+const INVOICE_FIELDS = ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'currency_rate', 'currency_rate_at', 'currency_base', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'credit_applied', 'amount_due', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'];
 const INVOICE_ITEM_FIELDS = ['title', 'order_id', 'task', 'quantity', 'price', 'total', 'credited', 'tax_rule'];
 const CART_ITEM_FIELDS = ['id', 'product_id', 'title', 'type', 'period', 'quantity', 'price', 'setup_price', 'total', 'usage_terms'];
 const PAGE_FIELDS = ['list', 'page', 'per_page', 'pages', 'total'];
@@ -406,9 +406,9 @@ describe('selling contract', () => {
     // Products: every amount a string, in the catalogue too.
     const product = (await admin('product/get', { id: setupFee })).result;
     expect(keysOf(product)).toEqual(['config', 'created_at', 'description', 'hidden', 'id', 'pricing', 'setup', 'slug', 'status', 'title', 'type', 'updated_at']);
-    expect(product.pricing).toEqual({ type: 'recurrent', once: { price: '0.00', setup: '0.00' }, recurrent: { '1M': { price: '10.00', setup: '2.50', enabled: true } } });
+    expect(product.pricing).toEqual({ type: 'recurrent', once: { price: '0.00', setup: '0.00' }, recurrent: { '1M': { price: '10.00', setup: '2.50', enabled: true } }, prices: {} });
     const listed = (await guest('product/get', { id: setupFee })).result;
-    expect(keysOf(listed)).toEqual(['config', 'description', 'id', 'pricing', 'slug', 'title', 'type']);
+    expect(keysOf(listed)).toEqual(['config', 'currency', 'description', 'id', 'pricing', 'slug', 'title', 'type']);
     expect(listed.pricing.recurrent['1M']).toEqual({ price: '10.00', setup: '2.50', enabled: true });
     for (const amount of [listed.pricing.once.price, listed.pricing.once.setup, order.price, cart.total]) expect(amount).toMatch(AMOUNT);
   });

@@ -6,7 +6,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CompiledQuery } from 'kysely';
 import { createPrepaidLedger } from '../../../src/modules/credit/prepaid.ts';
-import { moneyFor } from '../../../src/lib/money.ts';
 import { CREDIT_REFRESH_MS } from '../../../src/modules/serviceapikey/check/credit-state.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { expectInvalid } from '../../helpers/assertions.ts';
@@ -141,7 +140,7 @@ describe('drawing usage from the balance', () => {
 
   it('draws exactly once when the same draws run concurrently and are retried', async () => {
     const { orderId, clientId } = await buy(await plan(CALLS), '10.00');
-    const ledger = createPrepaidLedger({ db: t.services.db, events: t.services.events, money: moneyFor('USD') });
+    const ledger = createPrepaidLedger({ db: t.services.db, events: t.services.events, selling: t.services.selling });
     const period = '2031-07-01T00:00:00Z';
     // Twenty draws at once, priced at cumulative amounts 100…119 (as processes reading the quantity at different times
     // would), then all again: the balance loses 1.19 and no more.

@@ -201,8 +201,10 @@ describe('admin panel API', () => {
       expect(parseCsv((await exportCsv('orders.csv', { search: '%' })).body)).toHaveLength(1);
 
       const invoices = parseCsv((await exportCsv('invoices.csv', { status: 'paid' })).body);
-      expect(invoices[0]).toEqual(['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'invoice']);
+      expect(invoices[0]).toEqual(['id', 'number', 'client_id', 'client_email', 'client_name', 'status', 'currency', 'subtotal', 'total', 'due_at', 'paid_at', 'created_at', 'invoice', 'currency_rate', 'default_currency', 'subtotal_in_default', 'total_in_default']);
       expect(invoices.slice(1).map((row) => [row[0], row[3], row[5], row[8]])).toEqual([[String(adaInvoice), 'ada@example.com', 'paid', '10.00']]);
+      // In the default currency at the stored rate (issue 26): the same amounts here, at rate 1.
+      expect(invoices[1]!.slice(13)).toEqual(['1', 'USD', '10.00', '10.00']);
       expect(parseCsv((await exportCsv('invoices.csv', { search: 'bob@' })).body).slice(1).map((row) => row[5])).toEqual(['unpaid']);
       // As on the lists: digits also name a record by id, and the search covers the order's title.
       expect(parseCsv((await exportCsv('invoices.csv', { search: String(adaInvoice) })).body).slice(1).map((row) => row[0])).toEqual([String(adaInvoice)]);
@@ -217,7 +219,8 @@ describe('admin panel API', () => {
 
     it('exports transactions with the reference staff typed, defused', async () => {
       const rows = parseCsv((await exportCsv('transactions.csv', { invoice_id: String(adaInvoice) })).body);
-      expect(rows[0]).toEqual(['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at', 'invoice']);
+      expect(rows[0]).toEqual(['id', 'invoice_id', 'client_id', 'client_email', 'client_name', 'type', 'gateway', 'txn_id', 'amount', 'currency', 'status', 'message', 'created_at', 'invoice', 'currency_rate', 'default_currency', 'amount_in_default']);
+      expect(rows[1]!.slice(14)).toEqual(['1', 'USD', '10.00']);
       expect(rows).toHaveLength(2);
       expect(rows[1]!.slice(1, 5)).toEqual([String(adaInvoice), String(ada.id), 'ada@example.com', 'Ada Lovelace']);
       expect(rows[1]![7]).toBe("'-bank-ref-42");

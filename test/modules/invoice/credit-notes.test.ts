@@ -236,7 +236,7 @@ describe('credit notes', () => {
     expect(csv.statusCode).toBe(200);
     // Fields are quoted; none of these hold a quote or a comma.
     const rows = csv.body.replaceAll('"', '').trim().split(/\r?\n/);
-    expect(rows[0]).toBe('id,number,invoice_id,invoice_number,client_id,client_email,client_name,method,reason,subtotal,tax,total,currency,transaction_id,created_at');
+    expect(rows[0]).toBe('id,number,invoice_id,invoice_number,client_id,client_email,client_name,method,reason,subtotal,tax,total,currency,transaction_id,created_at,currency_rate,default_currency,total_in_default');
     expect(rows).toHaveLength(2);
     expect(rows[1]).toContain(`${noteId},${number},${id},`);
     expect(rows[1]).toContain(',balance,Export me,0.93,0.07,1.00,USD,');

@@ -50,7 +50,7 @@ describe('invoices and payments', () => {
     const invoice = (await t.admin('invoice/get', { id: invoice_id })).result;
     expect(invoice).toMatchObject({ status: 'unpaid', client_id: client.id, currency: 'USD', subtotal: '10.00', total: '10.00', paid_at: null });
     expect(Object.keys(invoice).toSorted()).toEqual(
-      ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'credit_applied', 'amount_due', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'].toSorted(),
+      ['id', 'hash', 'number', 'client_id', 'status', 'currency', 'currency_rate', 'currency_rate_at', 'currency_base', 'seller', 'buyer', 'subtotal', 'discount', 'promocode', 'tax_name', 'tax_rate', 'tax', 'total', 'tax_inclusive', 'tax_rule', 'tax_note', 'tax_evidence', 'credit_applied', 'amount_due', 'due_at', 'paid_at', 'created_at', 'items', 'credited', 'credit_notes'].toSorted(),
     );
     expect((await t.admin('invoice/mark_as_paid', { id: invoice_id, transaction_id: 'TX-1', gateway_id: 1 })).result).toBe(true);
     const paid = (await t.admin('invoice/get', { id: invoice_id })).result;

@@ -137,13 +137,15 @@ describe('one name for an invoice', () => {
     const transactions = await t.app.inject({ method: 'GET', url: `/api/admin/export/transactions.csv?invoice_id=${paid.invoiceId}`, headers: basic() });
     expect(transactions.statusCode).toBe(200);
     const [header, row] = transactions.body.trim().split(/\r?\n/);
-    expect(header!.split(',').at(-1)).toBe('"invoice"');
-    expect(row!.endsWith(`"Invoice ${number}"`)).toBe(true);
+    // The name column follows the earlier ones; the default-currency columns (issue 26) come after it.
+    const at = header!.split(',').indexOf('"invoice"');
+    expect(at).toBe(13);
+    expect(row!.split(',')[at]).toBe(`"Invoice ${number}"`);
 
     const invoices = await t.app.inject({ method: 'GET', url: `/api/admin/export/invoices.csv?client_id=${unpaid.client.id}`, headers: basic() });
     const lines = invoices.body.trim().split(/\r?\n/);
-    expect(lines[0]!.split(',').at(-1)).toBe('"invoice"');
-    expect(lines[1]!.endsWith(`"Pro forma ${unpaid.invoiceId}"`)).toBe(true);
+    expect(lines[0]!.split(',').indexOf('"invoice"')).toBe(12);
+    expect(lines[1]!.split(',')[12]).toBe(`"Pro forma ${unpaid.invoiceId}"`);
   });
 
   it('numbers continue across a prefix change', async () => {

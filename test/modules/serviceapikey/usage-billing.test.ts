@@ -263,6 +263,7 @@ describe('the close of a usage period', () => {
         },
       },
       money: { precision: 2, format: (minor: number) => (minor / 100).toFixed(2) },
+      selling: t.services.selling,
       flushUsage: flush,
     });
     const failed = await crashing.closePeriods(new Date());

@@ -7,10 +7,11 @@ import { Link, navigate } from '../lib/router.ts';
 import { useStore } from '../lib/store.ts';
 import { announce, Button, ErrorMessage, Field, Loading, Pager, useAction, useLoad } from '../lib/ui.ts';
 import type { Cart, Product } from '../lib/types.ts';
-import { account, cartPath, cartSummary, refreshCart } from './state.ts';
+import { account, cartPath, refreshCart } from './state.ts';
 import { periodLabel, periods } from '../lib/labels.ts';
 import { usageTerms } from '../../../src/lib/usage-terms.ts';
 import { useBillingInfo, type BillingInfo } from '../lib/billing-info.ts';
+import { CurrencyPicker } from './currency-picker.ts';
 
 // Kept here for the pages that import them from the shop; they live in lib/labels.ts.
 export { periodLabel, periods } from '../lib/labels.ts';
@@ -92,19 +93,22 @@ function PlanCard({ product, labels, currency }: { product: Product; labels: Rec
 
 export function PlansPage() {
   const [page, setPage] = useState(1);
-  const products = useLoad(() => call('guest/product/get_list', { page, per_page: 12 }), [page]);
-  const labels = useLoad(periods, []);
-  // The instance's currency, also before the cart (which carries it too) has loaded.
   const billing = useBillingInfo();
-  const summary = useStore(cartSummary);
-  const currency = billing?.currency ?? summary.currency;
+  // The cart's currency (chosen, else the client's, else the default): the plans are priced in it.
+  const cartCurrency = useLoad(() => call(cartPath('get_currency')), []);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const currency = chosen ?? cartCurrency.data?.code ?? null;
+  const products = useLoad(() => (currency === null ? Promise.resolve(undefined) : call('guest/product/get_list', { page, per_page: 12, currency })), [page, currency]);
+  const labels = useLoad(periods, []);
   return html`<h1>Plans</h1>
     <p>Choose a plan, add it to the cart and pay the invoice. ${billing?.tax_applies ? html`<span data-testid="tax-mode">${billing.tax_inclusive ? 'Prices incl. VAT.' : 'Prices excl. VAT.'}</span>` : null}</p>
+    <${CurrencyPicker} currency=${currency} onChange=${setChosen} />
+    <${ErrorMessage} error=${cartCurrency.error} />
     <${ErrorMessage} error=${products.error} />
     ${products.data === undefined && products.loading ? html`<${Loading} label="Loading the plans…" />` : null}
     ${products.data !== undefined && products.data.list.length === 0 ? html`<p>No plans are on sale yet.</p>` : null}
     <div class="grid" aria-busy=${products.loading ? 'true' : 'false'}>
-      ${products.data?.list.map((product) => html`<${PlanCard} key=${product.id} product=${product} labels=${labels.data} currency=${currency} />`)}
+      ${products.data?.list.map((product) => html`<${PlanCard} key=${product.id} product=${product} labels=${labels.data} currency=${product.currency} />`)}
     </div>
     <${Pager} page=${products.data} onPage=${setPage} label="Plan pages" />`;
 }

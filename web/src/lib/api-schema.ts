@@ -29,7 +29,7 @@ export interface paths {
     post: operations["guest_system_company"];
   };
   "/api/guest/system/billing": {
-    /** The currency prices are in, and whether tax applies (then checkout needs the billing country) */
+    /** The default currency prices are in (a buyer may choose another: guest/cart/set_currency), and whether tax applies (then checkout needs the billing country) */
     post: operations["guest_system_billing"];
   };
   "/api/guest/system/countries": {
@@ -169,7 +169,7 @@ export interface paths {
     post: operations["client_client_balance_get_list"];
   };
   "/api/client/client/balance_get_total": {
-    /** The caller's balance (the sum of its lines) as a decimal string in the instance currency */
+    /** The caller's balance (the sum of its lines) as a decimal string in the client's currency */
     post: operations["client_client_balance_get_total"];
   };
   "/api/guest/client/create": {
@@ -337,7 +337,7 @@ export interface paths {
     post: operations["admin_product_delete"];
   };
   "/api/guest/product/get_list": {
-    /** Enabled, listed products with their pricing and public config */
+    /** Enabled, listed products with their pricing (in `currency`, else the default) and public config */
     post: operations["guest_product_get_list"];
   };
   "/api/guest/product/get": {
@@ -363,6 +363,14 @@ export interface paths {
   "/api/client/cart/remove_promo": {
     /** Removes the coupon from the client's cart */
     post: operations["client_cart_remove_promo"];
+  };
+  "/api/client/cart/set_currency": {
+    /** Shows the client's cart in another of the shop's currencies (FOSSBilling's); unknown → 422, a client whose first order fixed another → 409 */
+    post: operations["client_cart_set_currency"];
+  };
+  "/api/client/cart/get_currency": {
+    /** The currency the client's cart is in: the one chosen, else the client's, else the default (FOSSBilling's) */
+    post: operations["client_cart_get_currency"];
   };
   "/api/client/cart/reset": {
     /** Empties the client's cart and removes its coupon */
@@ -391,6 +399,14 @@ export interface paths {
   "/api/guest/cart/remove_promo": {
     /** Removes the coupon from the guest cart */
     post: operations["guest_cart_remove_promo"];
+  };
+  "/api/guest/cart/set_currency": {
+    /** Shows the guest cart in another of the shop's currencies (FOSSBilling's); unknown → 422, a client whose first order fixed another → 409 */
+    post: operations["guest_cart_set_currency"];
+  };
+  "/api/guest/cart/get_currency": {
+    /** The currency the guest cart is in: the one chosen, else the client's, else the default (FOSSBilling's) */
+    post: operations["guest_cart_get_currency"];
   };
   "/api/guest/cart/reset": {
     /** Empties the guest cart and removes its coupon */
@@ -1313,6 +1329,8 @@ export interface components {
       config: {
         [key: string]: unknown;
       };
+      /** @description The order's currency: the prices are in it (issue 26) */
+      currency: string;
     };
     PlanChange: {
       change: "upgrade" | "downgrade";
@@ -1383,6 +1401,9 @@ export interface components {
       client_id: number;
       status: "unpaid" | "paid" | "canceled" | "refunded";
       currency: string;
+      currency_rate: string | null;
+      currency_rate_at: string | null;
+      currency_base: string | null;
       seller: components["schemas"]["InvoiceSeller"] | null;
       buyer: components["schemas"]["InvoiceBuyer"] | null;
       /** @description Sum of the lines */
@@ -1433,6 +1454,9 @@ export interface components {
       client_id: number;
       status: "unpaid" | "paid" | "canceled" | "refunded";
       currency: string;
+      currency_rate: string | null;
+      currency_rate_at: string | null;
+      currency_base: string | null;
       seller: components["schemas"]["InvoiceSeller"] | null;
       buyer: components["schemas"]["InvoiceBuyer"] | null;
       /** @description Sum of the lines */
@@ -2329,6 +2353,25 @@ export interface components {
           setup?: "after_order" | "after_payment" | "manual";
           /** @description Parts left out keep their stored value; unknown keys are refused */
           pricing?: {
+            /** @description Currency code → own prices in it (amounts in its decimals); replaces the stored map, {} removes them all */
+            prices?: {
+              [key: string]: {
+                once?: ({
+                  /** @description A decimal amount, e.g. "10.00" */
+                  price?: string | number;
+                  /** @description A decimal amount, e.g. "10.00" */
+                  setup?: string | number;
+                }) | null;
+                recurrent?: ({
+                  [key: string]: {
+                    /** @description A decimal amount, e.g. "10.00" */
+                    price?: string | number;
+                    /** @description A decimal amount, e.g. "10.00" */
+                    setup?: string | number;
+                  };
+                }) | null;
+              };
+            };
             type?: "free" | "once" | "recurrent";
             once?: {
               /** @description A decimal amount, e.g. "10.00" */
@@ -2394,6 +2437,8 @@ export interface components {
         "application/json": {
           page?: number;
           per_page?: number;
+          /** @description Show prices in this currency (default: the default currency) */
+          currency?: string;
         };
       };
     };
@@ -2402,6 +2447,8 @@ export interface components {
         "application/json": {
           id?: number;
           slug?: string;
+          /** @description Show prices in this currency (default: the default currency) */
+          currency?: string;
         };
       };
     };
@@ -2426,6 +2473,14 @@ export interface components {
       content: {
         "application/json": {
           promocode: string;
+        };
+      };
+    };
+    client_cart_set_currency: {
+      content: {
+        "application/json": {
+          /** @description One of the shop’s currencies (guest/currency/get_pairs) */
+          currency: string;
         };
       };
     };
@@ -2457,6 +2512,14 @@ export interface components {
       content: {
         "application/json": {
           promocode: string;
+        };
+      };
+    };
+    guest_cart_set_currency: {
+      content: {
+        "application/json": {
+          /** @description One of the shop’s currencies (guest/currency/get_pairs) */
+          currency: string;
         };
       };
     };
@@ -3670,7 +3733,7 @@ export interface operations {
       };
     };
   };
-  /** The currency prices are in, and whether tax applies (then checkout needs the billing country) */
+  /** The default currency prices are in (a buyer may choose another: guest/cart/set_currency), and whether tax applies (then checkout needs the billing country) */
   guest_system_billing: {
     responses: {
       /** @description Success */
@@ -4319,7 +4382,7 @@ export interface operations {
       };
     };
   };
-  /** The caller's balance (the sum of its lines) as a decimal string in the instance currency */
+  /** The caller's balance (the sum of its lines) as a decimal string in the client's currency */
   client_client_balance_get_total: {
     responses: {
       /** @description Success */
@@ -5041,6 +5104,21 @@ export interface operations {
                     enabled: boolean;
                   };
                 };
+                /** @description Own prices per currency; a currency or period without one converts the default price at the current rate */
+                prices: {
+                  [key: string]: {
+                    once: {
+                      price: string;
+                      setup: string;
+                    } | null;
+                    recurrent: {
+                      [key: string]: {
+                        price: string;
+                        setup: string;
+                      };
+                    };
+                  };
+                };
               };
               config: {
                 [key: string]: unknown;
@@ -5087,6 +5165,21 @@ export interface operations {
                         enabled: boolean;
                       };
                     };
+                    /** @description Own prices per currency; a currency or period without one converts the default price at the current rate */
+                    prices: {
+                      [key: string]: {
+                        once: {
+                          price: string;
+                          setup: string;
+                        } | null;
+                        recurrent: {
+                          [key: string]: {
+                            price: string;
+                            setup: string;
+                          };
+                        };
+                      };
+                    };
                   };
                   config: {
                     [key: string]: unknown;
@@ -5125,7 +5218,7 @@ export interface operations {
       };
     };
   };
-  /** Enabled, listed products with their pricing and public config */
+  /** Enabled, listed products with their pricing (in `currency`, else the default) and public config */
   guest_product_get_list: {
     requestBody: components["requestBodies"]["guest_product_get_list"];
     responses: {
@@ -5157,6 +5250,8 @@ export interface operations {
                   config: {
                     [key: string]: unknown;
                   };
+                  /** @description ISO 4217 code the prices are in */
+                  currency: string;
                 })[];
               page: number;
               per_page: number;
@@ -5202,6 +5297,8 @@ export interface operations {
               config: {
                 [key: string]: unknown;
               };
+              /** @description ISO 4217 code the prices are in */
+              currency: string;
             };
             error: null;
           };
@@ -5280,6 +5377,56 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Shows the client's cart in another of the shop's currencies (FOSSBilling's); unknown → 422, a client whose first order fixed another → 409 */
+  client_cart_set_currency: {
+    requestBody: components["requestBodies"]["client_cart_set_currency"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The currency the client's cart is in: the one chosen, else the client's, else the default (FOSSBilling's) */
+  client_cart_get_currency: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              code: string;
+              name: string;
+              symbol: string;
+              conversion_rate: string;
+              is_rate_manual: boolean;
+              format_pattern: string | null;
+              fraction_digits: number | null;
+              default: boolean;
+              minor_unit: number;
+              price_rounding: {
+                step: string;
+                ending: string;
+              } | null;
+              /** Format: date-time */
+              rate_updated_at: string;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
             error: null;
           };
         };
@@ -5387,6 +5534,56 @@ export interface operations {
           "application/json": {
             /** @constant */
             result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Shows the guest cart in another of the shop's currencies (FOSSBilling's); unknown → 422, a client whose first order fixed another → 409 */
+  guest_cart_set_currency: {
+    requestBody: components["requestBodies"]["guest_cart_set_currency"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            result: true;
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The currency the guest cart is in: the one chosen, else the client's, else the default (FOSSBilling's) */
+  guest_cart_get_currency: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              code: string;
+              name: string;
+              symbol: string;
+              conversion_rate: string;
+              is_rate_manual: boolean;
+              format_pattern: string | null;
+              fraction_digits: number | null;
+              default: boolean;
+              minor_unit: number;
+              price_rounding: {
+                step: string;
+                ending: string;
+              } | null;
+              /** Format: date-time */
+              rate_updated_at: string;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
             error: null;
           };
         };

@@ -5,11 +5,12 @@ import { actionsFor, FileResult } from '../../../platform/action.ts';
 import { paginationParams } from '../../../lib/paginator.ts';
 import { parseMoney, precisionOf } from '../../../lib/money.ts';
 import { FileDownload, Money, Nullable, PageOf, Timestamp } from '../../../platform/schemas.ts';
-import type { Config } from '../../../config.ts';
 import type { CreditNotes } from './service.ts';
+import type { InvoiceService } from '../service.ts';
 
 export interface CreditNoteNeeds {
-  config: Pick<Config, 'currency'>;
+  /** A note is in its invoice's currency: its amounts are read in that currency's decimals. */
+  invoices: Pick<InvoiceService, 'currencyOf'>;
   creditNotes: Pick<CreditNotes, 'create' | 'list' | 'get' | 'pdf'>;
 }
 
@@ -89,8 +90,8 @@ export const creditNoteAdminActions = {
     summary:
       "Credits a paid invoice to the client's balance: `lines` (net amounts per line by index; an amount left out credits all that is left of the line), or a gross `amount`, or everything left. Never more than is left per line and in all (422). Money back to the payer is admin/invoice/refund, which makes its own credit note",
     result: Type.Integer({ description: 'The credit note id' }),
-    handler: ({ invoice_id, reason, lines, amount, key }, { services, identity }) => {
-      const precision = precisionOf(services.config.currency);
+    handler: async ({ invoice_id, reason, lines, amount, key }, { services, identity }) => {
+      const precision = precisionOf(await services.invoices.currencyOf(invoice_id));
       return services.creditNotes.create({
         invoiceId: invoice_id,
         reason,

@@ -12,7 +12,7 @@ import type { CreditNoteTable } from '../tables.ts';
 import type { EventBus } from '../../../platform/events.ts';
 import { errors } from '../../../platform/errors.ts';
 import { inTransaction } from '../../../platform/transaction.ts';
-import type { Money } from '../../../lib/money.ts';
+import { moneyFor, type Money } from '../../../lib/money.ts';
 import { pageRequest, toPage, type Page } from '../../../lib/paginator.ts';
 import { formatRate } from '../../../lib/rates.ts';
 import { isoSeconds } from '../../../lib/time.ts';
@@ -29,14 +29,13 @@ type NoteRow = Selectable<CreditNoteTable>;
 export interface CreditNoteDeps {
   db: Kysely<Database>;
   events: EventBus;
-  money: Money;
   /** The number prefix (setting `credit_note_prefix`, default `CN-`). */
   prefix: () => string;
 }
 
 const num = (value: string | number | null | undefined): number => Number(value ?? 0);
 
-export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps) {
+export function createCreditNotes({ db, events, prefix }: CreditNoteDeps) {
   /** Serialises credit on one invoice until `trx` ends (a no-op update takes the row lock on PostgreSQL). */
   async function lockInvoice(trx: Kysely<Database>, id: number): Promise<InvoiceRow | undefined> {
     await trx
@@ -142,16 +141,16 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
       currency: row.currency,
       method: row.method,
       reason: row.reason,
-      subtotal: money.format(num(row.subtotal)),
+      subtotal: moneyFor(row.currency).format(num(row.subtotal)),
       tax_name: row.tax_name,
       tax_rate: formatRate(row.tax_rate),
-      tax: money.format(num(row.tax)),
-      total: money.format(num(row.total)),
+      tax: moneyFor(row.currency).format(num(row.tax)),
+      total: moneyFor(row.currency).format(num(row.total)),
       transaction_id: row.transaction_id,
       created_at: row.created_at,
       lines: lines
         .filter((line) => line.credit_note_id === row.id)
-        .map((line) => ({ item: position.get(line.invoice_item_id) ?? 0, title: line.title, amount: money.format(num(line.amount)) })),
+        .map((line) => ({ item: position.get(line.invoice_item_id) ?? 0, title: line.title, amount: moneyFor(row.currency).format(num(line.amount)) })),
     }));
   }
 
@@ -164,7 +163,7 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
   }
 
   /** The request's lines as net amounts per invoice line, checked against what is left of each (422 naming the field). */
-  function requestedAmounts(request: CreditNoteRequest, state: CreditState): number[] {
+  function requestedAmounts(request: CreditNoteRequest, state: CreditState, money: Money): number[] {
     const left = state.bases.map((base, index) => base - state.credited[index]!);
     if (request.lines === null) return left;
     const amounts = left.map(() => 0);
@@ -239,10 +238,10 @@ export function createCreditNotes({ db, events, money, prefix }: CreditNoteDeps)
         let split: CreditSplit;
         if (request.amount !== null) {
           if (request.amount <= 0) throw errors.invalid('amount', 'must be more than 0');
-          if (request.amount > left) throw errors.invalid('amount', `must not be more than what is left to credit (${money.format(left)})`);
+          if (request.amount > left) throw errors.invalid('amount', `must not be more than what is left to credit (${moneyFor(invoice.currency).format(left)})`);
           split = splitByAmount(state, request.amount);
         } else {
-          split = splitByLines(state, requestedAmounts(request, state));
+          split = splitByLines(state, requestedAmounts(request, state, moneyFor(invoice.currency)));
         }
         if (split.total <= 0) throw errors.invalid('lines', 'credit nothing');
         const source = { method: 'balance' as const, reason: request.reason.trim(), transactionId: null, staffId: request.staffId, key };

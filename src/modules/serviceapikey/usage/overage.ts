@@ -16,7 +16,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
 import type { DialectName } from '../../../db/database.ts';
 import { inTransaction } from '../../../platform/transaction.ts';
-import type { Money } from '../../../lib/money.ts';
+import { moneyFor, type Money } from '../../../lib/money.ts';
+import { convertMinor } from '../../../lib/exchange.ts';
+import type { SaleCurrency, Selling } from '../../currency/selling.ts';
 import { isoSeconds } from '../../../lib/time.ts';
 import { parseObject } from '../../../lib/json.ts';
 import type { InvoiceService } from '../../invoice/service.ts';
@@ -38,6 +40,8 @@ export interface UsageCloserDeps {
   dialect: DialectName;
   invoices: Pick<InvoiceService, 'issueUsageInvoice'>;
   money: Pick<Money, 'precision' | 'format'>;
+  /** The order's currency: meters price in the default currency; an order in another is billed converted (issue 26). */
+  selling: Pick<Selling, 'describe'>;
   /** Writes this process's counts first. */
   flushUsage: () => Promise<void>;
   /** Prepaid plans (issue 24): draws the period's usage from the balance before the close records it (prepaid-draw.ts). */
@@ -75,7 +79,20 @@ export interface ClosedPeriod {
 const num = (value: number | string): number => Number(value);
 const maybe = (value: number | string | null): number | null => (value === null ? null : Number(value));
 
-export function createUsageCloser({ db, dialect, invoices, money, flushUsage, drawPrepaid, log }: UsageCloserDeps) {
+/** Micro-units: the finest a meter price is written in (CONTRACT §12: up to 6 decimals). */
+const MICRO = 6;
+
+/**
+ * One meter's overage in the order's currency. In the default currency as the plan prices it; in another, priced to
+ * the micro-unit and converted at the currency's rate of the close, rounded half up once, as a plan's prices are.
+ */
+function billIn(meter: Parameters<typeof billMeter>[0], used: number, sale: SaleCurrency): BilledMeter {
+  if (sale.isDefault) return billMeter(meter, used, sale.minorUnit);
+  const micro = billMeter(meter, used, MICRO);
+  return { ...micro, amount: convertMinor(micro.amount, sale.rate, MICRO, sale.minorUnit) };
+}
+
+export function createUsageCloser({ db, dialect, invoices, money: fallback, selling, flushUsage, drawPrepaid, log }: UsageCloserDeps) {
   /** Closes one order's period: `closed` when this call recorded the close, `invoiced` when it issued an invoice. */
   async function closeOne(orderId: number, periodStart: string, periodEnd: string, now: Date): Promise<{ closed: boolean; invoiced: boolean }> {
     const nothing = { closed: false, invoiced: false };
@@ -83,7 +100,7 @@ export function createUsageCloser({ db, dialect, invoices, money, flushUsage, dr
       // The order's row first: ingestion holds it FOR KEY SHARE while it stores events (usage/order-plans.ts), so a
       // batch in flight commits before the quantities below are read, and a batch after this close finds the period
       // closed. SQLite runs one write transaction at a time, which gives the same order.
-      const selectOrder = trx.selectFrom('orders').select(['id', 'client_id', 'title']).where('id', '=', orderId);
+      const selectOrder = trx.selectFrom('orders').select(['id', 'client_id', 'title', 'currency']).where('id', '=', orderId);
       const order = await (dialect === 'postgres' ? selectOrder.forUpdate() : selectOrder).executeTakeFirst();
       if (order === undefined) return nothing;
       // Closed by another run (or before a crash): nothing to price.
@@ -99,8 +116,9 @@ export function createUsageCloser({ db, dialect, invoices, money, flushUsage, dr
       // A prepaid plan drew its usage from the balance as it was measured: its meters' figures are recorded, unpriced
       // (amount 0), and no overage invoice is issued; the plan's recurring price is invoiced by renewals as before.
       const prepaid = options.prepaid === true;
+      const sale = await selling.describe(trx, order.currency);
       const bill = (meter: Parameters<typeof billMeter>[0], used: number): BilledMeter => {
-        const billed = billMeter(meter, used, money.precision);
+        const billed = billIn(meter, used, sale);
         return prepaid ? { ...billed, amount: 0 } : billed;
       };
       const calls = bill(
@@ -190,6 +208,9 @@ export function createUsageCloser({ db, dialect, invoices, money, flushUsage, dr
     /** An order's closed periods, newest first, each with its meters' figures (staff and the client area). */
     async closesOf(orderId: number): Promise<ClosedPeriod[]> {
       const rows = await db.selectFrom('usage_closes').selectAll().where('order_id', '=', orderId).orderBy('period_start', 'desc').limit(24).execute();
+      // Amounts were billed in the order's currency.
+      const order = await db.selectFrom('orders').select('currency').where('id', '=', orderId).executeTakeFirst();
+      const money = order === undefined ? fallback : moneyFor(order.currency);
       const meterRows =
         rows.length === 0
           ? []
