@@ -70,6 +70,8 @@ import { createAccountService, type AccountService } from './modules/account/ser
 import { createWebhookService, type WebhookService } from './modules/webhook/service.ts';
 import { createExportService, type ExportService } from './modules/export/service.ts';
 import { createCurrencyService, type CurrencyService } from './modules/currency/service.ts';
+import { createStatsService, type StatsService } from './modules/stats/service.ts';
+import { withFigureExports } from './modules/stats/exports.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -87,8 +89,8 @@ export interface Services {
   metrics: Metrics;
   sessions: SessionService;
   staff: StaffService;
-  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches. */
-  csvExports: ExportService;
+  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches; the dashboard's figures too. */
+  csvExports: ReturnType<typeof withFigureExports<ExportService>>;
   clients: ClientService;
   /** TOTP second factor and recovery codes of clients and staff. */
   twoFactor: TwoFactorService;
@@ -147,6 +149,8 @@ export interface Services {
   usage: UsageService;
   /** The instance's currencies, the default one and the rates staff set (issue 26). */
   currencies: CurrencyService;
+  /** FOSSBilling's Stats figures and the admin dashboard's (issue 25), read from the other modules' tables. */
+  stats: StatsService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -283,6 +287,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, money, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
+  const stats = createStatsService({ db, dialect: database.dialect, defaultCurrency: () => config.currency });
   // Prepaid draws first (the balance the check holds is re-read after them), then hard limits (the keys of an order at
   // a limit are refused sooner), then the alerts.
   usage.onMeasured((measured) => apikeys.prepaidMeasured(measured));
@@ -377,7 +382,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     metrics,
     sessions,
     staff,
-    csvExports: createExportService({ db, clients }),
+    csvExports: withFigureExports(createExportService({ db, clients }), stats),
     clients,
     twoFactor,
     accounts,
@@ -411,6 +416,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     webhooks,
     usage,
     currencies: createCurrencyService({ db, dialect: database.dialect }),
+    stats,
     startTasks,
     onClose(task) {
       closers.push(task);

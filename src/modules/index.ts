@@ -20,6 +20,7 @@ import { serviceApiKeyApi, type ApiKeyNeeds } from './serviceapikey/api.ts';
 import { sessionApi } from './session/api.ts';
 import { permissionCatalogue, type PermissionEntry } from './staff/permissions.ts';
 import { staffApi, type StaffNeeds } from './staff/api.ts';
+import { statsApi, type StatsNeeds } from './stats/api.ts';
 import { systemApi, type SystemNeeds } from './system/api.ts';
 import { USAGE_INGEST_PERMISSION, usageApi, type UsageNeeds } from './usage/api.ts';
 import { webhookApi, type WebhookNeeds } from './webhook/api.ts';
@@ -40,7 +41,8 @@ export type ModuleServices = SystemNeeds &
   EmailNeeds &
   WebhookNeeds &
   UsageNeeds &
-  CurrencyNeeds;
+  CurrencyNeeds &
+  StatsNeeds;
 
 // The staff module lists every permission the admin actions ask for, its own included: computed here from the list
 // below, the first time the action asks (by then the list exists).
@@ -72,5 +74,6 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   webhookApi,
   usageApi,
   currencyApi,
+  statsApi,
   sessionApi,
 ];

@@ -31,6 +31,7 @@ import * as trials from './034_trials.ts';
 import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
+import * as statsIndexes from './040_stats_indexes.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '035_credit_notes': creditNotes,
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
+  '040_stats_indexes': statsIndexes,
 };

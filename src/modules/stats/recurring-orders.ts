@@ -1,0 +1,122 @@
+// Recurring revenue from the orders table (read only): MRR and ARR, the renewals due soon and the cancellations
+// scheduled. Orders are grouped in SQL by what decides their monthly amount (currency, period, coupon, product, line
+// total), so the rows that come back are a few per plan, never one per order; each group's recurring coupon is taken
+// off exactly as a renewal invoice takes it (product/promos.ts discountOf, per order), then restated per month
+// (lib/recurring.ts) and summed exactly, rounded once per currency.
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { discountOf } from '../product/promos.ts';
+import { addFractions, monthlyOf, roundedHalfUp, timesFraction, ZERO, type Fraction } from '../../lib/recurring.ts';
+import type { DbNumber } from './list-types.ts';
+
+interface OrderGroup {
+  currency: string;
+  period: string | null;
+  promo_id: number | null;
+  product_id: number;
+  line: DbNumber;
+  n: DbNumber;
+}
+
+export interface RecurringAmount {
+  currency: string;
+  /** Orders counted. */
+  orders: number;
+  /** What they charge per period, summed (discounts taken off), minor units. */
+  amount: number;
+  /** Per month, rounded half up once. */
+  mrr: number;
+  /** 12 × the exact monthly sum, rounded half up once. */
+  arr: number;
+}
+
+type OrderFilter = 'active' | 'scheduled_cancel' | { at: string } | { renewsFrom: string; renewsTo: string };
+
+/**
+ * The orders' groups: `active` — every active recurring order out of its trial (suspended, canceled and pending
+ * orders pay nothing); `scheduled_cancel` — active orders whose client canceled at period end; `{at}` — the orders that
+ * were running at that moment by their activation and cancellation dates (at today's prices: the table keeps no
+ * price history); `{renewsFrom, renewsTo}` — active orders renewing in that window (a downgrade waiting for the
+ * renewal renews at its next price).
+ */
+async function groups(db: Kysely<Database>, filter: OrderFilter): Promise<OrderGroup[]> {
+  const renewing = typeof filter === 'object' && 'renewsFrom' in filter;
+  const price = renewing ? sql<number>`coalesce(next_price, price)` : sql<number>`price`;
+  let query = db
+    .selectFrom('orders')
+    .select((eb) => [
+      'currency',
+      'period',
+      'promo_id',
+      'product_id',
+      sql<DbNumber>`${price} * quantity`.as('line'),
+      eb.fn.countAll<DbNumber>().as('n'),
+    ])
+    .where('period', 'is not', null);
+  if (filter === 'active' || filter === 'scheduled_cancel' || renewing) {
+    query = query.where('status', '=', 'active').where((eb) => eb.or([eb('trial_state', 'is', null), eb('trial_state', '=', 'ended')]));
+    if (filter === 'scheduled_cancel') query = query.where('cancel_at_period_end', '=', 1);
+    if (typeof filter === 'object' && 'renewsFrom' in filter) {
+      query = query.where('cancel_at_period_end', '=', 0).where('expires_at', '>=', filter.renewsFrom).where('expires_at', '<', filter.renewsTo);
+    }
+  } else if (typeof filter === 'object' && 'at' in filter) {
+    const { at } = filter;
+    query = query
+      .where('status', 'in', ['active', 'suspended', 'canceled'])
+      .where('activated_at', '<=', at)
+      .where((eb) => eb.or([eb('canceled_at', 'is', null), eb('canceled_at', '>', at)]))
+      .where((eb) => eb.or([eb('trial_ends_at', 'is', null), eb('trial_ends_at', '<=', at)]))
+      .where((eb) => eb.or([eb('status', '<>', 'suspended'), eb('suspended_at', 'is', null), eb('suspended_at', '>', at)]));
+  }
+  return query.groupBy(['currency', 'period', 'promo_id', 'product_id', sql`${price} * quantity`]).execute();
+}
+
+/** The recurring coupons the groups name, by id (a coupon gone, or not recurring, discounts nothing). */
+async function couponsOf(db: Kysely<Database>, found: readonly OrderGroup[]) {
+  const ids = [...new Set(found.map((group) => group.promo_id).filter((id): id is number => id !== null))];
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('promos').select(['id', 'type', 'value', 'products', 'periods']).where('id', 'in', ids).where('recurring', '=', 1).execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** The groups' per-period and monthly amounts, per currency. */
+async function summed(db: Kysely<Database>, found: readonly OrderGroup[]): Promise<RecurringAmount[]> {
+  const coupons = await couponsOf(db, found);
+  const totals = new Map<string, { orders: number; amount: number; monthly: Fraction }>();
+  for (const group of found) {
+    if (group.period === null) continue;
+    const n = Number(group.n);
+    const line = Number(group.line);
+    const coupon = group.promo_id === null ? undefined : coupons.get(group.promo_id);
+    const discount = coupon === undefined ? 0 : discountOf(coupon, [{ productId: group.product_id, period: group.period, total: line }]);
+    const perOrder = line - discount;
+    const entry = totals.get(group.currency) ?? { orders: 0, amount: 0, monthly: ZERO };
+    entry.orders += n;
+    entry.amount += perOrder * n;
+    entry.monthly = addFractions(entry.monthly, timesFraction(monthlyOf(perOrder, group.period), n));
+    totals.set(group.currency, entry);
+  }
+  return [...totals]
+    .map(([currency, entry]) => ({ currency, orders: entry.orders, amount: entry.amount, mrr: roundedHalfUp(entry.monthly), arr: roundedHalfUp(timesFraction(entry.monthly, 12)) }))
+    .toSorted((a, b) => a.currency.localeCompare(b.currency));
+}
+
+/** MRR and ARR now: active recurring orders out of their trials. */
+export async function recurringNow(db: Kysely<Database>): Promise<RecurringAmount[]> {
+  return summed(db, await groups(db, 'active'));
+}
+
+/** MRR and ARR of the orders running at `at` (by their dates, at today's prices). */
+export async function recurringAt(db: Kysely<Database>, at: string): Promise<RecurringAmount[]> {
+  return summed(db, await groups(db, { at }));
+}
+
+/** Active orders whose client canceled at period end: what they would have brought per month. */
+export async function scheduledCancellations(db: Kysely<Database>): Promise<RecurringAmount[]> {
+  return summed(db, await groups(db, 'scheduled_cancel'));
+}
+
+/** Active orders renewing in [from, to): how many, and what their renewals charge (coupons taken off, before tax). */
+export async function renewalsDue(db: Kysely<Database>, from: string, to: string): Promise<RecurringAmount[]> {
+  return summed(db, await groups(db, { renewsFrom: from, renewsTo: to }));
+}
