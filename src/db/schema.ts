@@ -15,6 +15,7 @@ import type { ProductTables } from '../modules/product/tables.ts';
 import type { ApiKeyTables } from '../modules/serviceapikey/tables.ts';
 import type { SessionTables } from '../modules/session/tables.ts';
 import type { StaffTables } from '../modules/staff/tables.ts';
+import type { StatsTables } from '../modules/stats/tables.ts';
 import type { SystemTables } from '../modules/system/tables.ts';
 import type { UsageTables } from '../modules/usage/tables.ts';
 import type { WebhookTables } from '../modules/webhook/tables.ts';
@@ -35,6 +36,7 @@ export type Database = AccountTables &
   ApiKeyTables &
   SessionTables &
   StaffTables &
+  StatsTables &
   SystemTables &
   UsageTables &
   WebhookTables &

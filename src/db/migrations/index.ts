@@ -32,6 +32,7 @@ import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 import * as statsIndexes from './040_stats_indexes.ts';
+import * as statsRevenueDays from './041_stats_revenue_days.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
   '040_stats_indexes': statsIndexes,
+  '041_stats_revenue_days': statsRevenueDays,
 };

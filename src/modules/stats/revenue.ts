@@ -5,7 +5,8 @@
 // - refunds: money given back (refund transactions, except refunds of payments that were never applied, which were
 //   never counted, and balance refunds, which return credit, not money);
 // - credit_notes: notes credited to the client balance (a `refund` note documents a refund already counted above).
-// Every figure is per currency; see convert.ts for the one place currencies meet.
+// Every figure is per currency; see convert.ts for the one place currencies meet. The sums by day come from the
+// rollup of migration 041 (kept by triggers in the writes' own transactions); the lines and customers from indexes.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { DbNumber } from './list-types.ts';
@@ -24,75 +25,37 @@ export interface RevenueRow {
   net: number;
 }
 
-type Sum = { key: string; currency: string; amount: number | string | bigint | null };
-
-const monthOf = (column: string) => sql<string>`substr(${sql.ref(column)}, 1, 7)`;
-
-/** Adds `amount` of one (key, currency) into `rows` under `field`. */
-function into(rows: Map<string, RevenueRow>, sums: readonly Sum[], field: 'paid' | 'refunds' | 'credit_notes', sign: 1 | -1): void {
-  for (const sum of sums) {
-    const id = `${sum.key}|${sum.currency}`;
-    let row = rows.get(id);
-    if (row === undefined) {
-      row = { month: sum.key, currency: sum.currency, paid: 0, refunds: 0, credit_notes: 0, net: 0 };
-      rows.set(id, row);
-    }
-    row[field] += sign * Number(sum.amount ?? 0);
-  }
-}
-
 /**
- * Paid, refunds, credit notes and net in [start, end), per currency, and per month when `byMonth` (the key is then
- * `YYYY-MM`). Four grouped sums, each answered from an index (migration 040).
+ * Paid, refunds, credit notes and net in [start, end) — day-aligned moments, `YYYY-MM-DDT00:00:00Z` — per currency,
+ * and per month when `byMonth`. Read from the daily rollup the database keeps in the same transaction as every write
+ * of those rows (migration 041), so twelve months are a few hundred rows whatever the number of invoices.
  */
 export async function revenueIn(db: Kysely<Database>, start: string, end: string, byMonth: boolean): Promise<RevenueRow[]> {
-  const keyOf = (column: string) => (byMonth ? monthOf(column) : sql<string>`''`);
-  const [invoiced, fromBalance, refunds, notes] = await Promise.all([
-    db
-      .selectFrom('invoices')
-      .select((eb) => [keyOf('paid_at').as('key'), 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
-      .where('paid_at', '>=', start)
-      .where('paid_at', '<', end)
-      .where('status', 'in', PAID)
-      .groupBy(['key', 'currency'])
-      .execute(),
-    db
-      .selectFrom('transactions')
-      .select((eb) => [keyOf('created_at').as('key'), 'currency', eb.fn.sum<DbNumber>('amount').as('amount')])
-      .where('type', '=', 'payment')
-      .where('created_at', '>=', start)
-      .where('created_at', '<', end)
-      .where('gateway', '=', BALANCE_GATEWAY)
-      .where('status', 'in', ['processed', 'refunded'])
-      .groupBy(['key', 'currency'])
-      .execute(),
-    db
-      .selectFrom('transactions')
-      .select((eb) => [keyOf('created_at').as('key'), 'currency', eb.fn.sum<DbNumber>('amount').as('amount')])
-      .where('type', '=', 'refund')
-      .where('created_at', '>=', start)
-      .where('created_at', '<', end)
-      .where('status', '=', 'refunded')
-      .where('refund_of', 'is', null)
-      .where((eb) => eb.or([eb('gateway', 'is', null), eb('gateway', '<>', BALANCE_GATEWAY)]))
-      .groupBy(['key', 'currency'])
-      .execute(),
-    db
-      .selectFrom('credit_notes')
-      .select((eb) => [keyOf('created_at').as('key'), 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
-      .where('created_at', '>=', start)
-      .where('created_at', '<', end)
-      .where('method', '=', 'balance')
-      .groupBy(['key', 'currency'])
-      .execute(),
-  ]);
-  const rows = new Map<string, RevenueRow>();
-  into(rows, invoiced, 'paid', 1);
-  into(rows, fromBalance, 'paid', -1);
-  into(rows, refunds, 'refunds', 1);
-  into(rows, notes, 'credit_notes', 1);
-  for (const row of rows.values()) row.net = row.paid - row.refunds - row.credit_notes;
-  return [...rows.values()].toSorted((a, b) => a.month.localeCompare(b.month) || a.currency.localeCompare(b.currency));
+  const key = byMonth ? sql<string>`substr(day, 1, 7)` : sql<string>`''`;
+  const rows = await db
+    .selectFrom('stats_revenue_days')
+    .select((eb) => [
+      key.as('key'),
+      'currency',
+      eb.fn.sum<DbNumber>('paid').as('paid'),
+      eb.fn.sum<DbNumber>('balance_paid').as('balance_paid'),
+      eb.fn.sum<DbNumber>('refunds').as('refunds'),
+      eb.fn.sum<DbNumber>('credit_notes').as('credit_notes'),
+    ])
+    .where('day', '>=', start.slice(0, 10))
+    .where('day', '<', end.slice(0, 10))
+    // PostgreSQL refuses a constant in GROUP BY: the whole range groups by currency alone.
+    .groupBy(byMonth ? [key, 'currency'] : ['currency'])
+    .execute();
+  return rows
+    .map((row) => {
+      const paid = Number(row.paid ?? 0) - Number(row.balance_paid ?? 0);
+      const refunds = Number(row.refunds ?? 0);
+      const creditNotes = Number(row.credit_notes ?? 0);
+      return { month: row.key, currency: row.currency, paid, refunds, credit_notes: creditNotes, net: paid - refunds - creditNotes };
+    })
+    .filter((row) => row.paid !== 0 || row.refunds !== 0 || row.credit_notes !== 0)
+    .toSorted((a, b) => a.month.localeCompare(b.month) || a.currency.localeCompare(b.currency));
 }
 
 export interface LineRevenue {
@@ -129,30 +92,39 @@ export interface CustomerRevenue {
   amount: number;
 }
 
-/** The clients who paid most in [start, end), per currency (money in: invoices paid from the balance left out). */
+/**
+ * The clients who paid most in [start, end), per currency: their paid invoices less what they paid from the balance
+ * (two grouped sums over the range, merged here; no per-invoice lookup).
+ */
 export async function topCustomersIn(db: Kysely<Database>, start: string, end: string, limit: number): Promise<CustomerRevenue[]> {
-  const rows = await db
-    .selectFrom('invoices')
-    .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
-    .where('paid_at', '>=', start)
-    .where('paid_at', '<', end)
-    .where('status', 'in', PAID)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('transactions')
-            .select('transactions.id')
-            .whereRef('transactions.invoice_id', '=', 'invoices.id')
-            .where('transactions.type', '=', 'payment')
-            .where('transactions.gateway', '=', BALANCE_GATEWAY),
-        ),
-      ),
-    )
-    .groupBy(['client_id', 'currency'])
-    .orderBy('amount', 'desc')
-    .orderBy('client_id')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ client_id: row.client_id, currency: row.currency, amount: Number(row.amount ?? 0) }));
+  const [invoiced, fromBalance] = await Promise.all([
+    db
+      .selectFrom('invoices')
+      .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
+      .where('paid_at', '>=', start)
+      .where('paid_at', '<', end)
+      .where('status', 'in', PAID)
+      .groupBy(['client_id', 'currency'])
+      .execute(),
+    db
+      .selectFrom('transactions')
+      .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('amount').as('amount')])
+      .where('type', '=', 'payment')
+      .where('created_at', '>=', start)
+      .where('created_at', '<', end)
+      .where('gateway', '=', BALANCE_GATEWAY)
+      .where('status', 'in', ['processed', 'refunded'])
+      .groupBy(['client_id', 'currency'])
+      .execute(),
+  ]);
+  const sums = new Map<string, CustomerRevenue>();
+  for (const row of invoiced) sums.set(`${row.client_id}|${row.currency}`, { client_id: row.client_id, currency: row.currency, amount: Number(row.amount ?? 0) });
+  for (const row of fromBalance) {
+    const entry = sums.get(`${row.client_id ?? ''}|${row.currency}`);
+    if (entry !== undefined) entry.amount -= Number(row.amount ?? 0);
+  }
+  return [...sums.values()]
+    .filter((row) => row.amount > 0)
+    .toSorted((a, b) => b.amount - a.amount || a.client_id - b.client_id)
+    .slice(0, limit);
 }
