@@ -8,7 +8,7 @@ import { churnedCustomers, failedPayments, newCustomers, type FailedPayments } f
 import { renewalWindowEnd } from './order-lists.ts';
 import { projectedOverage, type OverageProjection } from './projected-overage.ts';
 import { twelveMonthsTo, type StatsRange } from './range.ts';
-import { recurringAt, recurringNow, renewalsDue, scheduledCancellations, type RecurringAmount } from './recurring-orders.ts';
+import { recurringAt, recurringNowAndScheduled, renewalsDue, scheduledCancellations, type RecurringAmount } from './recurring-orders.ts';
 import { lineRevenueIn, revenueIn, topCustomersIn, type CustomerRevenue, type LineRevenue, type RevenueRow } from './revenue.ts';
 import { TOP_CUSTOMERS } from './money-lists.ts';
 
@@ -51,13 +51,16 @@ export async function dashboardFigures(db: Kysely<Database>, range: StatsRange, 
   const endsToday = range.current.end > nowIso;
   const months = twelveMonthsTo(range.current.to);
   const monthsStart = `${months[0]!}-01T00:00:00Z`;
+  // Ending today, MRR is the active orders' (and the scheduled cancellations come from the same read); a range that
+  // ended earlier takes the orders running at its end, by their dates.
+  const nowAndScheduled = endsToday ? recurringNowAndScheduled(db) : null;
   const [recurringCurrent, recurringPrevious, current, previous, byMonth, cancellations, renewals, overage, top] = await Promise.all([
-    endsToday ? recurringNow(db) : recurringAt(db, range.current.end),
+    nowAndScheduled === null ? recurringAt(db, range.current.end) : nowAndScheduled.then((found) => found.active),
     recurringAt(db, range.current.start),
     periodFigures(db, range.current.start, range.current.end, range.current),
     periodFigures(db, range.previous.start, range.previous.end, range.previous),
     revenueIn(db, monthsStart, range.current.end, true),
-    scheduledCancellations(db),
+    nowAndScheduled === null ? scheduledCancellations(db) : nowAndScheduled.then((found) => found.scheduled),
     renewalsDue(db, nowIso, renewalWindowEnd(nowIso)),
     projectedOverage(db, nowIso),
     topCustomersIn(db, range.current.start, range.current.end, TOP_CUSTOMERS),

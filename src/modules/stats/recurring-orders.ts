@@ -17,6 +17,8 @@ interface OrderGroup {
   /** What one order of the group charges per period before its coupon (quantity × unit price). */
   line: number;
   n: number;
+  /** Set on the groups of active orders: 1 when their client canceled at period end. */
+  cancel_at_period_end?: number;
 }
 
 export interface RecurringAmount {
@@ -106,14 +108,19 @@ async function summed(db: Kysely<Database>, found: readonly OrderGroup[]): Promi
     .toSorted((a, b) => a.currency.localeCompare(b.currency));
 }
 
-/** MRR and ARR now: active recurring orders out of their trials. */
-export async function recurringNow(db: Kysely<Database>): Promise<RecurringAmount[]> {
-  return summed(db, await groups(db, 'active'));
-}
-
 /** MRR and ARR of the orders running at `at` (by their dates, at today's prices). */
 export async function recurringAt(db: Kysely<Database>, at: string): Promise<RecurringAmount[]> {
   return summed(db, await groups(db, { at }));
+}
+
+/**
+ * MRR now and the cancellations scheduled, from one read of the active orders: a group's key holds
+ * cancel_at_period_end, so the scheduled ones are a subset of the same rows (one index scan instead of two).
+ */
+export async function recurringNowAndScheduled(db: Kysely<Database>): Promise<{ active: RecurringAmount[]; scheduled: RecurringAmount[] }> {
+  const found = await groups(db, 'active');
+  const [active, scheduled] = await Promise.all([summed(db, found), summed(db, found.filter((group) => group.cancel_at_period_end === 1))]);
+  return { active, scheduled };
 }
 
 /** Active orders whose client canceled at period end: what they would have brought per month. */
