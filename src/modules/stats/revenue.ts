@@ -93,38 +93,35 @@ export interface CustomerRevenue {
 }
 
 /**
- * The clients who paid most in [start, end), per currency: their paid invoices less what they paid from the balance
- * (two grouped sums over the range, merged here; no per-invoice lookup).
+ * The clients who paid most in [start, end), per currency: their paid invoices less what they paid from the balance,
+ * two grouped sums joined and ranked in SQL, so only the top rows leave the database.
  */
 export async function topCustomersIn(db: Kysely<Database>, start: string, end: string, limit: number): Promise<CustomerRevenue[]> {
-  const [invoiced, fromBalance] = await Promise.all([
-    db
-      .selectFrom('invoices')
-      .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
-      .where('paid_at', '>=', start)
-      .where('paid_at', '<', end)
-      .where('status', 'in', PAID)
-      .groupBy(['client_id', 'currency'])
-      .execute(),
-    db
-      .selectFrom('transactions')
-      .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('amount').as('amount')])
-      .where('type', '=', 'payment')
-      .where('created_at', '>=', start)
-      .where('created_at', '<', end)
-      .where('gateway', '=', BALANCE_GATEWAY)
-      .where('status', 'in', ['processed', 'refunded'])
-      .groupBy(['client_id', 'currency'])
-      .execute(),
-  ]);
-  const sums = new Map<string, CustomerRevenue>();
-  for (const row of invoiced) sums.set(`${row.client_id}|${row.currency}`, { client_id: row.client_id, currency: row.currency, amount: Number(row.amount ?? 0) });
-  for (const row of fromBalance) {
-    const entry = sums.get(`${row.client_id ?? ''}|${row.currency}`);
-    if (entry !== undefined) entry.amount -= Number(row.amount ?? 0);
-  }
-  return [...sums.values()]
-    .filter((row) => row.amount > 0)
-    .toSorted((a, b) => b.amount - a.amount || a.client_id - b.client_id)
-    .slice(0, limit);
+  const invoiced = db
+    .selectFrom('invoices')
+    .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
+    .where('paid_at', '>=', start)
+    .where('paid_at', '<', end)
+    .where('status', 'in', PAID)
+    .groupBy(['client_id', 'currency']);
+  const fromBalance = db
+    .selectFrom('transactions')
+    .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('amount').as('amount')])
+    .where('type', '=', 'payment')
+    .where('created_at', '>=', start)
+    .where('created_at', '<', end)
+    .where('gateway', '=', BALANCE_GATEWAY)
+    .where('status', 'in', ['processed', 'refunded'])
+    .groupBy(['client_id', 'currency']);
+  const net = sql<DbNumber>`paid.amount - coalesce(balance.amount, 0)`;
+  const rows = await db
+    .selectFrom(invoiced.as('paid'))
+    .leftJoin(fromBalance.as('balance'), (join) => join.onRef('balance.client_id', '=', 'paid.client_id').onRef('balance.currency', '=', 'paid.currency'))
+    .select(['paid.client_id as client_id', 'paid.currency as currency', net.as('amount')])
+    .where(net, '>', 0)
+    .orderBy(net, 'desc')
+    .orderBy('paid.client_id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ client_id: row.client_id, currency: row.currency, amount: Number(row.amount) }));
 }
