@@ -1,9 +1,10 @@
 // `npm run bench`: every benchmark, one after another, each beside its bare-Fastify baseline in the same run.
-// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions, ingest) runs one; BENCH_* variables tune them (see docs/benchmarks.md).
+// `npm run bench -- core` (or selling, check, card, search, coldstart, overshoot, sdk, instructions, ingest, dashboard) runs one; BENCH_* variables tune them (see docs/benchmarks.md).
 import { runCardBench } from './card.ts';
 import { runCheckBench } from './check.ts';
 import { runColdStartBench } from './coldstart.ts';
 import { runCoreBench } from './core.ts';
+import { runDashboardBench } from './dashboard.ts';
 import { ingestOptionsFromEnv, runIngestBench } from './ingest.ts';
 import { runInstructionsBench } from './instructions.ts';
 import { runOvershootBench } from './overshoot.ts';
@@ -29,6 +30,7 @@ const suites: Record<string, () => Promise<unknown>> = {
       process.env.BENCH_RATE === undefined ? undefined : Number(process.env.BENCH_RATE),
     ),
   sdk: () => runSdkBench(),
+  dashboard: () => runDashboardBench(Number(process.env.BENCH_INVOICES ?? 1_000_000), Number(process.env.BENCH_ORDERS ?? 100_000), process.env.BENCH_DATABASES?.split(',') ?? ['sqlite', 'pg']),
   ingest: () => runIngestBench(ingestOptionsFromEnv()),
   instructions: () =>
     runInstructionsBench(

@@ -74,7 +74,7 @@ import { createCurrencyService, type CurrencyService } from './modules/currency/
 import { createActivityService, type ActivityService } from './modules/activity/service.ts';
 import { createActionRecorder } from './modules/activity/recorder.ts';
 import { createSystemEntries } from './modules/activity/system-entries.ts';
-import { activityCsvExport, type CsvExport } from './modules/activity/csv.ts';
+import { activityCsvExport, withActivityExport, type CsvExport } from './modules/activity/csv.ts';
 import type { ActionRecorder } from './platform/audit.ts';
 import { createSaleTax } from './modules/invoice/sale-tax.ts';
 import { appliesEuRules } from './lib/eu-vat.ts';
@@ -83,6 +83,8 @@ import { createOssReport, type OssReports } from './modules/invoice/oss-report.t
 import { checkChangedNumbers, createVatChecks, type VatChecks } from './modules/vat/checks.ts';
 import { createVatRates, type VatRates } from './modules/vat/rates.ts';
 import { createSelling, type Selling } from './modules/currency/selling.ts';
+import { createStatsService, type StatsService } from './modules/stats/service.ts';
+import { withFigureExports } from './modules/stats/exports.ts';
 
 /** Every service, built once; the registry (src/modules/index.ts) checks that they give each module what it names. */
 export interface Services {
@@ -102,7 +104,7 @@ export interface Services {
   /** Customer-portal links (issue 25). */
   portal: PortalService;
   staff: StaffService;
-  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches; activity.csv is the audit log's. */
+  /** CSV exports for staff (GET/POST /api/admin/export/{kind}.csv), read in batches; activity.csv is the audit log's, dashboard_*.csv the dashboard's. */
   csvExports: Omit<ExportService, 'request'> & { request(file: string): CsvExport | undefined };
   /** The audit log (docs/audit-log.md): its entries, and the gateway's recorder of changing admin actions. */
   activity: ActivityService;
@@ -171,6 +173,8 @@ export interface Services {
   /** The instance's currencies, the default one and the rates staff set (issue 26). */
   currencies: CurrencyService;
   selling: Selling;
+  /** FOSSBilling's Stats figures and the admin dashboard's (issue 25), read from the other modules' tables. */
+  stats: StatsService;
   /** Started by the server process only (the in-process scheduler…); tests and the CLI never start them. */
   startTasks: Array<() => void>;
   /** Called on shutdown, in reverse order of registration (flush counters, close connections…). */
@@ -345,6 +349,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
+  const stats = createStatsService({ db, dialect: database.dialect, defaultCurrency: () => config.currency });
   // Prepaid draws first (the balance the check holds is re-read after them), then hard limits (the keys of an order at
   // a limit are refused sooner), then the alerts.
   usage.onMeasured((measured) => apikeys.prepaidMeasured(measured));
@@ -444,7 +449,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     sessions,
     portal: createPortalService({ db, secrets, clients, frameAncestors: () => settings.peek('portal_frame_ancestors'), publicUrl: config.publicUrl }),
     staff,
-    csvExports: withActivityExport(createExportService({ db, clients, ossReports, selling }), activityCsvExport(activity)),
+    csvExports: withFigureExports(withActivityExport(createExportService({ db, clients, ossReports, selling }), activityCsvExport(activity)), stats),
     activity,
     actionRecorder: createActionRecorder({ db, activity }),
     clients,
@@ -485,15 +490,11 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
     usage,
     currencies,
     selling,
+    stats,
     startTasks,
     onClose: (task) => void closers.push(task),
     async close() {
       for (const task of closers.toReversed()) await task();
     },
   };
-}
-
-/** The exports with the audit log's added (activity.csv), which the export module does not read. */
-function withActivityExport(exports: ExportService, activity: { request(file: string): CsvExport | undefined }): Services['csvExports'] {
-  return { ...exports, request: (file) => activity.request(file) ?? exports.request(file) };
 }

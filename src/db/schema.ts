@@ -17,6 +17,7 @@ import type { ProductTables } from '../modules/product/tables.ts';
 import type { ApiKeyTables } from '../modules/serviceapikey/tables.ts';
 import type { SessionTables } from '../modules/session/tables.ts';
 import type { StaffTables } from '../modules/staff/tables.ts';
+import type { StatsTables } from '../modules/stats/tables.ts';
 import type { SystemTables } from '../modules/system/tables.ts';
 import type { UsageTables } from '../modules/usage/tables.ts';
 import type { VatTables } from '../modules/vat/tables.ts';
@@ -40,6 +41,7 @@ export type Database = AccountTables &
   ApiKeyTables &
   SessionTables &
   StaffTables &
+  StatsTables &
   SystemTables &
   UsageTables &
   VatTables &

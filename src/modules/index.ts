@@ -22,6 +22,7 @@ import { serviceApiKeyApi, type ApiKeyNeeds } from './serviceapikey/api.ts';
 import { sessionApi } from './session/api.ts';
 import { permissionCatalogue, type PermissionEntry } from './staff/permissions.ts';
 import { staffApi, type StaffNeeds } from './staff/api.ts';
+import { statsApi, type StatsNeeds } from './stats/api.ts';
 import { systemApi, type SystemNeeds } from './system/api.ts';
 import { USAGE_INGEST_PERMISSION, usageApi, type UsageNeeds } from './usage/api.ts';
 import { webhookApi, type WebhookNeeds } from './webhook/api.ts';
@@ -44,7 +45,8 @@ export type ModuleServices = SystemNeeds &
   UsageNeeds &
   CurrencyNeeds &
   PortalNeeds &
-  ActivityNeeds;
+  ActivityNeeds &
+  StatsNeeds;
 
 /** Which scopes of a customer-portal session open a client action (deny by default): the gateway asks once per route. */
 export { portalScopesOf } from './portal/scopes.ts';
@@ -80,6 +82,7 @@ export const modules: readonly ModuleApi<ModuleServices>[] = [
   usageApi,
   currencyApi,
   activityApi,
+  statsApi,
   sessionApi,
   portalApi,
 ];

@@ -458,7 +458,7 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
     const stats = await staff.locator('.stats').textContent();
     expect(stats).toContain('Clients');
     expect(stats).toContain('20.52 USD');
-    expect(await staff.getByRole('figure').textContent()).toMatch(/\d+ uses? this period/);
+    expect(await staff.getByRole('figure', { name: /Checks of all active keys/ }).textContent()).toMatch(/\d+ uses? this period/);
     await shot(staff, 'admin-dashboard.png');
 
     await staff.getByRole('link', { name: 'Clients', exact: true }).click();

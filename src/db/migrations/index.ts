@@ -32,6 +32,8 @@ import * as creditNotes from './035_credit_notes.ts';
 import * as creditTopUps from './036_credit_topups.ts';
 import * as currencies from './038_currencies.ts';
 import * as invoiceCreditApplied from './039_invoice_credit_applied.ts';
+import * as statsIndexes from './040_stats_indexes.ts';
+import * as statsRevenueDays from './041_stats_revenue_days.ts';
 import * as keyOutcomes from './042_key_outcomes.ts';
 import * as keyNotFound from './043_key_not_found.ts';
 import * as portal from './044_portal.ts';
@@ -73,6 +75,8 @@ export const migrations: Record<string, Migration> = {
   '036_credit_topups': creditTopUps,
   '038_currencies': currencies,
   '039_invoice_credit_applied': invoiceCreditApplied,
+  '040_stats_indexes': statsIndexes,
+  '041_stats_revenue_days': statsRevenueDays,
   '042_key_outcomes': keyOutcomes,
   '043_key_not_found': keyNotFound,
   '044_portal': portal,

@@ -64,3 +64,8 @@ export function activityCsvExport(activity: Pick<ActivityService, 'each' | 'list
     },
   };
 }
+
+/** `exports` with the audit log's activity.csv in front of them (the export module does not read the audit log). */
+export function withActivityExport<E extends { request(file: string): CsvExport | undefined }>(exports: E, activity: { request(file: string): CsvExport | undefined }): Omit<E, 'request'> & { request(file: string): CsvExport | undefined } {
+  return { ...exports, request: (file) => activity.request(file) ?? exports.request(file) };
+}

@@ -1,96 +1,184 @@
-// The dashboard: counts from the list actions' totals, this month's revenue summed from paid invoices, and key
-// checks per day summed over the active API key orders. Nothing is added to the backend for it.
+// The admin home (issue 25): the business at a glance for a range (default the last 30 days), each figure beside its
+// value for the range before, with a link to the records behind it and their CSV. Every figure comes computed from
+// admin/stats/dashboard (grouped SQL on the server); the page sums nothing. Money is shown per currency.
 import { html } from 'htm/preact';
-import { allPages, call } from '../lib/api.ts';
-import { formatNumber, sumMoney } from '../lib/format.ts';
-import { Link } from '../lib/router.ts';
-import { ErrorMessage, Loading, UsageChart, useLoad } from '../lib/ui.ts';
-import { currentPeriod } from '../lib/types.ts';
+import type { VNode } from 'preact';
+import { useState } from 'preact/hooks';
+import { call, readCookie, type Result } from '../lib/api.ts';
+import { formatMoney, formatNumber } from '../lib/format.ts';
+import { Link, navigate, useLocation } from '../lib/router.ts';
+import { ErrorMessage, Loading, useId, useLoad } from '../lib/ui.ts';
+import { DashboardChart, type ChartSeries } from './dashboard-chart.ts';
+import { KeyChecks } from './key-checks.ts';
 
-/** At most this many active key orders are summed for the chart (one usage call each). */
-const MAX_KEY_ORDERS = 50;
+type Dashboard = Result<'admin/stats/dashboard'>;
+type Range = { from?: string; to?: string };
 
-/** A count with a link to its list; `count` asks the list for one row and reads its total. */
-function Stat({ title, count, href }: { title: string; count: () => Promise<number>; href: string }) {
-  const total = useLoad(count, []);
-  return html`<section class="stat" aria-busy=${total.loading ? 'true' : 'false'}>
-    <h2>${title}</h2>
-    <p class="value">${total.data !== undefined ? formatNumber(total.data) : total.loading ? '…' : '—'}</p>
-    <${ErrorMessage} error=${total.error} />
-    <${Link} href=${href}>See all<//>
+/** The range in the page's address (?from=&to=), so a figure's link and the back button keep it. */
+export function useRange(): Range {
+  const { query } = useLocation();
+  const from = query.get('from') ?? '';
+  const to = query.get('to') ?? '';
+  return { ...(from !== '' && { from }), ...(to !== '' && { to }) };
+}
+
+const rangeQuery = (range: Range): string => {
+  const query = new URLSearchParams(range).toString();
+  return query === '' ? '' : `?${query}`;
+};
+
+/** "Download CSV" of a figure's records: a form posting the range and the CSRF token (never in a URL). */
+export function FigureCsv({ figure, range, label }: { figure: string; range: Range; label: string }) {
+  return html`<form class="inline-export" method="post" action=${`/api/admin/export/dashboard_${figure}.csv`} aria-label=${`CSV of ${label}`}>
+    <input type="hidden" name="CSRFToken" value=${readCookie('csrf_token')} />
+    ${Object.entries(range).map(([name, value]) => html`<input type="hidden" name=${name} value=${value} />`)}
+    <button type="submit" class="link">CSV</button>
+  </form>`;
+}
+
+/** "+12% against 1,000.00 USD before", or the plain previous value when there is nothing to divide by. */
+function change(now: number, before: number, shown: string): string {
+  if (before === 0) return now === 0 ? `same as before (${shown})` : `up from ${shown} before`;
+  const percent = Math.round(((now - before) / Math.abs(before)) * 100);
+  return `${percent > 0 ? '+' : ''}${percent}% against ${shown} before`;
+}
+
+function Figure({ title, figure, range, children, testId }: { title: string; figure: string; range: Range; children: VNode | VNode[] | string; testId: string }) {
+  const id = useId('figure');
+  return html`<section class="stat" aria-labelledby=${id} data-testid=${testId}>
+    <h2 id=${id}>${title}</h2>
+    ${children}
+    <p class="figure-links"><${Link} href=${`/admin/dashboard/${figure}${rangeQuery(range)}`}>See the list<//> · <${FigureCsv} figure=${figure} range=${range} label=${title} /></p>
   </section>`;
 }
 
-function Revenue() {
-  const { from } = currentPeriod();
-  const revenue = useLoad(async () => {
-    const paid = await allPages('admin/invoice/get_list', { status: 'paid' });
-    const byCurrency = new Map<string, string[]>();
-    for (const invoice of paid.list) {
-      if (invoice.paid_at === null || invoice.paid_at.slice(0, 10) < from) continue;
-      const currency = invoice.currency ?? '';
-      byCurrency.set(currency, [...(byCurrency.get(currency) ?? []), invoice.total]);
-    }
-    return { sums: [...byCurrency].map(([currency, totals]) => `${sumMoney(totals)} ${currency}`.trim()), complete: paid.complete };
-  }, []);
-  return html`<section class="stat" aria-busy=${revenue.loading ? 'true' : 'false'}>
-    <h2>Revenue this month</h2>
-    <p class="value">${revenue.data ? (revenue.data.sums.length > 0 ? revenue.data.sums.join(' + ') : '0') : revenue.loading ? '…' : '—'}</p>
-    ${revenue.data && !revenue.data.complete ? html`<p class="hint">Only the first 10,000 paid invoices were counted.</p>` : null}
-    <${ErrorMessage} error=${revenue.error} />
-    <${Link} href="/admin/invoices?status=paid">Paid invoices<//>
+/** One line per currency: the amount, and how it compares with the range before. */
+function MoneyLines({ rows }: { rows: ReadonlyArray<{ currency: string; amount: string; previous: string }> }) {
+  if (rows.length === 0) return html`<p class="value">0</p><p class="hint">Nothing in this range or the one before.</p>`;
+  return html`${rows.map(
+    (row) => html`<p class="value">${formatMoney(row.amount, row.currency)}</p>
+      <p class="hint">${change(Number(row.amount), Number(row.previous), formatMoney(row.previous, row.currency))}</p>`,
+  )}`;
+}
+
+function CountLine({ count, previous }: { count: number; previous: number }) {
+  return html`<p class="value">${formatNumber(count)}</p><p class="hint">${change(count, previous, formatNumber(previous))}</p>`;
+}
+
+function Figures({ data, range }: { data: Dashboard; range: Range }) {
+  const failed = data.failed_payments;
+  return html`<div class="stats">
+    <${Figure} title="MRR" figure="mrr" range=${range} testId="figure-mrr"><${MoneyLines} rows=${data.mrr} /><//>
+    <${Figure} title="ARR" figure="mrr" range=${range} testId="figure-arr"><${MoneyLines} rows=${data.arr} /><//>
+    <${Figure} title="Net revenue" figure="revenue" range=${range} testId="figure-net-revenue">
+      ${data.net_revenue.length === 0
+        ? html`<p class="value">0</p>`
+        : data.net_revenue.map(
+            (row) => html`<p class="value">${formatMoney(row.net, row.currency)}</p>
+              <p class="hint">paid ${row.paid} − refunds ${row.refunds} − credit notes ${row.credit_notes}; ${change(Number(row.net), Number(row.previous_net), formatMoney(row.previous_net, row.currency))}</p>`,
+          )}
+      <p class="hint"><${Link} href=${`/admin/dashboard/refunds${rangeQuery(range)}`}>Refunds<//> · <${Link} href=${`/admin/dashboard/credit_notes${rangeQuery(range)}`}>Credit notes<//></p>
+    <//>
+    <${Figure} title="Usage revenue" figure="usage" range=${range} testId="figure-usage"><${MoneyLines} rows=${data.usage_revenue} /><//>
+    <${Figure} title="Top-ups" figure="top_ups" range=${range} testId="figure-top-ups"><${MoneyLines} rows=${data.top_ups} /><//>
+    <${Figure} title="Clients" figure="new_customers" range=${range} testId="figure-new-customers">
+      <p class="value">${formatNumber(data.new_customers.count)} new</p>
+      <p class="hint">${change(data.new_customers.count, data.new_customers.previous, formatNumber(data.new_customers.previous))}</p>
+    <//>
+    <${Figure} title="Churned customers" figure="churned_customers" range=${range} testId="figure-churned"><${CountLine} ...${data.churned_customers} /><//>
+    <${Figure} title="Failed payments" figure="failed_payments" range=${range} testId="figure-failed">
+      <p class="value">${formatNumber(failed.count)}</p>
+      <p class="hint">${formatNumber(failed.recovered)} recovered; before: ${formatNumber(failed.previous_count)} failed, ${formatNumber(failed.previous_recovered)} recovered</p>
+    <//>
+    <${Figure} title="Cancellations scheduled" figure="cancellations_scheduled" range=${range} testId="figure-cancellations">
+      <p class="value">${formatNumber(data.cancellations_scheduled.count)}</p>
+      ${data.cancellations_scheduled.amounts.map((row) => html`<p class="hint">${formatMoney(row.mrr, row.currency)} MRR ends with them</p>`)}
+    <//>
+    <${Figure} title="Renewals in the next 30 days" figure="renewals_due" range=${range} testId="figure-renewals">
+      <p class="value">${formatNumber(data.renewals_due.count)}</p>
+      ${data.renewals_due.amounts.map((row) => html`<p class="hint">${formatMoney(row.amount, row.currency)} to be invoiced</p>`)}
+    <//>
+    <${Figure} title="Projected overage" figure="projected_overage" range=${range} testId="figure-overage">
+      ${data.projected_overage.amounts.length === 0
+        ? html`<p class="value">0</p>`
+        : data.projected_overage.amounts.map((row) => html`<p class="value">${formatMoney(row.amount, row.currency)}</p>`)}
+      <p class="hint">${formatNumber(data.projected_overage.orders)} order${data.projected_overage.orders === 1 ? '' : 's'} past their included calls this period</p>
+    <//>
+  </div>`;
+}
+
+const NET_COLOR = '#5a3e9b';
+const PAID_COLOR = '#0b5cad';
+
+/** Net revenue by month (bars) with what was paid (line), one chart per currency. */
+function RevenueCharts({ data }: { data: Dashboard }) {
+  const currencies = [...new Set(data.revenue_by_month.map((row) => row.currency))];
+  if (currencies.length === 0) return html`<p class="hint">No revenue in the last 12 months yet.</p>`;
+  return html`${currencies.map((currency) => {
+    const rows = data.revenue_by_month.filter((row) => row.currency === currency);
+    const labels = rows.map((row) => row.month);
+    const series: ChartSeries[] = [
+      { label: `Net (${currency})`, values: rows.map((row) => Number(row.net)), texts: rows.map((row) => row.net), kind: 'bars', color: NET_COLOR },
+      { label: `Paid (${currency})`, values: rows.map((row) => Number(row.paid)), texts: rows.map((row) => row.paid), kind: 'line', color: PAID_COLOR },
+    ];
+    const last = rows[rows.length - 1];
+    return html`<${DashboardChart}
+      key=${currency}
+      title=${`Net revenue by month, ${currency}`}
+      summary=${`12 months to ${labels[labels.length - 1] ?? ''}; this month ${last?.net ?? '0'} ${currency} net of ${last?.paid ?? '0'} paid.`}
+      labels=${labels}
+      series=${series}
+      testId=${`revenue-chart-${currency}`}
+    />`;
+  })}`;
+}
+
+function TopCustomers({ data, range }: { data: Dashboard; range: Range }) {
+  return html`<section class="card" aria-labelledby="top-customers">
+    <h2 id="top-customers">Top customers by revenue</h2>
+    ${data.top_customers.length === 0
+      ? html`<p class="hint">Nobody paid anything in this range.</p>`
+      : html`<div class="table-wrap"><table data-testid="top-customers">
+          <thead><tr><th scope="col">Client</th><th scope="col" class="num">Paid</th></tr></thead>
+          <tbody>
+            ${data.top_customers.map(
+              (row) => html`<tr><td><${Link} href=${`/admin/clients/${row.client_id}`}>${row.name || row.email || `Client #${row.client_id}`}<//></td><td class="num">${formatMoney(row.amount, row.currency)}</td></tr>`,
+            )}
+          </tbody>
+        </table></div>`}
+    <p class="figure-links"><${Link} href=${`/admin/dashboard/top_customers${rangeQuery(range)}`}>See the list<//> · <${FigureCsv} figure="top_customers" range=${range} label="Top customers" /></p>
   </section>`;
 }
 
-async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      out[index] = await work(items[index]!);
-    }
-  });
-  await Promise.all(workers);
-  return out;
-}
-
-function KeyChecks() {
-  const period = currentPeriod();
-  const checks = useLoad(async () => {
-    const orders = await call('admin/order/get_list', { status: 'active', type: 'apikey', per_page: MAX_KEY_ORDERS });
-    const usages = await mapLimited(orders.list, 4, (order) => call('admin/serviceapikey/usage', { order_id: order.id }));
-    const days = new Map<string, number>();
-    let total = 0;
-    for (const usage of usages) {
-      total += usage.total;
-      for (const day of usage.days) days.set(day.date, (days.get(day.date) ?? 0) + day.count);
-    }
-    return { days: [...days].map(([date, count]) => ({ date, count })), total, counted: orders.list.length, of: orders.total };
-  }, []);
-  return html`<section class="card" aria-labelledby="checks-title">
-    <h2 id="checks-title">Key checks per day</h2>
-    <${ErrorMessage} error=${checks.error} />
-    ${checks.data === undefined && checks.loading ? html`<${Loading} label="Adding up key usage…" />` : null}
-    ${checks.data !== undefined
-      ? html`<${UsageChart} title="Checks of all active keys this month" days=${checks.data.days} total=${checks.data.total} from=${period.from} to=${period.to} />
-          <p class="hint">
-            Summed over ${formatNumber(checks.data.counted)} active API key order${checks.data.counted === 1 ? '' : 's'}${checks.data.of > checks.data.counted
-              ? ` (the first ${MAX_KEY_ORDERS} of ${formatNumber(checks.data.of)}; open a key for its own figures)`
-              : ''}.
-          </p>`
-      : null}
-  </section>`;
+function RangeForm({ range, data }: { range: Range; data: Dashboard | undefined }) {
+  const [from, setFrom] = useState(range.from ?? data?.from ?? '');
+  const [to, setTo] = useState(range.to ?? data?.to ?? '');
+  const submit = (event: Event): void => {
+    event.preventDefault();
+    navigate(`/admin${rangeQuery({ ...(from !== '' && { from }), ...(to !== '' && { to }) })}`);
+  };
+  return html`<form class="row range-form" onSubmit=${submit} aria-label="Range">
+    <div class="field"><label for="range-from">From</label><input id="range-from" type="date" value=${from || data?.from || ''} onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} /></div>
+    <div class="field"><label for="range-to">To</label><input id="range-to" type="date" value=${to || data?.to || ''} onInput=${(e: Event) => setTo((e.target as HTMLInputElement).value)} /></div>
+    <button type="submit">Show</button>
+  </form>
+  ${data !== undefined ? html`<p class="hint" data-testid="range-line">${data.from} to ${data.to}, compared with ${data.previous_from} to ${data.previous_to}.</p>` : null}`;
 }
 
 export function DashboardPage() {
+  const range = useRange();
+  const loaded = useLoad(() => call('admin/stats/dashboard', range), [range.from, range.to]);
+  const data = loaded.data;
   return html`<h1>Dashboard</h1>
-    <div class="stats">
-      <${Stat} title="Clients" count=${async () => (await call('admin/client/get_list', { per_page: 1 })).total} href="/admin/clients" />
-      <${Stat} title="Active orders" count=${async () => (await call('admin/order/get_list', { status: 'active', per_page: 1 })).total} href="/admin/orders?status=active" />
-      <${Stat} title="Unpaid invoices" count=${async () => (await call('admin/invoice/get_list', { status: 'unpaid', per_page: 1 })).total} href="/admin/invoices?status=unpaid" />
-      <${Revenue} />
-    </div>
+    <${RangeForm} key=${`${range.from ?? ''}|${range.to ?? ''}|${data === undefined ? 0 : 1}`} range=${range} data=${data} />
+    <${ErrorMessage} error=${loaded.error} />
+    ${data === undefined ? (loaded.loading ? html`<${Loading} label="Adding up the figures…" />` : null) : html`<div aria-busy=${loaded.loading ? 'true' : 'false'} data-testid="dashboard-figures">
+          <${Figures} data=${data} range=${range} />
+          <section class="card" aria-labelledby="revenue-title">
+            <h2 id="revenue-title">Revenue</h2>
+            <${RevenueCharts} data=${data} />
+          </section>
+          <${TopCustomers} data=${data} range=${range} />
+        </div>`}
     <${KeyChecks} />`;
 }

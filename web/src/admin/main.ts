@@ -11,6 +11,7 @@ import { useLoad } from '../lib/ui.ts';
 import { ForgotPasswordForm, leaveHashRoute, ResetPasswordForm } from '../lib/security.ts';
 import { loginReason, refreshStaff, staff } from './common.ts';
 import { DashboardPage } from './dashboard.ts';
+import { FigureListPage } from './figure-list.ts';
 import { ClientPage, ClientsPage } from './clients.ts';
 import { ProductPage, ProductsPage } from './products.ts';
 import { InvoicePage, InvoicesPage, OrderPage, OrdersPage } from './orders.ts';
@@ -76,6 +77,7 @@ function ResetPage({ hash }: { hash: string }) {
 
 const ROUTES: readonly Route[] = [
   fixedPage('/admin', DashboardPage),
+  { path: '/admin/dashboard/:figure', page: (params) => html`<${FigureListPage} figure=${params.figure ?? ''} />` },
   fixedPage('/admin/clients', ClientsPage),
   fixedPage('/admin/products', ProductsPage),
   fixedPage('/admin/orders', OrdersPage),
@@ -118,6 +120,7 @@ const admin: Area = {
   // The panel's navigation is for staff only: logged out, the header shows the brand alone.
   useNavigation: (me) => (me ? NAV : null),
   loginFirst: true,
+  collapsibleNavigation: true,
   routes: ROUTES,
   mailPages: {
     reset: (token) => html`<${ResetPage} hash=${token} />`,

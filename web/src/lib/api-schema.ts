@@ -932,6 +932,42 @@ export interface paths {
     /** The audit log, newest first: who (staff, API token, verifier, system) did what to which target from which address, and the fields changed (secrets only as changed) */
     post: operations["admin_activity_log_get_list"];
   };
+  "/api/admin/stats/dashboard": {
+    /** The admin home’s figures for a range (default the last 30 days) and the range before it: MRR, ARR, net revenue, 12 months of revenue, usage and top-ups, new and churned customers, failed and recovered payments, cancellations scheduled, renewals due, projected overage, top customers; money per currency */
+    post: operations["admin_stats_dashboard"];
+  };
+  "/api/admin/stats/dashboard_list": {
+    /** The records behind one dashboard figure for the range (also as CSV at /api/admin/export/dashboard_<figure>.csv) */
+    post: operations["admin_stats_dashboard_list"];
+  };
+  "/api/admin/stats/get_summary": {
+    /** Clients, orders and invoices: in total, created today, yesterday, this month and last month (FOSSBilling’s keys; tickets are always 0) */
+    post: operations["admin_stats_get_summary"];
+  };
+  "/api/admin/stats/get_summary_income": {
+    /** Net income (paid − refunds − credit notes) in total, today, yesterday, this month and last month, in the default currency */
+    post: operations["admin_stats_get_summary_income"];
+  };
+  "/api/admin/stats/get_orders_statuses": {
+    /** Orders per status, every status named */
+    post: operations["admin_stats_get_orders_statuses"];
+  };
+  "/api/admin/stats/get_product_summary": {
+    /** Active orders per product, most first: [{id, title, orders}] */
+    post: operations["admin_stats_get_product_summary"];
+  };
+  "/api/admin/stats/get_income_vs_refunds": {
+    /** Everything paid (income) and everything given back (refund: refunds and credit notes), ever, in the default currency */
+    post: operations["admin_stats_get_income_vs_refunds"];
+  };
+  "/api/admin/stats/client_countries": {
+    /** Clients per country, most first: {"DE": 12, …} */
+    post: operations["admin_stats_client_countries"];
+  };
+  "/api/admin/stats/sales_countries": {
+    /** Paid invoices per buyer country (as each invoice recorded it), most first: {"DE": 40, …} */
+    post: operations["admin_stats_sales_countries"];
+  };
   "/api/guest/session/whoami": {
     /** Who the session cookie belongs to: 'client', 'admin', or 'guest' (no session, or a guest cart's) */
     post: operations["guest_session_whoami"];
@@ -3578,6 +3614,45 @@ export interface components {
           date_to?: string;
           page?: number;
           per_page?: number;
+        };
+      };
+    };
+    admin_stats_dashboard?: {
+      content: {
+        "application/json": {
+          /** @description First day of the range; default: 29 days before `to`, YYYY-MM-DD (UTC, inclusive) */
+          from?: string;
+          /** @description Last day of the range; default: today, YYYY-MM-DD (UTC, inclusive) */
+          to?: string;
+        };
+      };
+    };
+    admin_stats_dashboard_list: {
+      content: {
+        "application/json": {
+          figure: "cancellations_scheduled" | "churned_customers" | "credit_notes" | "failed_payments" | "mrr" | "new_customers" | "projected_overage" | "refunds" | "renewals_due" | "revenue" | "top_customers" | "top_ups" | "usage";
+          /** @description First day of the range; default: 29 days before `to`, YYYY-MM-DD (UTC, inclusive) */
+          from?: string;
+          /** @description Last day of the range; default: today, YYYY-MM-DD (UTC, inclusive) */
+          to?: string;
+          page?: number;
+          per_page?: number;
+        };
+      };
+    };
+    admin_stats_client_countries?: {
+      content: {
+        "application/json": {
+          /** @description At most this many countries (default 10) */
+          limit?: number;
+        };
+      };
+    };
+    admin_stats_sales_countries?: {
+      content: {
+        "application/json": {
+          /** @description At most this many countries (default 10) */
+          limit?: number;
         };
       };
     };
@@ -8297,6 +8372,293 @@ export interface operations {
               total: number;
               /** @constant */
               total_capped?: true;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The admin home’s figures for a range (default the last 30 days) and the range before it: MRR, ARR, net revenue, 12 months of revenue, usage and top-ups, new and churned customers, failed and recovered payments, cancellations scheduled, renewals due, projected overage, top customers; money per currency */
+  admin_stats_dashboard: {
+    requestBody: components["requestBodies"]["admin_stats_dashboard"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              /** Format: date */
+              from: string;
+              /** Format: date */
+              to: string;
+              /** Format: date */
+              previous_from: string;
+              /** Format: date */
+              previous_to: string;
+              /** Format: date-time */
+              generated_at: string;
+              /** @description Monthly recurring revenue at the end of the range (previous: at its start), per currency */
+              mrr: {
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  amount: string;
+                  previous: string;
+                  orders: number;
+                }[];
+              /** @description 12 × MRR */
+              arr: {
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  amount: string;
+                  previous: string;
+                }[];
+              /** @description paid − refunds − credit notes in the range */
+              net_revenue: {
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  paid: string;
+                  refunds: string;
+                  credit_notes: string;
+                  net: string;
+                  previous_net: string;
+                }[];
+              /** @description The 12 months ending with the range’s last month */
+              revenue_by_month: {
+                  /** @description YYYY-MM */
+                  month: string;
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  paid: string;
+                  refunds: string;
+                  credit_notes: string;
+                  net: string;
+                }[];
+              /** @description Usage (overage) lines of invoices paid in the range */
+              usage_revenue: {
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  amount: string;
+                  previous: string;
+                }[];
+              /** @description Top-up (credit) lines of invoices paid in the range */
+              top_ups: {
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  amount: string;
+                  previous: string;
+                }[];
+              new_customers: {
+                count: number;
+                previous: number;
+              };
+              churned_customers: {
+                count: number;
+                previous: number;
+              };
+              failed_payments: {
+                count: number;
+                recovered: number;
+                previous_count: number;
+                previous_recovered: number;
+                amounts: {
+                    /** @description ISO 4217 code */
+                    currency: string;
+                    failed: string;
+                    recovered: string;
+                  }[];
+              };
+              cancellations_scheduled: {
+                count: number;
+                amounts: {
+                    /** @description ISO 4217 code */
+                    currency: string;
+                    amount: string;
+                    mrr: string;
+                  }[];
+              };
+              renewals_due: {
+                /** Format: date-time */
+                until: string;
+                count: number;
+                amounts: {
+                    /** @description ISO 4217 code */
+                    currency: string;
+                    amount: string;
+                    mrr: string;
+                  }[];
+              };
+              projected_overage: {
+                orders: number;
+                amounts: {
+                    /** @description ISO 4217 code */
+                    currency: string;
+                    amount: string;
+                  }[];
+              };
+              top_customers: ({
+                  client_id: number;
+                  email: string | null;
+                  name: string | null;
+                  /** @description ISO 4217 code */
+                  currency: string;
+                  amount: string;
+                })[];
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** The records behind one dashboard figure for the range (also as CSV at /api/admin/export/dashboard_<figure>.csv) */
+  admin_stats_dashboard_list: {
+    requestBody: components["requestBodies"]["admin_stats_dashboard_list"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              figure: string;
+              /** @description The keys of each row, in order (the CSV export’s header) */
+              columns: string[];
+              list: ({
+                  [key: string]: string | number | null;
+                })[];
+              page: number;
+              per_page: number;
+              pages: number;
+              total: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Clients, orders and invoices: in total, created today, yesterday, this month and last month (FOSSBilling’s keys; tickets are always 0) */
+  admin_stats_get_summary: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description <clients|orders|invoices|tickets>_<total|today|yesterday|this_month|last_month> */
+            result: {
+              [key: string]: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Net income (paid − refunds − credit notes) in total, today, yesterday, this month and last month, in the default currency */
+  admin_stats_get_summary_income: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              total: string;
+              today: string;
+              yesterday: string;
+              this_month: string;
+              last_month: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Orders per status, every status named */
+  admin_stats_get_orders_statuses: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              pending_setup: number;
+              failed_setup: number;
+              failed_renew: number;
+              active: number;
+              suspended: number;
+              canceled: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Active orders per product, most first: [{id, title, orders}] */
+  admin_stats_get_product_summary: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+                id: number;
+                title: string;
+                orders: number;
+              }[];
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Everything paid (income) and everything given back (refund: refunds and credit notes), ever, in the default currency */
+  admin_stats_get_income_vs_refunds: {
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            result: {
+              refund: string;
+              income: string;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Clients per country, most first: {"DE": 12, …} */
+  admin_stats_client_countries: {
+    requestBody: components["requestBodies"]["admin_stats_client_countries"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description country code ("" when none) → count, most first */
+            result: {
+              [key: string]: number;
+            };
+            error: null;
+          };
+        };
+      };
+    };
+  };
+  /** Paid invoices per buyer country (as each invoice recorded it), most first: {"DE": 40, …} */
+  admin_stats_sales_countries: {
+    requestBody: components["requestBodies"]["admin_stats_sales_countries"];
+    responses: {
+      /** @description Success */
+      200: {
+        content: {
+          "application/json": {
+            /** @description country code ("" when none) → count, most first */
+            result: {
+              [key: string]: number;
             };
             error: null;
           };

@@ -4,7 +4,7 @@
 // its brand, its footer and its login page (see Area); everything else is here once.
 import { html, render } from 'htm/preact';
 import type { ComponentChildren, FunctionComponent, VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, describeError, onAuthLost } from './api.ts';
 import { Link, match, navigate, useLocation } from './router.ts';
 import { useHashRoute } from './security.ts';
@@ -38,6 +38,8 @@ export interface Area {
   useNavigation: (account: { email: string } | null | undefined) => ReadonlyArray<readonly [href: string, label: string]> | null;
   /** Every page needs a login (the admin panel): the login form stands in for any page until there is one. */
   loginFirst: boolean;
+  /** On a narrow screen the navigation folds behind a "Menu" button (the admin panel's sixteen links would fill a phone). */
+  collapsibleNavigation?: boolean;
   routes: readonly Route[];
   /** Pages opened from mail links, whose token rides in the fragment (`#/reset/<token>`, see useHashRoute). */
   mailPages: Record<'reset' | 'confirm-email', (token: string) => VNode>;
@@ -100,11 +102,18 @@ function Header({ area }: { area: Area }) {
     navigate(area.home);
   };
   const current = (href: string): boolean => (href === area.home ? path === area.home : path.startsWith(href));
+  const menu = useMenu(path);
+  const collapsible = area.collapsibleNavigation === true && items !== null;
   return html`<header class="top">
     <div class="inner">
       <${area.Brand} />
+      ${collapsible
+        ? html`<button type="button" class="menu-toggle" ref=${menu.button} aria-expanded=${menu.open ? 'true' : 'false'} aria-controls="area-navigation" onClick=${menu.toggle}>
+            <span aria-hidden="true">☰</span> Menu
+          </button>`
+        : null}
       ${items !== null
-        ? html`<nav aria-label=${area.navigationLabel}>
+        ? html`<nav id="area-navigation" aria-label=${area.navigationLabel} class=${collapsible ? `collapsible${menu.open ? ' open' : ''}` : undefined} onKeyDown=${menu.onKeyDown}>
             <ul>
               ${items.map(([href, label]) => html`<li><${Link} href=${href} current=${current(href)}>${label}<//></li>`)}
               ${me && area.logoutAction !== null ? html`<li><button type="button" onClick=${logout} disabled=${busy} aria-busy=${busy ? 'true' : 'false'}>${busy ? 'Working…' : 'Log out'}</button></li>` : null}
@@ -114,6 +123,26 @@ function Header({ area }: { area: Area }) {
       ${me && area.logoutAction !== null ? html`<span class="who">Signed in as ${me.email}</span>` : null}
     </div>
   </header>`;
+}
+
+/**
+ * The narrow-screen menu's state: closed at first and after every navigation; Escape inside it closes it and gives the
+ * focus back to its button, as a disclosure should.
+ */
+function useMenu(path: string) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => setOpen(false), [path]);
+  return {
+    open,
+    button,
+    toggle: (): void => setOpen((was) => !was),
+    onKeyDown: (event: KeyboardEvent): void => {
+      if (event.key !== 'Escape' || !open) return;
+      setOpen(false);
+      button.current?.focus();
+    },
+  };
 }
 
 /** The login form in place of a page until someone is logged in. */

@@ -1,0 +1,101 @@
+// The orders behind the recurring figures: MRR, renewals due, cancellations scheduled, and the projected overage. The
+// filters are the ones recurring-orders.ts groups by, so a list's rows add up to its figure.
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { discountOf } from '../product/promos.ts';
+import { monthlyOf, roundedHalfUp } from '../../lib/recurring.ts';
+import { amountOf, type FigureList, type ListContext, type Row } from './list-types.ts';
+import { overageByOrder } from './projected-overage.ts';
+import type { DbNumber } from './list-types.ts';
+
+const DAY_MS = 86_400_000;
+/** Renewals are looked for this far ahead. */
+export const RENEWAL_WINDOW_DAYS = 30;
+
+type OrderQuery = SelectQueryBuilder<Database, 'orders', object>;
+
+const running = (query: OrderQuery): OrderQuery =>
+  query
+    .where('orders.period', 'is not', null)
+    .where('orders.status', '=', 'active')
+    .where((eb) => eb.or([eb('orders.trial_state', 'is', null), eb('orders.trial_state', '=', 'ended')]));
+
+/** The end of the renewal window that starts at `now`. */
+export function renewalWindowEnd(now: string): string {
+  return new Date(Date.parse(now) + RENEWAL_WINDOW_DAYS * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function orderList(filter: (query: OrderQuery, context: ListContext) => OrderQuery, renewing: boolean): FigureList {
+  return {
+    columns: ['order_id', 'client_id', 'title', 'period', 'currency', 'quantity', 'price', 'discount', 'amount', 'mrr', 'expires_at'],
+    async read(context, offset, limit) {
+      const { db } = context;
+      const base = filter(running(db.selectFrom('orders')), context);
+      const [rows, total] = await Promise.all([
+        base
+          .select([
+            'orders.id',
+            'orders.client_id',
+            'orders.title',
+            'orders.period',
+            'orders.currency',
+            'orders.quantity',
+            'orders.promo_id',
+            'orders.product_id',
+            'orders.expires_at',
+            (renewing ? sql<DbNumber>`coalesce(orders.next_price, orders.price)` : sql<DbNumber>`orders.price`).as('price'),
+          ])
+          .orderBy('orders.id')
+          .offset(offset)
+          .limit(limit)
+          .execute(),
+        base.select((eb) => eb.fn.countAll<DbNumber>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      const promoIds = [...new Set(rows.map((row) => row.promo_id).filter((id): id is number => id !== null))];
+      const coupons =
+        promoIds.length === 0
+          ? new Map<number, never>()
+          : new Map((await db.selectFrom('promos').select(['id', 'type', 'value', 'products', 'periods']).where('id', 'in', promoIds).where('recurring', '=', 1).execute()).map((p) => [p.id, p]));
+      const list: Row[] = rows.map((row) => {
+        const line = Number(row.price) * row.quantity;
+        const coupon = row.promo_id === null ? undefined : coupons.get(row.promo_id);
+        const discount = coupon === undefined ? 0 : discountOf(coupon, [{ productId: row.product_id, period: row.period, total: line }]);
+        const amount = line - discount;
+        return {
+          order_id: row.id,
+          client_id: row.client_id,
+          title: row.title,
+          period: row.period,
+          currency: row.currency,
+          quantity: row.quantity,
+          price: amountOf(row.price, row.currency),
+          discount: amountOf(discount, row.currency),
+          amount: amountOf(amount, row.currency),
+          mrr: amountOf(row.period === null ? 0 : roundedHalfUp(monthlyOf(amount, row.period)), row.currency),
+          expires_at: row.expires_at,
+        };
+      });
+      return { rows: list, total: Number(total.n) };
+    },
+  };
+}
+
+export const orderLists: Record<'mrr' | 'renewals_due' | 'cancellations_scheduled', FigureList> = {
+  mrr: orderList((query) => query, false),
+  renewals_due: orderList(
+    (query, { now }) => query.where('orders.cancel_at_period_end', '=', 0).where('orders.expires_at', '>=', now).where('orders.expires_at', '<', renewalWindowEnd(now)),
+    true,
+  ),
+  cancellations_scheduled: orderList((query) => query.where('orders.cancel_at_period_end', '=', 1), false),
+};
+
+export const overageList: FigureList = {
+  columns: ['order_id', 'client_id', 'currency', 'used', 'included', 'overage_units', 'amount'],
+  async read({ db, now }, offset, limit) {
+    const all = await overageByOrder(db, now);
+    return {
+      rows: all.slice(offset, offset + limit).map((row) => ({ ...row, amount: amountOf(row.amount, row.currency) })),
+      total: all.length,
+    };
+  },
+};
