@@ -36,6 +36,16 @@ export interface PrepaidView {
   drawn: Map<string, number>;
 }
 
+/**
+ * The wallet in its own currency (the client's): its balance in that currency's minor units, and how an amount of the
+ * default currency becomes one of it at the rate of this read, rounded once as a draw is (get_info shows it so).
+ */
+export interface WalletBalance {
+  currency: string;
+  balance: number;
+  toWallet: (amount: number) => number;
+}
+
 export interface PrepaidLedgerDeps {
   db: Kysely<Database>;
   events: Pick<EventBus, 'emit'>;
@@ -94,10 +104,11 @@ export function createPrepaidLedger({ db, events, selling }: PrepaidLedgerDeps) 
     },
 
     /** The client's balance and what the order's meters drew in the period (the check's view, read in the background). */
-    async view(clientId: number, orderId: number, periodStart: string): Promise<PrepaidView> {
+    async view(clientId: number, orderId: number, periodStart: string): Promise<PrepaidView & { wallet: WalletBalance }> {
       const drawn = await drawnOf(db, orderId, periodStart);
       const sale = await saleOf(clientId);
-      return { balance: inDefault(await balanceOf(db, accountOf(sale, clientId)), sale), drawn };
+      const balance = await balanceOf(db, accountOf(sale, clientId));
+      return { balance: inDefault(balance, sale), drawn, wallet: { currency: sale.code, balance, toWallet: (amount) => amountIn(amount, sale) } };
     },
 
     /**
