@@ -114,7 +114,8 @@ export function createPrepaidLedger({ db, events, selling }: PrepaidLedgerDeps) 
     /**
      * A prepaid key was refused for NO_CREDIT: records the depletion (named by the account's latest credit) and emits
      * `wallet.depleted` in the same transaction — once per depletion, whichever process or call gets here first.
-     * `balance` is the one the refusing check saw (the ledger's less the uses it counted and not yet drawn).
+     * `balance` is the one the refusing check saw (the ledger's less the uses it counted and not yet drawn), in minor
+     * units of the wallet's currency, which the record and the event name.
      * Returns whether this call recorded it.
      */
     async markDepleted(clientId: number, orderId: number, balance: number, now = new Date()): Promise<boolean> {
@@ -135,7 +136,7 @@ export function createPrepaidLedger({ db, events, selling }: PrepaidLedgerDeps) 
           .returning('client_id')
           .executeTakeFirst();
         if (row === undefined) return false;
-        await events.emit('wallet.depleted', { clientId, orderId, balance: moneyFor(sale.code).format(amountIn(balance, sale)), currency: account.currency }, trx);
+        await events.emit('wallet.depleted', { clientId, orderId, balance: moneyFor(sale.code).format(balance), currency: account.currency }, trx);
         return true;
       });
     },
