@@ -93,6 +93,11 @@ export class StripeStandIn {
   slowMs = 2000;
   /** How long after the customer is sent back the hosted page delivers the webhooks. */
   webhookDelayMs = 300;
+  /**
+   * The issuing country of the cards the stand-in makes from now on (the PaymentMethod's `card.country`, and each
+   * charge's `payment_method_details.card.country`): Stripe's test card 4242 4242 4242 4242 is a US card.
+   */
+  cardCountry = 'US';
   /** The card fingerprint the hosted page's "Save card" gives (null: the default for its last4). */
   hostedFingerprint: string | null = null;
   /** Where the hosted page sends the signed webhooks (Tollgate's /webhooks/stripe on a real socket). */
@@ -175,14 +180,14 @@ export class StripeStandIn {
 
   // ----- state changes the tests (and the hosted page) drive -----
 
-  private card(customer: string | null, last4 = '4242', fingerprint?: string): Json {
+  private card(customer: string | null, last4 = '4242', fingerprint?: string, country = this.cardCountry): Json {
     const method: Json = {
       id: id('pm'),
       object: 'payment_method',
       type: 'card',
       customer,
       // As Stripe's: the same card number gives the same fingerprint, whichever customer saves it.
-      card: { brand: 'visa', last4, fingerprint: fingerprint ?? `fp_test_${last4}`, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, funding: 'credit', country: 'US' },
+      card: { brand: 'visa', last4, fingerprint: fingerprint ?? `fp_test_${last4}`, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, funding: 'credit', country },
       created: now(),
       livemode: false,
       metadata: {},
@@ -193,6 +198,8 @@ export class StripeStandIn {
 
   private succeededIntent(fields: { amount: number; currency: string; customer: string | null; method: string; metadata: Json; setupFutureUsage: string | null }): Json {
     const intentId = id('pi');
+    // What Stripe's charge says of the card it was made with (the method may be one Tollgate names that was never made here).
+    const card = (this.methods.get(fields.method)?.card as Json | undefined) ?? { brand: 'visa', last4: '4242', country: this.cardCountry };
     const charge: Json = {
       id: id('ch'),
       object: 'charge',
@@ -202,6 +209,7 @@ export class StripeStandIn {
       customer: fields.customer,
       payment_intent: intentId,
       payment_method: fields.method,
+      payment_method_details: { type: 'card', card: { brand: card.brand, last4: card.last4, country: card.country, fingerprint: card.fingerprint ?? null } },
       paid: true,
       refunded: false,
       status: 'succeeded',
@@ -234,11 +242,11 @@ export class StripeStandIn {
    * events Stripe would send (checkout.session.completed, payment_intent.succeeded), not yet delivered.
    * `amount`/`currency` override what is charged (to test mismatches).
    */
-  completeSession(sessionId: string, options: { amount?: number; currency?: string; last4?: string; fingerprint?: string } = {}): StripeEvent[] {
+  completeSession(sessionId: string, options: { amount?: number; currency?: string; last4?: string; fingerprint?: string; cardCountry?: string } = {}): StripeEvent[] {
     const session = this.sessions.get(sessionId);
     if (session === undefined) throw new Error(`No session ${sessionId}`);
     const data = session.payment_intent_data as Json | undefined;
-    const method = this.card(session.customer as string | null, options.last4, options.fingerprint);
+    const method = this.card(session.customer as string | null, options.last4, options.fingerprint, options.cardCountry);
     const intent = this.succeededIntent({
       amount: options.amount ?? (session.amount_total as number),
       currency: options.currency ?? (session.currency as string),
@@ -323,7 +331,8 @@ export class StripeStandIn {
     const url = new URL(request.url ?? '/', this.url);
     const raw = await this.readBody(request);
     if (url.pathname.startsWith('/pay/')) return this.hostedPage(url, request.method ?? 'GET', response);
-    const body = qs.parse(raw) as Json;
+    // A GET's parameters (e.g. `expand[0]=latest_charge`) come in the query string, as the library sends them.
+    const body = qs.parse(request.method === 'GET' ? url.search.slice(1) : raw) as Json;
     const idempotencyKey = (request.headers['idempotency-key'] as string | undefined) ?? null;
     this.requests.push({ method: request.method ?? 'GET', path: url.pathname, body, idempotencyKey, authorization: request.headers.authorization ?? null });
     if (!this.acceptedKeys.has((request.headers.authorization ?? '').replace(/^Bearer /, ''))) {
@@ -387,7 +396,7 @@ export class StripeStandIn {
     if (method === 'POST' && path === '/v1/payment_intents') return this.offSession(body, response);
     if (method === 'GET' && (match = /^\/v1\/payment_intents\/([^/]+)$/.exec(path)) !== null) {
       const intent = this.intents.get(match[1]!);
-      return intent === undefined ? this.missing('payment_intent', match[1]!) : { status: 200, body: intent };
+      return intent === undefined ? this.missing('payment_intent', match[1]!) : { status: 200, body: this.expanded(intent, body.expand) };
     }
     if (method === 'GET' && (match = /^\/v1\/setup_intents\/([^/]+)$/.exec(path)) !== null) {
       const intent = this.setupIntents.get(match[1]!);
@@ -463,6 +472,12 @@ export class StripeStandIn {
     return { status: 200, body: session };
   }
 
+  /** A PaymentIntent as answered with `expand[]=latest_charge`: the charge object in place of its id (events never are). */
+  private expanded(intent: Json, expand: unknown): Json {
+    if (!Array.isArray(expand) || !expand.includes('latest_charge') || typeof intent.latest_charge !== 'string') return intent;
+    return { ...intent, latest_charge: this.charges.get(intent.latest_charge) ?? intent.latest_charge };
+  }
+
   private missing(kind: string, ref: string): { status: number; body: Json } {
     return this.error(404, { type: 'invalid_request_error', code: 'resource_missing', param: 'id', message: `No such ${kind}: '${ref}'` });
   }
@@ -516,7 +531,7 @@ export class StripeStandIn {
           setupFutureUsage: null,
         });
         this.event('payment_intent.succeeded', intent);
-        return { status: 200, body: intent, hang: behaviour === 'charge_then_hang' };
+        return { status: 200, body: this.expanded(intent, body.expand), hang: behaviour === 'charge_then_hang' };
       }
     }
   }

@@ -36,6 +36,16 @@ export interface PrepaidView {
   drawn: Map<string, number>;
 }
 
+/**
+ * The wallet in its own currency (the client's): its balance in that currency's minor units, and how an amount of the
+ * default currency becomes one of it at the rate of this read, rounded once as a draw is (get_info shows it so).
+ */
+export interface WalletBalance {
+  currency: string;
+  balance: number;
+  toWallet: (amount: number) => number;
+}
+
 export interface PrepaidLedgerDeps {
   db: Kysely<Database>;
   events: Pick<EventBus, 'emit'>;
@@ -94,16 +104,18 @@ export function createPrepaidLedger({ db, events, selling }: PrepaidLedgerDeps) 
     },
 
     /** The client's balance and what the order's meters drew in the period (the check's view, read in the background). */
-    async view(clientId: number, orderId: number, periodStart: string): Promise<PrepaidView> {
+    async view(clientId: number, orderId: number, periodStart: string): Promise<PrepaidView & { wallet: WalletBalance }> {
       const drawn = await drawnOf(db, orderId, periodStart);
       const sale = await saleOf(clientId);
-      return { balance: inDefault(await balanceOf(db, accountOf(sale, clientId)), sale), drawn };
+      const balance = await balanceOf(db, accountOf(sale, clientId));
+      return { balance: inDefault(balance, sale), drawn, wallet: { currency: sale.code, balance, toWallet: (amount) => amountIn(amount, sale) } };
     },
 
     /**
      * A prepaid key was refused for NO_CREDIT: records the depletion (named by the account's latest credit) and emits
      * `wallet.depleted` in the same transaction — once per depletion, whichever process or call gets here first.
-     * `balance` is the one the refusing check saw (the ledger's less the uses it counted and not yet drawn).
+     * `balance` is the one the refusing check saw (the ledger's less the uses it counted and not yet drawn), in minor
+     * units of the wallet's currency, which the record and the event name.
      * Returns whether this call recorded it.
      */
     async markDepleted(clientId: number, orderId: number, balance: number, now = new Date()): Promise<boolean> {
@@ -124,7 +136,7 @@ export function createPrepaidLedger({ db, events, selling }: PrepaidLedgerDeps) 
           .returning('client_id')
           .executeTakeFirst();
         if (row === undefined) return false;
-        await events.emit('wallet.depleted', { clientId, orderId, balance: moneyFor(sale.code).format(amountIn(balance, sale)), currency: account.currency }, trx);
+        await events.emit('wallet.depleted', { clientId, orderId, balance: moneyFor(sale.code).format(balance), currency: account.currency }, trx);
         return true;
       });
     },

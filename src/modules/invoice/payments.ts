@@ -18,6 +18,7 @@ import type { InvoiceService } from './service.ts';
 import type { InvoiceRow, PayableInvoice, TransactionFilters, TransactionRecord, TransactionStatus } from './types.ts';
 import './events.ts';
 import type { CreditNotes } from './credit-notes/service.ts';
+import { recordCardCountry } from './card-evidence.ts';
 
 type TransactionRow = Selectable<TransactionTable>;
 
@@ -37,6 +38,8 @@ export interface ReportedPayment {
   ref: string;
   amount: number;
   currency: string;
+  /** The issuing country of the card paid with, when the provider says (tax evidence: card-evidence.ts). */
+  cardCountry?: string | null;
 }
 
 /** What applying a reported payment came to. */
@@ -317,7 +320,11 @@ export function createInvoicePayments({ db, events, invoices, creditNotes }: Inv
     async pay(trx: Kysely<Database>, source: PaymentSource & { refundable: boolean }, report: ReportedPayment, now: Date): Promise<PayOutcome> {
       const row = await lock(trx, report.invoiceId);
       if (row === undefined) return { result: 'unknown_invoice', lateRefund: null };
-      if (await has(trx, row.id, source, report.ref, 'payment', 'processed')) return { result: 'duplicate', lateRefund: null };
+      if (await has(trx, row.id, source, report.ref, 'payment', 'processed')) {
+        // The same payment reported again may know the card when the first report could not tell.
+        await recordCardCountry(trx, row.id, report.cardCountry);
+        return { result: 'duplicate', lateRefund: null };
+      }
       let problem: string | null = null;
       // Money taken for an invoice that no longer takes it goes back by itself when the gateway can refund it; a
       // mismatched amount or currency is left to staff (it may be a provider's or an operator's mistake to look at).
@@ -356,6 +363,8 @@ export function createInvoicePayments({ db, events, invoices, creditNotes }: Inv
       }
       if (whole) await invoices.releaseCredit(trx, row);
       await invoices.payInTransaction(trx, row.id, { transactionId: report.ref, gatewayId: source.id, gatewayCode: source.code }, now);
+      // The card that paid is evidence of where the buyer is; a late or mismatched payment's card is not the buyer's proof.
+      await recordCardCountry(trx, row.id, report.cardCountry);
       return { result: 'paid', lateRefund: null };
     },
 

@@ -128,7 +128,7 @@ export function createChargeService({ db, events, outbox, gatewayPayments, invoi
     }
     if (outcome.status === 'succeeded') {
       await inTransaction(db, async (trx) => {
-        await gatewayPayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: outcome.amount, currency: outcome.currency }, now);
+        await gatewayPayments.applyPayment(trx, gateway, { invoiceId: invoice.id, ref: outcome.ref, amount: outcome.amount, currency: outcome.currency, cardCountry: outcome.cardCountry ?? null }, now);
         await finish(trx, attempt, 'succeeded', { txnRef: outcome.ref }, now);
       });
       return;

@@ -54,9 +54,12 @@ export interface SavedChargeRequest {
   idempotencyKey: string;
 }
 
-/** What an off-session charge came to. `ref` is the provider's payment reference when one was created. */
+/**
+ * What an off-session charge came to. `ref` is the provider's payment reference when one was created; `cardCountry`
+ * the issuing country of the card charged, when the provider tells.
+ */
 export type ChargeOutcome =
-  | { status: 'succeeded'; ref: string; amount: number; currency: string }
+  | { status: 'succeeded'; ref: string; amount: number; currency: string; cardCountry?: string | null }
   | { status: 'failed'; ref: string | null; message: string }
   | { status: 'requires_action'; ref: string | null; message: string };
 
@@ -80,7 +83,8 @@ export interface VerifiedEvent {
 
 /** What a provider event means, in Tollgate's terms. An event the gateway does not handle has no effects. */
 export type GatewayEffect =
-  | { kind: 'paid'; invoiceId: number; ref: string; amount: number; currency: string }
+  /** `cardCountry`: the issuing country of the card paid with, when the provider tells (tax evidence, issue 26). */
+  | { kind: 'paid'; invoiceId: number; ref: string; amount: number; currency: string; cardCountry?: string | null }
   | { kind: 'failed'; invoiceId: number; ref: string; amount: number; currency: string; message: string }
   /** `refundedTotal`: everything refunded of payment `paymentRef` so far (providers report it cumulatively). */
   | { kind: 'refunded'; paymentRef: string; ref: string; refundedTotal: number; currency: string }

@@ -103,7 +103,7 @@ export function createApiKeyService(deps: ApiKeyServiceDeps) {
     const view = await deps.prepaid.view(clientId, orderId, periodStart);
     let metersDrawn = 0;
     for (const [meter, drawn] of view.drawn) if (meter !== 'calls') metersDrawn += drawn;
-    return { balance: view.balance, callsDrawn: view.drawn.get('calls') ?? 0, metersDrawn };
+    return { balance: view.balance, callsDrawn: view.drawn.get('calls') ?? 0, metersDrawn, wallet: view.wallet };
   };
   const entries = createKeyEntries({
     db,

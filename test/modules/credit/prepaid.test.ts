@@ -259,3 +259,50 @@ describe('the close of a prepaid period', () => {
     expect(usageInvoices).toEqual([]);
   });
 });
+
+describe('a wallet in another currency than the default', () => {
+  it("shows get_info's credit in the wallet's currency, less the undrawn uses converted as their draw will be", async () => {
+    at('2031-07-10T12:00:00Z');
+    // USD is the default (plans price uses in it); the client's wallet is in euros at 0.9.
+    expect((await t.admin('currency/create', { code: 'EUR', conversion_rate: '0.9' })).result).toBe('EUR');
+    const productId = await plan(CALLS);
+    const client = await t.createClient();
+    expect((await t.admin('client/update', { id: client.id, currency: 'EUR' })).result).toBe(true);
+    await addFunds(client.id, '5.00');
+    const created = await t.admin('order/create', { client_id: client.id, product_id: productId, activate: true, period: '1M' });
+    expect(created.body.error).toBeNull();
+    const key = (await t.admin('serviceapikey/get', { order_id: created.result })).result.api_key as string;
+    expect(await checks(key, 5)).toEqual([true, true, true, true, true]);
+    // Six uses (get_info is one), four beyond the two included: 0.40 USD, drawn as 0.36 EUR from the €5.00.
+    expect((await info(key)).credit).toEqual({ balance: '4.64', currency: 'EUR' });
+    await t.services.apikeys.flushUsage();
+    expect(await balance(client.id)).toBe('4.64');
+    expect(await consumed(client.id)).toEqual([-36]);
+    // A seventh use, not drawn yet: 0.10 USD more, €0.09.
+    expect((await info(key)).credit).toEqual({ balance: '4.55', currency: 'EUR' });
+    await t.services.apikeys.flushUsage();
+    expect(await balance(client.id)).toBe('4.55');
+  });
+});
+
+describe('a euro wallet running out', () => {
+  it('records the depletion and sends wallet.depleted with the balance in the wallet’s currency', async () => {
+    at('2031-08-10T12:00:00Z');
+    const productId = await plan(CALLS);
+    const client = await t.createClient();
+    expect((await t.admin('client/update', { id: client.id, currency: 'EUR' })).result).toBe(true);
+    await addFunds(client.id, '0.20');
+    const created = await t.admin('order/create', { client_id: client.id, product_id: productId, activate: true, period: '1M' });
+    const orderId = created.result as number;
+    const key = (await t.admin('serviceapikey/get', { order_id: orderId })).result.api_key as string;
+    // €0.20 is 0.22 USD at 0.9: two included uses and three at 0.10 USD; the sixth is refused.
+    expect(await checks(key, 6)).toEqual([true, true, true, true, true, false]);
+    await vi.waitFor(async () => expect(await depletions(client.id)).toHaveLength(1));
+    // Five uses drawn: 0.30 USD, €0.27 — the wallet at −€0.07, recorded and announced in euros.
+    expect((await depletions(client.id))[0]!.data).toEqual({ client_id: client.id, order_id: orderId, balance: '-0.07', currency: 'EUR' });
+    const recorded = await t.services.db.selectFrom('credit_depletions').select(['currency', 'balance']).where('client_id', '=', client.id).execute();
+    expect(recorded).toEqual([{ currency: 'EUR', balance: -7 }]);
+    await t.services.apikeys.flushUsage();
+    expect(await balance(client.id)).toBe('-0.07');
+  });
+});

@@ -5,8 +5,12 @@
 // (a credit note). The OSS report of the quarter is exact — by payment date, the quarter's credit notes subtracted,
 // sales of the quarters before and after left out — and its CSV says the same; the invoice PDF carries the
 // reverse-charge mention and both parties' VAT numbers. Dates are set in the current quarter (the correction note is
-// dated when VIES answers, i.e. now). Every sale is in the instance's currency: a second currency adds rows keyed by
-// currency to the expected report, nothing else.
+// dated when VIES answers, i.e. now).
+//
+// In EUR and USD: the seller's default currency is EUR and USD is sold at 1.0865 (10.00 EUR → 10.865 → 10.87 USD, the
+// half rounded up). The French buyers pay in EUR; the US company, and Irish buyers beside an Irish consumer paying in
+// EUR, pay in USD (chosen in the cart). The tax of a USD sale is worked out on its USD amounts (23% of 10.87 = 2.5001
+// → 2.50), its correction note is in USD and goes to a USD balance, and the OSS report keeps one line per currency.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +48,7 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
     await vies.start();
     t = await createTestApp({ VIES_TIMEOUT_MS: '300', CURRENCY: 'EUR' });
     plan = await makeProduct(t, { title: 'API plan' });
+    expect((await t.admin('currency/create', { code: 'USD', conversion_rate: '1.0865' })).result).toBe('USD');
     const settings = await t.admin('system/settings_update', {
       company_name: 'Seller GmbH',
       company_address_1: '1 Rechnungsweg',
@@ -60,8 +65,12 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
     await vies.close();
   });
 
-  /** Checks out one plan for the client at `when` and pays it at `paidAt` (unless null); answers the invoice. */
-  async function sale(client: { id: number; token: string }, when: Date, paidAt: Date | null) {
+  /**
+   * Checks out one plan for the client at `when` (in `currency` when given, chosen in the cart as a buyer would) and
+   * pays it at `paidAt` (unless null); answers the invoice.
+   */
+  async function sale(client: { id: number; token: string }, when: Date, paidAt: Date | null, currency?: string) {
+    if (currency !== undefined) expect((await asClient(t, client.token, 'cart/set_currency', { currency })).result).toBe(true);
     expect((await asClient(t, client.token, 'cart/add_item', { id: plan, period: '1M' })).body.error).toBeNull();
     const placed = await t.services.carts.checkout(client.id, {}, when);
     if (paidAt !== null) await t.services.invoices.markAsPaid(placed.invoice_id!, {}, paidAt);
@@ -69,6 +78,8 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
   }
 
   let frenchCompanyInvoice: { id: number };
+  let americanInvoice: { id: number; currency_rate_at: string | null };
+  let irishDollarInvoice: { id: number };
   let expectedReport: Array<Record<string, unknown>>;
 
   it('sells across borders by the rules, settles a check made while VIES was down, and corrects a paid sale', async () => {
@@ -77,14 +88,21 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
     const company = await t.createClient({ country: 'FR', company: 'Acheteur SA', vat_number: 'FRAA123456789' });
     await t.services.outbox.runDue(new Date());
     const b2b = await sale(company, at(1), at(2));
-    expect(b2b).toMatchObject({ tax_rule: 'reverse_charge', tax: '0.00', total: '10.00', tax_note: REVERSE_CHARGE_MENTION, buyer: { vat_number: 'FRAA123456789' }, seller: { vat_number: 'DE123456789' } });
+    expect(b2b).toMatchObject({ currency: 'EUR', currency_rate: '1', currency_base: 'EUR', tax_rule: 'reverse_charge', tax: '0.00', total: '10.00', tax_note: REVERSE_CHARGE_MENTION, buyer: { vat_number: 'FRAA123456789' }, seller: { vat_number: 'DE123456789' } });
     frenchCompanyInvoice = b2b;
     // A French consumer: French VAT through the OSS.
     const consumer = await t.createClient({ country: 'FR' });
-    expect(await sale(consumer, at(3), at(4))).toMatchObject({ tax_rule: 'oss', tax_name: 'VAT FR', tax_rate: '20', tax: '2.00', total: '12.00', tax_note: null });
-    // A US company: no EU VAT, whatever its number.
+    expect(await sale(consumer, at(3), at(4))).toMatchObject({ currency: 'EUR', tax_rule: 'oss', tax_name: 'VAT FR', tax_rate: '20', tax: '2.00', total: '12.00', tax_note: null });
+    // A US company paying in dollars: no EU VAT, whatever its number; the invoice in USD at the rate of the sale.
     const american = await t.createClient({ country: 'US', company: 'Buyer Inc', vat_number: '12-3456789' });
-    expect(await sale(american, at(5), at(6))).toMatchObject({ tax_rule: 'export', tax_name: null, tax_rate: '0', tax: '0.00', total: '10.00' });
+    americanInvoice = await sale(american, at(5), at(6), 'USD');
+    expect(americanInvoice).toMatchObject({ currency: 'USD', currency_rate: '1.0865', currency_base: 'EUR', tax_rule: 'export', tax_name: null, tax_rate: '0', subtotal: '10.87', tax: '0.00', total: '10.87', items: [{ price: '10.87', tax_rule: 'export' }] });
+    expect(americanInvoice.currency_rate_at).toEqual(expect.any(String));
+    expect((await t.admin('client/get', { id: american.id })).result.currency).toBe('USD');
+    // An Irish consumer paying in euros and another paying in dollars: Irish VAT on each sale's own amounts.
+    expect(await sale(await t.createClient({ country: 'IE' }), at(5), at(6))).toMatchObject({ currency: 'EUR', tax_rule: 'oss', tax_name: 'VAT IE', tax_rate: '23', tax: '2.30', total: '12.30' });
+    irishDollarInvoice = await sale(await t.createClient({ country: 'IE' }), at(5), at(6), 'USD');
+    expect(irishDollarInvoice).toMatchObject({ currency: 'USD', currency_rate: '1.0865', tax_rule: 'oss', tax_name: 'VAT IE', tax_rate: '23', subtotal: '10.87', tax: '2.50', total: '13.37' });
     // A German consumer and a German company: the seller's own rate, VAT number or not.
     expect(await sale(await t.createClient({ country: 'DE' }), at(7), at(8))).toMatchObject({ tax_rule: 'domestic', tax_name: 'VAT DE', tax_rate: '19', tax: '1.90', total: '11.90' });
     vies.setValid('DE987654321');
@@ -104,6 +122,11 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
     const early = await t.createClient({ country: 'FR', company: 'Pressé SARL', vat_number: 'FRCC123456789' });
     const paidEarly = await sale(early, at(11), at(12));
     expect(paidEarly).toMatchObject({ tax_rule: 'oss', status: 'paid', total: '12.00' });
+    // An Irish company paying in dollars, also paid before VIES answers: its correction is in dollars.
+    vies.setValid('IE1234567WA');
+    const irish = await t.createClient({ country: 'IE', company: 'Ceannaí Teo', vat_number: 'IE1234567WA' });
+    const paidEarlyUsd = await sale(irish, at(11), at(12), 'USD');
+    expect(paidEarlyUsd).toMatchObject({ currency: 'USD', tax_rule: 'oss', tax_rate: '23', status: 'paid', tax: '2.50', total: '13.37' });
     vies.mode = 'normal';
     await t.services.outbox.runDue(new Date(Date.now() + 30 * 60_000));
     const settled = (await t.admin('invoice/get', { id: pending.id })).result;
@@ -111,6 +134,11 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
     await t.services.invoices.markAsPaid(pending.id, {}, at(13));
     const corrected = (await t.admin('invoice/get', { id: paidEarly.id })).result;
     expect(corrected).toMatchObject({ tax_rule: 'oss', credited: '2.00' });
+    const correctedUsd = (await t.admin('invoice/get', { id: paidEarlyUsd.id })).result;
+    expect(correctedUsd).toMatchObject({ currency: 'USD', tax_rule: 'oss', credited: '2.50', credit_notes: [{ total: '2.50' }] });
+    expect((await t.admin('invoice/credit_note_get', { id: correctedUsd.credit_notes[0].id })).result).toMatchObject({ currency: 'USD', subtotal: '0.00', tax: '2.50', total: '2.50' });
+    expect((await asClient(t, irish.token, 'client/balance_get_total')).result).toBe('2.50');
+    expect((await asClient(t, early.token, 'client/balance_get_total')).result).toBe('2.00');
 
     // A Belgian consumer, credited half (gross 6.05 = 5.00 net + 1.05 VAT) within the quarter.
     const belgian = await t.createClient({ country: 'BE' });
@@ -129,6 +157,9 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
       { country: 'BE', rate: '21', currency: 'EUR', net: '5.00', vat: '1.05', invoices: 1, credit_notes: 1 },
       // The consumer's sale and the early company's, less the latter's correction note (net and VAT both).
       { country: 'FR', rate: '20', currency: 'EUR', net: '10.00', vat: '2.00', invoices: 2, credit_notes: 1 },
+      { country: 'IE', rate: '23', currency: 'EUR', net: '10.00', vat: '2.30', invoices: 1, credit_notes: 0 },
+      // The dollar consumer's sale and the Irish company's, less the latter's correction note: in USD, never converted.
+      { country: 'IE', rate: '23', currency: 'USD', net: '10.87', vat: '2.50', invoices: 2, credit_notes: 1 },
     ];
   });
 
@@ -150,6 +181,8 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
       'quarter,country,rate,currency,net,vat,invoices,credit_notes',
       `${quarter.label},BE,21,EUR,5.00,1.05,1,1`,
       `${quarter.label},FR,20,EUR,10.00,2.00,2,1`,
+      `${quarter.label},IE,23,EUR,10.00,2.30,1,0`,
+      `${quarter.label},IE,23,USD,10.87,2.50,2,1`,
     ]);
     for (const bad of ['2026-Q5', '2026Q4', 'Q4-2026', '', '2020-Q1']) expectInvalid(await t.admin('invoice/oss_report', { quarter: bad }), 'quarter');
     expectInvalid(await t.admin('invoice/oss_report', {}), 'quarter');
@@ -190,5 +223,21 @@ describe('EU VAT lifecycle: a German seller, buyers across borders, the OSS repo
     expect(text).toContain('VAT: FRAA123456789');
     expect(text).toContain(REVERSE_CHARGE_MENTION);
     expect(text).toContain('Reverse charge (0%)');
+  });
+
+  it("prints a dollar sale's amounts in dollars on its PDF, as on the invoice", async () => {
+    const text = async (id: number) => {
+      const pdf = await t.app.inject({ method: 'GET', url: `/api/admin/invoice/pdf?id=${id}`, headers: auth() });
+      expect(pdf.statusCode).toBe(200);
+      return pdfText(pdf.rawPayload).replace(/\s+/g, ' ');
+    };
+    const oss = await text(irishDollarInvoice.id);
+    expect(oss).toContain('Subtotal 10.87 USD');
+    expect(oss).toContain('VAT IE (23%) 2.50 USD');
+    expect(oss).toContain('Total 13.37 USD');
+    expect(oss).not.toContain('EUR');
+    const exported = await text(americanInvoice.id);
+    expect(exported).toContain('Total 10.87 USD');
+    expect(exported).not.toContain('Reverse charge');
   });
 });

@@ -22,6 +22,16 @@ const idOf = (value: string | { id: string } | null | undefined): string | null 
   value === null || value === undefined ? null : typeof value === 'string' ? value : value.id;
 
 /**
+ * The issuing country of the card a PaymentIntent charged (its charge's `payment_method_details.card.country`), when
+ * the intent came with `latest_charge` expanded; null otherwise (another payment method, or not expanded).
+ */
+function cardCountryOf(intent: Stripe.PaymentIntent): string | null {
+  const charge = intent.latest_charge;
+  if (charge === null || typeof charge === 'string') return null;
+  return charge.payment_method_details?.card?.country ?? null;
+}
+
+/**
  * A message safe to store, show to staff and mail to the client: Stripe's own wording for card errors (the decline
  * reason), a fixed sentence for everything else — other Stripe messages can quote request details, even a redacted
  * key ("Invalid API Key provided: sk_test_****1234").
@@ -68,6 +78,18 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
     maxNetworkRetries: 1,
     telemetry: false,
   });
+
+  /**
+   * The card country of a PaymentIntent read again with its charge (`latest_charge` expanded). A failure is logged and
+   * answers null: the card's country is evidence worth having, never a reason to hold a payment back.
+   */
+  async function cardCountryAtStripe(intentId: string): Promise<string | null> {
+    try {
+      return cardCountryOf(await logged('read a payment', () => stripe.paymentIntents.retrieve(intentId, { expand: ['latest_charge'] })));
+    } catch {
+      return null;
+    }
+  }
 
   async function savedMethodOf(intent: Stripe.PaymentIntent): Promise<GatewayEffect[]> {
     if (intent.setup_future_usage !== 'off_session') return [];
@@ -165,11 +187,13 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
             off_session: true,
             confirm: true,
             metadata: { invoice_id: String(invoice.id) },
+            // The charge comes back with the intent: its card's country is tax evidence (issue 26).
+            expand: ['latest_charge'],
           },
           { idempotencyKey },
         );
         if (intent.status === 'succeeded') {
-          return { status: 'succeeded', ref: intent.id, amount: intent.amount_received, currency: intent.currency.toUpperCase() };
+          return { status: 'succeeded', ref: intent.id, amount: intent.amount_received, currency: intent.currency.toUpperCase(), cardCountry: cardCountryOf(intent) };
         }
         if (intent.status === 'requires_action') return { status: 'requires_action', ref: intent.id, message: 'The card needs the customer to authenticate' };
         return { status: 'failed', ref: intent.id, message: `The payment is ${intent.status}` };
@@ -221,14 +245,18 @@ export function stripeGateway(config: StripeConfig, log: GatewayLog = writeGatew
           const invoiceId = invoiceIdOf(session.metadata, session.client_reference_id);
           const intentId = idOf(session.payment_intent);
           if (invoiceId === null || intentId === null || session.payment_status !== 'paid' || session.amount_total === null) return [];
-          const paid: GatewayEffect = { kind: 'paid', invoiceId, ref: intentId, amount: session.amount_total, currency: (session.currency ?? '').toUpperCase() };
-          return [paid, ...(await savedMethodOf(await logged('read a payment', () => stripe.paymentIntents.retrieve(intentId))))];
+          // The intent is read to see whether the card is to be kept; with its charge, which tells the card's country.
+          const intent = await logged('read a payment', () => stripe.paymentIntents.retrieve(intentId, { expand: ['latest_charge'] }));
+          const paid: GatewayEffect = { kind: 'paid', invoiceId, ref: intentId, amount: session.amount_total, currency: (session.currency ?? '').toUpperCase(), cardCountry: cardCountryOf(intent) };
+          return [paid, ...(await savedMethodOf(intent))];
         }
         case 'payment_intent.succeeded': {
           const intent = event.data.object;
           const invoiceId = invoiceIdOf(intent.metadata);
           if (invoiceId === null) return [];
-          const paid: GatewayEffect = { kind: 'paid', invoiceId, ref: intent.id, amount: intent.amount_received, currency: intent.currency.toUpperCase() };
+          // An event carries the charge as an id only: the intent is read again with it, for the card's country.
+          const cardCountry = cardCountryOf(intent) ?? (await cardCountryAtStripe(intent.id));
+          const paid: GatewayEffect = { kind: 'paid', invoiceId, ref: intent.id, amount: intent.amount_received, currency: intent.currency.toUpperCase(), cardCountry };
           return [paid, ...(await savedMethodOf(intent))];
         }
         case 'payment_intent.payment_failed': {

@@ -22,11 +22,25 @@ import type { UsagePlan } from '../usage/usage-plan.ts';
 
 /** How old an order's credit view may be before a check re-reads it in the background. */
 export const CREDIT_REFRESH_MS = 2000;
-/** The client's balance, what the order's `calls` meter drew this period and what its other meters drew, minor units. */
+/**
+ * The wallet as its owner sees it: its currency (the client's), its balance in that currency's minor units, and an
+ * amount of the default currency converted into it at the rate of the read, rounded once (as a draw is converted).
+ */
+export interface WalletView {
+  currency: string;
+  balance: number;
+  toWallet: (amount: number) => number;
+}
+
+/**
+ * The client's balance, what the order's `calls` meter drew this period and what its other meters drew, minor units of
+ * the default currency (plans price uses in it); `wallet`, the same balance in the wallet's own currency, for get_info.
+ */
 export interface CreditView {
   balance: number;
   callsDrawn: number;
   metersDrawn: number;
+  wallet?: WalletView;
 }
 
 /** Uses past which `stopAt` is not searched: a price so low that the balance never runs out by calls. */
@@ -55,6 +69,8 @@ export interface OrderCredit {
    * second, so the other processes hear of this one's spending while half of what it saw is left (Infinity: not yet).
    */
   drawAt: number;
+  /** The wallet in its own currency at the last read (null: shown in the default currency). */
+  wallet: WalletView | null;
   /** When the view was last read (epoch ms); 0 asks for a read at the next check. */
   readAt: number;
   reading: Promise<void> | null;
@@ -147,6 +163,7 @@ export function orderCreditOf(
     metersDrawn: view.metersDrawn,
     stopAt,
     drawAt: drawAtOf(used, stopAt),
+    wallet: view.wallet ?? null,
     readAt: now,
     reading: null,
     again: false,
@@ -161,6 +178,7 @@ export function applyView(credit: OrderCredit, view: CreditView, used: number, n
   credit.metersDrawn = view.metersDrawn;
   credit.stopAt = stopAtOf(credit.plan, view.balance, credit.floor, view.callsDrawn, credit.precision, freeOf(credit.meterAllowance, view.metersDrawn));
   credit.drawAt = drawAtOf(used, credit.stopAt);
+  credit.wallet = view.wallet ?? null;
   credit.readAt = now;
   if (used < credit.stopAt) credit.depleted = false;
 }
@@ -176,5 +194,19 @@ export function rollCredit(credit: OrderCredit): void {
 
 /** The balance as get_info shows it: the last read less what this period's uses cost beyond what calls drew. */
 export function projectedBalance(credit: OrderCredit, used: number): number {
-  return credit.balance - Math.max(0, callsCost(credit.plan, used, credit.precision) - credit.callsDrawn);
+  return credit.balance - undrawnCost(credit, used);
+}
+
+/** What this period's uses cost beyond what calls drew: the next draw, minor units of the default currency. */
+function undrawnCost(credit: OrderCredit, used: number): number {
+  return Math.max(0, callsCost(credit.plan, used, credit.precision) - credit.callsDrawn);
+}
+
+/**
+ * The balance get_info shows, in the wallet's currency: the wallet's balance at the last read less the next draw
+ * converted as the draw will be (so it is what the ledger says once the uses are drawn); null without a wallet view.
+ */
+export function projectedWallet(credit: OrderCredit, used: number): { currency: string; balance: number } | null {
+  if (credit.wallet === null) return null;
+  return { currency: credit.wallet.currency, balance: credit.wallet.balance - credit.wallet.toWallet(undrawnCost(credit, used)) };
 }

@@ -9,7 +9,7 @@ import type { KeySync } from '../sync/key-sync.ts';
 import type { UsageTotals } from '../usage/totals.ts';
 import type { OrderUsage } from './cache.ts';
 import type { CreditView, OrderCredit } from './credit-state.ts';
-import { applyView, CREDIT_REFRESH_MS, projectedBalance } from './credit-state.ts';
+import { applyView, CREDIT_REFRESH_MS, projectedBalance, projectedWallet } from './credit-state.ts';
 
 /** The client's balance and what the order's meters drew in the period (modules/credit/prepaid.ts `view`). */
 export type CreditViewReader = (clientId: number, orderId: number, periodStart: string) => Promise<CreditView>;
@@ -22,7 +22,10 @@ export interface CreditSyncDeps {
   sync: Pick<KeySync, 'creditChanged' | 'onCreditChanged'>;
   /** Flushes this process's uses now (their draw follows, and the other processes hear of it). */
   drawNow: () => void;
-  /** The first NO_CREDIT refusal of a depletion in this process, with the balance it saw (announce it; record it once). */
+  /**
+   * The first NO_CREDIT refusal of a depletion in this process, with the balance it saw in minor units of the wallet's
+   * currency (announce it; record it once).
+   */
   onDepleted: (orderId: number, clientId: number, balance: number) => void;
   log: (error: unknown, what: string) => void;
   closed: () => boolean;
@@ -128,7 +131,8 @@ export function createCreditSync(deps: CreditSyncDeps) {
       if (credit === null || credit.depleted) return;
       credit.depleted = true;
       deps.drawNow();
-      deps.onDepleted(orderId, credit.clientId, projectedBalance(credit, usage.used));
+      // In the wallet's currency, as get_info shows it (the default's only without a wallet view: then they are one).
+      deps.onDepleted(orderId, credit.clientId, projectedWallet(credit, usage.used)?.balance ?? projectedBalance(credit, usage.used));
     },
   };
 }

@@ -10,7 +10,7 @@
 // The check is handed no HTTP reply: it returns the answer, and its one limit of its own (the failed-lookup budget,
 // once spent) is a 429 whose error carries the RateLimit-* headers; the HTTP layer writes an error's headers.
 import type { SecretBox } from '../../../lib/crypto.ts';
-import type { Money } from '../../../lib/money.ts';
+import { moneyFor, type Money } from '../../../lib/money.ts';
 import { couldBeKey } from '../../../lib/keygen.ts';
 import { ApiError, errors } from '../../../platform/errors.ts';
 import type { Decision, RateLimiter } from '../../../platform/rate-limit.ts';
@@ -24,7 +24,7 @@ import type { KeyEntries } from './entries.ts';
 import type { KeyHashMemo } from './hash-memo.ts';
 import type { KeyRateLimiter } from './key-rate.ts';
 import type { MeterState } from './meter-state.ts';
-import { projectedBalance } from './credit-state.ts';
+import { projectedBalance, projectedWallet } from './credit-state.ts';
 import type { CreditSync } from './credit-sync.ts';
 import type { OutcomeTally } from '../analytics/tally.ts';
 
@@ -221,10 +221,15 @@ export function createKeyCheck(deps: KeyCheckDeps) {
     return withLimit(summaryOf(deps.money, entry.plan, entry.usage.period, entry.usage.used), entry.limit, meteredOf(entry));
   }
 
-  /** get_info's `credit` for a prepaid plan: the balance less what this process's unflushed uses cost. */
+  /**
+   * get_info's `credit` for a prepaid plan: the balance less what this process's unflushed uses cost, in the wallet's
+   * currency (the client's); in the default one only when the view carries no wallet.
+   */
   function creditOf(entry: KeyEntry): KeyInfo['credit'] {
     const credit = entry.usage.credit;
     if (credit === null) return undefined;
+    const wallet = projectedWallet(credit, entry.usage.used);
+    if (wallet !== null) return { balance: moneyFor(wallet.currency).format(wallet.balance), currency: wallet.currency };
     return { balance: deps.money.format(projectedBalance(credit, entry.usage.used)), currency: deps.money.currency };
   }
 
