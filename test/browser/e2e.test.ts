@@ -269,7 +269,8 @@ describe.runIf(HAVE_CHROMIUM)('browser UI end to end', () => {
       .poll(
         async () => {
           await client.reload();
-          const figure = client.getByRole('article').filter({ hasText: 'Pro API' }).getByRole('figure');
+          // The checks chart, named by its caption: the card also shows "Answers by outcome" (key analytics).
+          const figure = client.getByRole('article').filter({ hasText: 'Pro API' }).getByRole('figure', { name: /^Checks/ });
           await figure.waitFor();
           return figure.textContent();
         },

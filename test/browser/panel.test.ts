@@ -227,7 +227,7 @@ describe.runIf(existsSync(CHROMIUM))('the panel in a browser', () => {
     const [download] = await Promise.all([staff.waitForEvent('download'), staff.getByRole('button', { name: 'Download CSV' }).click()]);
     expect(download.suggestedFilename()).toMatch(/^invoices-\d{4}-\d{2}-\d{2}\.csv$/);
     const csv = readFileSync(await download.path(), 'utf8');
-    expect(csv.split('\r\n')[0]).toBe('"id","number","client_id","client_email","client_name","status","currency","subtotal","total","due_at","paid_at","created_at","invoice"');
+    expect(csv.split('\r\n')[0]).toBe('"id","number","client_id","client_email","client_name","status","currency","subtotal","total","due_at","paid_at","created_at","invoice","currency_rate","default_currency","subtotal_in_default","total_in_default"');
     expect(csv).toMatch(new RegExp(`^"${shop.paidInvoice}","[^"]*","${shop.customer.id}","${shop.customer.email.replace(/[.]/g, '\\.')}","Ada Lovelace","paid"`, 'm'));
   });
 

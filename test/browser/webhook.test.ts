@@ -73,7 +73,8 @@ describe.runIf(HAVE_CHROMIUM)('the Developers page in the browser', () => {
     await row.getByRole('button', { name: /^Edit endpoint/ }).click();
     await staff.getByLabel('All events (including ones added later)').last().uncheck();
     await staff.getByLabel('client.created').last().check();
-    await staff.getByRole('button', { name: 'Save' }).click();
+    // Exactly "Save": the page also has the customer portal's "Save origins".
+    await staff.getByRole('button', { name: 'Save', exact: true }).click();
     await settled(staff);
     await staff.getByRole('row').filter({ hasText: receiver.url }).getByText('client.created').waitFor();
 

@@ -126,8 +126,10 @@ describe('client generators on /api/openapi.json (issue 21 item 11)', () => {
     const body = (id: string) => doc.components.requestBodies[id].content['application/json'].schema as Json;
     const pricing = body('admin_product_update').properties.pricing as Json;
     expect(pricing.additionalProperties).toBe(false);
-    expect(Object.keys(pricing.properties)).toEqual(['type', 'once', 'recurrent']);
+    // `prices` (issue 26): own prices per other currency, as closed as the default ones.
+    expect(Object.keys(pricing.properties)).toEqual(['prices', 'type', 'once', 'recurrent']);
     expect(pricing.properties.recurrent.additionalProperties.additionalProperties).toBe(false);
+    expect(pricing.properties.prices.additionalProperties.additionalProperties).toBe(false);
     expect(body('admin_serviceapikey_update').properties.valid.anyOf).toEqual([{ type: 'boolean' }, { type: 'integer', enum: [0, 1] }]);
     expect(body('admin_serviceapikey_update').properties.config).toEqual({ type: 'object', additionalProperties: {} });
     expect(JSON.stringify(doc)).not.toContain('patternProperties');
@@ -170,6 +172,7 @@ describe('the server refuses what the document refuses (issue 21 item 11)', () =
       type: 'recurrent',
       once: { price: '5.00', setup: '0.00' },
       recurrent: { '1M': { price: '10.00', setup: '1.50', enabled: true }, '1Y': { price: '100.00', setup: '0.00', enabled: false } },
+      prices: {},
     });
     const form = await t.call('/api/admin/product/update', {}, {
       basic: ['admin', t.adminToken],

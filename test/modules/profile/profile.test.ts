@@ -156,6 +156,8 @@ describe('profiles', () => {
     it('update changes the caller only; blanks clear optional fields; e-mail and status cannot be changed here', async () => {
       const a = await t.createClient({ city: 'Bern', phone: '+41 44 668 18 00' });
       const b = await t.createClient({ city: 'Genf' });
+      // A client may only pick a currency the shop sells in (issue 26): the shop adds EUR first.
+      expect((await t.admin('currency/create', { code: 'EUR', conversion_rate: '0.9' })).result).toBe('EUR');
       const reply = await t.call(
         '/api/client/profile/update',
         { first_name: 'Changed', city: '', phone: '+41 44 668 18 11', country: 'CH', currency: 'eur', email: 'stolen@example.com', status: 'canceled', id: b.id },
