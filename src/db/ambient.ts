@@ -103,7 +103,11 @@ class AmbientDriver implements Driver {
       connection.action.savepoints.push(name);
       return;
     }
-    await this.inner.beginTransaction(connection, settings);
+    // SQLite: BEGIN IMMEDIATE, so a transaction takes the write lock when it begins and waits for another process's
+    // writer (busy_timeout). A deferred BEGIN that reads first and writes later gets SQLITE_BUSY at once, without
+    // waiting, when another process (a CLI beside the server: backup, cron, import) wrote in between.
+    if (this.statementSavepoints) await this.inner.beginTransaction(connection, settings);
+    else await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     // The first transaction begun inside `inActionTransaction` is the action's own.
     const action = current.getStore();
     if (action !== undefined && action.driver === this && action.connection === null) action.connection = connection;
