@@ -24,6 +24,8 @@ interface ActionTransaction {
   callbacks: Callback[];
   /** Whether the action's own statements changed a row (its audit entry is written only then). */
   wrote: boolean;
+  /** Writes that must outlive the action's transaction (`outsideAction`), run once it has ended, whatever its outcome. */
+  outside: Array<() => Promise<unknown>>;
 }
 
 const WRITE_NODES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode', 'MergeQueryNode']);
@@ -101,7 +103,11 @@ class AmbientDriver implements Driver {
       connection.action.savepoints.push(name);
       return;
     }
-    await this.inner.beginTransaction(connection, settings);
+    // SQLite: BEGIN IMMEDIATE, so a transaction takes the write lock when it begins and waits for another process's
+    // writer (busy_timeout). A deferred BEGIN that reads first and writes later gets SQLITE_BUSY at once, without
+    // waiting, when another process (a CLI beside the server: backup, cron, import) wrote in between.
+    if (this.statementSavepoints) await this.inner.beginTransaction(connection, settings);
+    else await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     // The first transaction begun inside `inActionTransaction` is the action's own.
     const action = current.getStore();
     if (action !== undefined && action.driver === this && action.connection === null) action.connection = connection;
@@ -168,19 +174,57 @@ export function withActionTransactions(dialect: Dialect, statementSavepoints: bo
 export async function inActionTransaction<T>(db: Kysely<never>, work: (trx: Kysely<never>) => Promise<T>): Promise<T> {
   const driver = drivers.get(db);
   if (driver === undefined) return db.transaction().execute(work);
-  const action: ActionTransaction = { driver, connection: null, savepoints: [], serial: 0, callbacks: [], wrote: false };
+  const action: ActionTransaction = { driver, connection: null, savepoints: [], serial: 0, callbacks: [], wrote: false, outside: [] };
   let committed = false;
+  let result: T;
   try {
-    const result = await current.run(action, () => db.transaction().execute(work));
+    result = await current.run(action, () => db.transaction().execute(work));
     committed = true;
-    return result;
   } finally {
     action.connection = null;
     // Outside the action's context: a sender woken here must not think it is still inside the action.
     current.exit(() => {
       for (const callback of action.callbacks) callback(committed);
     });
+    // The records that must survive the action (a wrong second-factor code's count) are written now, after the commit
+    // or the rollback, each in its own statements, before the caller hears the outcome. When the action failed, its
+    // own error stays the answer (a failure to write one of them is then lost with it); after a commit, below, such a
+    // failure is the answer.
+    if (!committed) await writeOutside(action, true);
   }
+  await writeOutside(action, false);
+  return result;
+}
+
+/** Runs the writes kept by `outsideAction` once the action's transaction has ended; throws the first failure unless told to keep quiet. */
+async function writeOutside(action: ActionTransaction, quiet: boolean): Promise<void> {
+  let failure: { error: unknown } | null = null;
+  for (const write of action.outside.splice(0)) {
+    try {
+      await current.exit(write);
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (failure !== null && !quiet) throw failure.error;
+}
+
+/**
+ * Writes that must survive the action's failure (a failure counter, a lock: the ceilings against guessing). Inside an
+ * open action transaction on `db`'s database, `write` is kept and run once that transaction has ended — committed or
+ * rolled back — outside it, on a connection of its own, and the action's caller hears its outcome only after. Elsewhere
+ * it runs at once. It is not written inside the action's transaction and not on a second connection beside it: on
+ * SQLite one connection serves the process and the action holds it, so a write "beside" it would wait for the action
+ * that is waiting for it (docs/audit-log.md). Code after the call must therefore not read what `write` wrote.
+ */
+export async function outsideAction(db: Kysely<never>, write: () => Promise<unknown>): Promise<void> {
+  const action = current.getStore();
+  const driver = drivers.get(db);
+  if (action !== undefined && action.connection !== null && (driver === undefined || driver === action.driver)) {
+    action.outside.push(write);
+    return;
+  }
+  await write();
 }
 
 /**

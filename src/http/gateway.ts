@@ -90,16 +90,20 @@ function makeHandler(role: Role, module: string, action: string, def: ActionDef<
 
   const recorder = services.actionRecorder;
   // A changing admin action runs in one transaction with its audit entry (platform/audit.ts, db/ambient.ts).
-  const audited = role === 'admin' && recorder !== undefined && isChangingAction(action, def);
+  // One that must not hold a transaction (`audit: 'after'`, a provider call) is recorded after it succeeded.
+  const changing = role === 'admin' && recorder !== undefined && isChangingAction(action, def);
+  const audited = changing && def.audit !== 'after';
+  const auditedAfter = changing && def.audit === 'after';
   const auditedLogin = role === 'guest' && recorder !== undefined && def.audit === 'login';
 
   /** Validates the parameters, runs the action and wraps its result; stays synchronous when the action is. */
   function respond(request: FastifyRequest, reply: FastifyReply, ip: string, raw: Record<string, unknown>, identity: Identity, preloaded: Session | null | undefined): unknown {
     const params = validate(raw);
     const call = new Call(services, identity, ip, request, reply, preloaded);
-    if (recorder !== undefined && audited && identity.role === 'admin') {
+    if (recorder !== undefined && (audited || auditedAfter) && identity.role === 'admin') {
       const entry = { action: `admin/${module}/${action}`, module, name: action, identity, ip, params };
-      return recorder.runChanging(entry, () => run(params, call)).then((value: unknown) => wrap(reply, value));
+      const recorded = audited ? recorder.runChanging(entry, () => run(params, call)) : recorder.runThenRecord(entry, () => run(params, call));
+      return recorded.then((value: unknown) => wrap(reply, value));
     }
     const result = run(params, call);
     return result instanceof Promise ? result.then((value: unknown) => wrap(reply, value)) : wrap(reply, result);

@@ -63,9 +63,12 @@ export interface ActionDef<P extends TObject = TObject, I extends Identity = Ide
   /**
    * The audit log (docs/audit-log.md). Absent: an admin action whose name does not read as a read (platform/audit.ts)
    * runs in one transaction with its audit entry. `false`: never audited (telemetry such as report_usage, called every
-   * second by SDKs). `'login'`: a login action whose successes and refusals are recorded.
+   * second by SDKs). `'login'`: a login action whose successes and refusals are recorded. `'after'`: a changing action
+   * that must not hold the action's transaction (a provider's network call: a Stripe refund, a VIES check): it runs
+   * as before the audit log, its services committing their own transactions, and its entry (the parameters given) is
+   * written after it succeeded, in its own statement.
    */
-  audit?: false | 'login';
+  audit?: false | 'login' | 'after';
   // Method syntax on purpose: it keeps ActionDef<SpecificSchema> assignable to ActionDef<TObject> in the registry,
   // and an action needing fewer services assignable to one handed more.
   handler(params: Static<P>, call: CallContext<I, S>): unknown;

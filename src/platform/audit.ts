@@ -55,6 +55,11 @@ export interface ActionRecorder {
    * back both.
    */
   runChanging(call: AuditedCall, work: () => unknown): Promise<unknown>;
+  /**
+   * Runs `work` outside any action transaction (an action marked `audit: 'after'`) and, once it has succeeded, writes
+   * its entry (the parameters given) in its own statement. A failed action leaves no entry.
+   */
+  runThenRecord(call: AuditedCall, work: () => unknown): Promise<unknown>;
   /** Writes a login's entry (in its own statement: a failed login changes nothing to commit with). */
   recordLogin(attempt: LoginAttempt): Promise<void>;
 }

@@ -14,6 +14,8 @@ describe('the audit rules', () => {
     }
     expect(isChangingAction('update', { audit: false })).toBe(false);
     expect(isChangingAction('login', { audit: 'login' })).toBe(false);
+    // Still audited; the gateway records it after it ran, not in an action transaction (a provider call).
+    expect(isChangingAction('refund', { audit: 'after' })).toBe(true);
   });
 
   it('leaves out the telemetry and the scheduler run, and keeps every other changing admin action in', () => {

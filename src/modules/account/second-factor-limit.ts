@@ -12,6 +12,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { inTransaction } from '../../platform/transaction.ts';
+import { outsideAction } from '../../db/ambient.ts';
 import type { EventBus } from '../../platform/events.ts';
 import { addSeconds, isoSeconds, timeOf } from '../../lib/time.ts';
 import './events.ts';
@@ -50,12 +51,15 @@ export function createSecondFactorLimit({ db, events, clock }: SecondFactorLimit
      * Counts one wrong code. One upsert, so concurrent failures from several processes are each counted (the row
      * lock orders them on PostgreSQL; SQLite has one writer). Exactly one failure sees the count reach the ceiling
      * while unlocked, and it alone sets the lock and emits the event that mails the owner.
+     *
+     * Inside a changing admin action (db/ambient.ts) the count is written after the action's transaction has ended:
+     * the wrong code makes the action fail and roll back, and the count must outlive that (`outsideAction`).
      */
     async recordFailure(subject: TwoFactorSubject): Promise<void> {
       const now = new Date(clock());
       const nowText = isoSeconds(now);
       const windowStart = isoSeconds(addSeconds(now, -SECOND_FACTOR_WINDOW_SECONDS));
-      await inTransaction(db, async (trx) => {
+      await outsideAction(db as Kysely<never>, () => inTransaction(db, async (trx) => {
         const counted = await trx
           .insertInto(TABLE)
           .values({ subject_type: subject.type, subject_id: subject.id, window_started_at: nowText, failures: 1, locked_until: null })
@@ -83,7 +87,7 @@ export function createSecondFactorLimit({ db, events, clock }: SecondFactorLimit
         if (locked.numUpdatedRows === 1n) {
           await events.emit('account.second_factor_locked', { subjectType: subject.type, subjectId: subject.id, lockedUntil }, trx);
         }
-      });
+      }));
     },
 
     /** Forgets the account's count (the account or its second factor is gone). */

@@ -64,6 +64,28 @@ export function createActionRecorder(deps: { db: Kysely<Database>; activity: Pic
       });
     },
 
+    async runThenRecord(call: AuditedCall, work: () => unknown): Promise<unknown> {
+      // The same before → after as runChanging, each read in its own statement: another change landing in between
+      // would show in it (the price of not holding a transaction across a provider call).
+      const target = targetBefore(call.module, call.name, call.params, call.identity.staff.id);
+      const before = await readTarget(db, target);
+      const result = await work();
+      const final = targetAfter(target, result);
+      const diff = final.rule.table !== undefined && final.id !== null ? diffRows(final.id === target.id ? before : null, await readTarget(db, final)) : [];
+      const changes = diff.length > 0 ? diff : paramChanges(call.params);
+      const staff = call.identity.staff;
+      await activity.write(db, {
+        actorType: actorOf(call.identity),
+        staff: { id: staff.id, name: staff.name, email: staff.email },
+        ip: call.ip,
+        action: call.action,
+        target: { type: final.type, id: final.id },
+        changes,
+        message: describe(call.action, final, changes),
+      });
+      return result;
+    },
+
     async recordLogin(attempt: LoginAttempt): Promise<void> {
       const ok = attempt.staff !== null;
       await activity.write(db, {

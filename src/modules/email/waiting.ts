@@ -21,9 +21,11 @@ export function mailWaiting({ outbox, configured }: { outbox: Pick<OutboxService
     /**
      * Sends the messages that waited for a mail server, once one is configured (after Settings → Mail is saved, and
      * at start). Returns how many were put back in the queue; none while no mail server is configured.
+     * `serverSaved`: the caller has just saved a mail server in the transaction this runs in (settings_update), which
+     * the settings in force show only once it commits.
      */
-    async releaseWaiting(): Promise<number> {
-      if (!configured()) return 0;
+    async releaseWaiting(options: { serverSaved?: boolean } = {}): Promise<number> {
+      if (options.serverSaved !== true && !configured()) return 0;
       // Also those set aside before this reason had its words ("SMTP_URL is not set").
       return outbox.releaseNotSent('email', [NO_MAIL_SERVER, 'SMTP_URL is not set']);
     },

@@ -174,6 +174,10 @@ export const invoiceApi: ModuleApi<InvoiceNeeds> = {
       summary:
         'Refunds all that is left to credit of the invoice (paid → refunded) or `amount` of it; a card payment is refunded through its gateway. Each refund makes a credit note (with `reason`, default "Refund"). Suspends nothing by itself',
       result: Done,
+      // Not in the action's transaction (docs/audit-log.md): the gateway's refund is a network call that would hold
+      // SQLite's one connection meanwhile, and money returned by the provider must not be undone locally by a later
+      // rollback; the refund records commit in their own transactions, and the entry is written after success.
+      audit: 'after',
       async handler({ id, amount, reason }, { services }) {
         const minor = amount === undefined ? undefined : await parseAmount(services, id, amount);
         await services.gatewayPayments.refund(id, minor, new Date(), reason ?? null);

@@ -392,7 +392,11 @@ export function createOutboxService(deps: OutboxServiceDeps) {
         .where('last_error', 'in', [...reasons])
         .executeTakeFirst();
       const released = Number(result.numUpdatedRows);
-      if (released > 0) tick();
+      // Woken once the release is visible: inside a changing admin action (settings_update) that is the action's
+      // commit; a sender woken before would find nothing to send, or run inside the action's transaction.
+      if (released > 0) afterTransaction(db, (committed) => {
+        if (committed) tick();
+      });
       return released;
     },
 

@@ -101,8 +101,10 @@ export const systemApi: ModuleApi<SystemNeeds> = {
       result: Done,
       async handler(params, { services }) {
         await services.settings.update(params);
-        // A mail server configured now: the messages that waited for one go out.
-        if (typeof params.smtp_url === 'string' && params.smtp_url !== '') await services.mail.releaseWaiting();
+        // A mail server configured now: the messages that waited for one go out. Inside the action's transaction
+        // (docs/audit-log.md) the saved URL is in force only after the commit, so the release is told it is saved, and
+        // the sender is woken after the commit.
+        if (typeof params.smtp_url === 'string' && params.smtp_url !== '') await services.mail.releaseWaiting({ serverSaved: true });
         return true;
       },
     }),

@@ -26,6 +26,8 @@ export const vatClientAdminActions = {
     permission: 'client.manage',
     summary: "Checks the client's EU VAT number with VIES now and answers the stored result; VIES down → status pending, retried later; 409 without an EU number",
     result: VatCheck,
+    // A VIES call (seconds when it is slow): not held in the action's transaction; the entry is written after it.
+    audit: 'after',
     handler: ({ id }, { services }) => services.vatChecks.checkNow(id),
   }),
 };

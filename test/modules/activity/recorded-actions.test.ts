@@ -2,6 +2,7 @@
 // action, its target and the fields changed before → after, secrets only as "changed"; staff logins and refused
 // logins; read-only actions and client actions write nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deferToActionTransaction } from '../../../src/db/ambient.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, Browser, createTestApp, type TestApp } from '../../helpers/app.ts';
 import { asClient, asStaff, makeProduct, staffWith } from '../../helpers/selling-fixtures.ts';
 import { buyKey, createPlan } from '../../helpers/apikey.ts';
@@ -104,7 +105,20 @@ describe('the audit log records changes', () => {
     const invoiceId = (await t.admin('invoice/get_list', { client_id: client.id })).result.list[0].id as number;
     expect((await t.admin('invoice/mark_as_paid', { id: invoiceId })).body.error).toBeNull();
     expect(await latest()).toMatchObject({ action: 'admin/invoice/mark_as_paid', target_type: 'invoice', target_id: String(invoiceId) });
-    expect((await t.admin('invoice/refund', { id: invoiceId })).body.error).toBeNull();
+    // The refund (a provider call for a card payment) runs outside an action transaction, recorded after it.
+    const { gatewayPayments } = t.services;
+    const original = gatewayPayments.refund.bind(gatewayPayments);
+    let insideAction: boolean | null = null;
+    gatewayPayments.refund = (...args) => {
+      insideAction = deferToActionTransaction(t.services.db as never, () => undefined);
+      return original(...args);
+    };
+    try {
+      expect((await t.admin('invoice/refund', { id: invoiceId })).body.error).toBeNull();
+    } finally {
+      gatewayPayments.refund = original;
+    }
+    expect(insideAction).toBe(false);
     const refund = await latest();
     expect(refund).toMatchObject({ action: 'admin/invoice/refund', target_type: 'invoice', target_id: String(invoiceId) });
     expect(change(refund, 'status')).toEqual({ field: 'status', from: 'paid', to: 'refunded' });

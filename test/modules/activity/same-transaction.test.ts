@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { makeProduct } from '../../helpers/selling-fixtures.ts';
-import { inActionTransaction } from '../../../src/db/ambient.ts';
+import { inActionTransaction, outsideAction } from '../../../src/db/ambient.ts';
 import { afterTransaction, inTransaction } from '../../../src/platform/transaction.ts';
 import { isoSeconds } from '../../../src/lib/time.ts';
 
@@ -102,6 +102,29 @@ describe('audit entries commit with their change', () => {
     expect((await t.services.cron.run(new Date())).audit_entries_pruned).toBe(1);
     expect((await t.admin('system/settings_update', { audit_retention_days: 0 })).status).toBe(422);
     expect((await t.admin('system/settings_update', { audit_retention_days: 730 })).body.error).toBeNull();
+  });
+
+  it('a write kept by outsideAction survives the rollback of the action around it, and waits for no connection', async () => {
+    const { db } = t.services;
+    const put = (name: string, value: string) => () =>
+      db.insertInto('settings').values({ name, value, updated_at: isoSeconds(new Date()) }).onConflict((oc) => oc.column('name').doUpdateSet({ value })).execute();
+    // On SQLite the action holds the only connection: a write beside it would wait for it forever; this one waits
+    // for the action's end and is written before the caller hears the failure.
+    await expect(
+      inActionTransaction(db as never, async () => {
+        await put('test_inside_action', 'rolled back')();
+        await outsideAction(db as never, put('test_outside_action', 'counted'));
+        throw new Error('refused after counting');
+      }),
+    ).rejects.toThrow('refused after counting');
+    expect(await setting('test_outside_action')).toBe('counted');
+    expect(await setting('test_inside_action')).toBeUndefined();
+    // After a commit too; and outside an action it is written at once.
+    await inActionTransaction(db as never, () => outsideAction(db as never, put('test_outside_action', 'after commit')));
+    expect(await setting('test_outside_action')).toBe('after commit');
+    await outsideAction(db as never, put('test_outside_action', 'at once'));
+    expect(await setting('test_outside_action')).toBe('at once');
+    await db.deleteFrom('settings').where('name', '=', 'test_outside_action').execute();
   });
 
   it('concurrent changes each commit with their own entry', async () => {
