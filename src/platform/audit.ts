@@ -9,7 +9,7 @@ import type { ActionDef, AdminIdentity } from './action.ts';
  * `audit: false`; a read action with an unusual name only costs a transaction, since an entry is written only when
  * the action changed a row.
  */
-const READ_NAMES = /^(get|find|check|info|usage|history|service|analytics|list|search|pdf|export|whoami|delivery_status)$|^get_|^is_|_get$|_get_|_pdf$|_render$|_countries$|_summary$/;
+const READ_NAMES = /^(get|find|check|info|usage|history|service|analytics|list|search|pdf|export|whoami|delivery_status)$|^get_|^is_|_get$|_get_|_pdf$|_render$|_countries$|_summary$|^dashboard(_list)?$|_report$|_not_found$|^vat_status$/;
 
 export function isChangingAction(action: string, def: Pick<ActionDef, 'audit'>): boolean {
   if (def.audit === false || def.audit === 'login') return false;
