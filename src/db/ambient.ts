@@ -20,6 +20,12 @@ interface ActionTransaction {
   /** Savepoints open on it (the services' own transactions), innermost last. */
   savepoints: string[];
   serial: number;
+  /**
+   * The last statement wrapped in its own savepoint, still running or done. Statements an action runs concurrently
+   * (Promise.all) take turns here: interleaved, one's RELEASE would release the other's savepoint too, and the next
+   * statement's fails ("savepoint does not exist") and aborts the action's transaction.
+   */
+  statementTurn: Promise<unknown>;
   /** Work waiting for the action's transaction to end (afterTransaction of the services' transactions). */
   callbacks: Callback[];
   /** Whether the action's own statements changed a row (its audit entry is written only then). */
@@ -57,6 +63,12 @@ class SharedConnection implements DatabaseConnection {
   private async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const raw = this.action.connection!;
     if (!this.statementSavepoints || this.action.savepoints.length > 0) return raw.executeQuery<R>(query);
+    const turn = this.action.statementTurn.then(() => this.inSavepoint<R>(raw, query));
+    this.action.statementTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async inSavepoint<R>(raw: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
     const name = `tg_stmt_${++this.action.serial}`;
     await raw.executeQuery(CompiledQuery.raw(`savepoint ${name}`));
     try {
@@ -174,7 +186,7 @@ export function withActionTransactions(dialect: Dialect, statementSavepoints: bo
 export async function inActionTransaction<T>(db: Kysely<never>, work: (trx: Kysely<never>) => Promise<T>): Promise<T> {
   const driver = drivers.get(db);
   if (driver === undefined) return db.transaction().execute(work);
-  const action: ActionTransaction = { driver, connection: null, savepoints: [], serial: 0, callbacks: [], wrote: false, outside: [] };
+  const action: ActionTransaction = { driver, connection: null, savepoints: [], serial: 0, statementTurn: Promise.resolve(), callbacks: [], wrote: false, outside: [] };
   let committed = false;
   let result: T;
   try {

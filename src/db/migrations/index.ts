@@ -41,6 +41,7 @@ import * as activityLog from './046_activity_log.ts';
 import * as sellingCurrencies from './048_selling_currencies.ts';
 import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
 import * as vatChecks from './051_vat_checks.ts';
+import * as statsLineRevenue from './052_stats_line_revenue.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '048_selling_currencies': sellingCurrencies,
   '050_invoice_tax_rules': invoiceTaxRules,
   '051_vat_checks': vatChecks,
+  '052_stats_line_revenue': statsLineRevenue,
 };

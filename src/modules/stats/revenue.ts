@@ -6,7 +6,7 @@
 //   never counted, and balance refunds, which return credit, not money);
 // - credit_notes: notes credited to the client balance (a `refund` note documents a refund already counted above).
 // Every figure is per currency; see convert.ts for the one place currencies meet. The sums by day come from the
-// rollup of migration 041 (kept by triggers in the writes' own transactions); the lines and customers from indexes.
+// rollup of migrations 041 and 052 (kept by triggers in the writes' own transactions); the customers from indexes.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { DbNumber } from './list-types.ts';
@@ -64,26 +64,23 @@ export interface LineRevenue {
   top_ups: number;
 }
 
-/** The invoice lines of invoices paid in [start, end) that billed usage (overage) and top-ups, per currency. */
+/**
+ * The invoice lines of invoices paid in [start, end) — day-aligned moments — that billed usage (overage) and top-ups,
+ * per currency: from the same daily rollup (its `usage` and `top_ups` columns, kept by triggers on invoice_items and
+ * invoices, migration 052), not a join over every invoice line.
+ */
 export async function lineRevenueIn(db: Kysely<Database>, start: string, end: string): Promise<LineRevenue[]> {
   const rows = await db
-    .selectFrom('invoices')
-    .innerJoin('invoice_items', 'invoice_items.invoice_id', 'invoices.id')
-    .select((eb) => ['invoices.currency as currency', 'invoice_items.task as task', eb.fn.sum<DbNumber>('invoice_items.total').as('amount')])
-    .where('invoices.paid_at', '>=', start)
-    .where('invoices.paid_at', '<', end)
-    .where('invoices.status', 'in', PAID)
-    .where('invoice_items.task', 'in', ['usage', 'deposit'])
-    .groupBy(['invoices.currency', 'invoice_items.task'])
+    .selectFrom('stats_revenue_days')
+    .select((eb) => ['currency', eb.fn.sum<DbNumber>('usage').as('usage'), eb.fn.sum<DbNumber>('top_ups').as('top_ups')])
+    .where('day', '>=', start.slice(0, 10))
+    .where('day', '<', end.slice(0, 10))
+    .groupBy('currency')
     .execute();
-  const out = new Map<string, LineRevenue>();
-  for (const row of rows) {
-    const entry = out.get(row.currency) ?? { currency: row.currency, usage: 0, top_ups: 0 };
-    if (row.task === 'usage') entry.usage += Number(row.amount ?? 0);
-    else entry.top_ups += Number(row.amount ?? 0);
-    out.set(row.currency, entry);
-  }
-  return [...out.values()].toSorted((a, b) => a.currency.localeCompare(b.currency));
+  return rows
+    .map((row) => ({ currency: row.currency, usage: Number(row.usage ?? 0), top_ups: Number(row.top_ups ?? 0) }))
+    .filter((row) => row.usage !== 0 || row.top_ups !== 0)
+    .toSorted((a, b) => a.currency.localeCompare(b.currency));
 }
 
 export interface CustomerRevenue {

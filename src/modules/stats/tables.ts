@@ -1,5 +1,5 @@
-// The stats module's one table: the revenue rollup per UTC day and currency (migration 041). The database writes it,
-// by triggers on invoices, transactions and credit_notes, in the same transaction as each change of those rows; the
+// The stats module's one table: the revenue rollup per UTC day and currency (migrations 041 and 052). The database writes it,
+// by triggers on invoices, invoice_items, transactions and credit_notes, in the same transaction as each change of those rows; the
 // stats module only reads it. Amounts are minor units; int8 on PostgreSQL (read them through Number()).
 export interface StatsRevenueDayTable {
   /** `YYYY-MM-DD`, UTC. */
@@ -9,6 +9,9 @@ export interface StatsRevenueDayTable {
   balance_paid: number | string;
   refunds: number | string;
   credit_notes: number | string;
+  /** The usage and top-up (`deposit`) lines of invoices paid that day (migration 052). */
+  usage: number | string;
+  top_ups: number | string;
 }
 
 export interface StatsTables {

@@ -170,6 +170,50 @@ describe('dashboard figures against a direct computation', () => {
     const old = { from: day(now - 89 * DAY), to: day(now - 5 * DAY) };
     expect((await all('churned_customers', old)).length).toBe((await t.admin('stats/dashboard', old)).result.churned_customers.count);
   });
+
+  it('usage and top-up lines added, changed and removed on a paid invoice, and the invoice unpaid, move the figures by exactly their amounts (the rollup of migration 052); they equal the lines joined to their invoices', async () => {
+    const { db } = t.services;
+    const since = `${day(Date.now() - 29 * DAY)}T00:00:00Z`;
+    const invoice = seeded.invoices.find((row) => row.paid_at !== null && row.paid_at >= since && (row.status === 'paid' || row.status === 'refunded'))!;
+    expect(invoice).toBeDefined();
+    const amount = (rows: Array<Record<string, string>>): number => Number(rows.find((row) => row.currency === invoice.currency)?.amount ?? 0);
+    const figures = async () => (await t.admin('stats/dashboard')).result;
+    const before = await figures();
+    const line = { invoice_id: invoice.id, order_id: null, title: 'line', period: null, quantity: 1, executed: 1, product_id: null, priced_until: null, covers_until: null };
+    const usage = await db.insertInto('invoice_items').values({ ...line, task: 'usage', price: 1234, total: 1234 }).returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('invoice_items').values({ ...line, task: 'deposit', price: 500, total: 500 }).execute();
+    const added = await figures();
+    expect(amount(added.usage_revenue) - amount(before.usage_revenue)).toBeCloseTo(12.34, 6);
+    expect(amount(added.top_ups) - amount(before.top_ups)).toBeCloseTo(5, 6);
+    await db.updateTable('invoice_items').set({ task: 'deposit', total: 2000 }).where('id', '=', usage.id).execute();
+    const changed = await figures();
+    expect(amount(changed.usage_revenue)).toBeCloseTo(amount(before.usage_revenue), 6);
+    expect(amount(changed.top_ups) - amount(before.top_ups)).toBeCloseTo(25, 6);
+    await db.deleteFrom('invoice_items').where('id', '=', usage.id).execute();
+    expect(amount((await figures()).top_ups) - amount(before.top_ups)).toBeCloseTo(5, 6);
+    const lines = await db.selectFrom('invoice_items').select(['task', 'total']).where('invoice_id', '=', invoice.id).where('task', 'in', ['usage', 'deposit']).execute();
+    const ofTask = (task: string): number => lines.filter((row) => row.task === task).reduce((sum, row) => sum + row.total, 0) / 100;
+    await db.updateTable('invoices').set({ status: 'unpaid', paid_at: null }).where('id', '=', invoice.id).execute();
+    const unpaid = await figures();
+    expect(amount(before.usage_revenue) - amount(unpaid.usage_revenue)).toBeCloseTo(ofTask('usage'), 6);
+    expect(amount(added.top_ups) - amount(unpaid.top_ups)).toBeCloseTo(ofTask('deposit'), 6);
+    // Two years of figures against the lines joined to their paid invoices.
+    const from = day(Date.now() - 729 * DAY);
+    const answer = (await t.admin('stats/dashboard', { from, to: today() })).result;
+    const joined = await db
+      .selectFrom('invoice_items')
+      .innerJoin('invoices', 'invoices.id', 'invoice_items.invoice_id')
+      .select(['invoices.currency as currency', 'invoice_items.task as task', 'invoice_items.total as total'])
+      .where('invoices.paid_at', '>=', `${from}T00:00:00Z`)
+      .where('invoices.status', 'in', ['paid', 'refunded'])
+      .where('invoice_items.task', 'in', ['usage', 'deposit'])
+      .execute();
+    for (const [field, task] of [['usage_revenue', 'usage'], ['top_ups', 'deposit']] as const) {
+      const sums = new Map<string, number>();
+      for (const row of joined) if (row.task === task) sums.set(row.currency, (sums.get(row.currency) ?? 0) + row.total);
+      expect(answer[field].map((row: { currency: string; amount: string }) => [row.currency, row.amount])).toEqual([...sums.entries()].toSorted((a, b) => a[0].localeCompare(b[0])).map(([currency, sum]) => [currency, money(sum)]));
+    }
+  });
 });
 
 describe('dashboard figures move with the real flows, exactly once', () => {

@@ -1,6 +1,7 @@
-// The revenue rollup of migration 041 (kept by triggers in the writes' own transactions) always equals the sums over
-// the tables it rolls up: after inserts, after changes of status, date, amount, gateway and currency, after deletes,
-// and after a change rolled back with its transaction. SQLite, and PostgreSQL when TEST_DATABASE_URL is set.
+// The revenue rollup of migrations 041 and 052 (kept by triggers in the writes' own transactions) always equals the
+// sums over the tables it rolls up — the usage and top-up lines of paid invoices included: after inserts, after changes
+// of status, date, amount, gateway, currency and of a line's task, total and invoice, after deletes (an invoice's
+// lines going with it), and after a change rolled back with its transaction. SQLite, and PostgreSQL when TEST_DATABASE_URL is set.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
@@ -10,14 +11,21 @@ import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { makeProduct } from '../../helpers/selling-fixtures.ts';
 import { seedBook } from './seed.ts';
 
-type Sums = Record<string, { paid: number; balance_paid: number; refunds: number; credit_notes: number }>;
+type Sums = Record<string, { paid: number; balance_paid: number; refunds: number; credit_notes: number; usage: number; top_ups: number }>;
 
 /** The rollup, without its all-zero rows. */
 async function rollup(db: Kysely<Database>): Promise<Sums> {
   const rows = await db.selectFrom('stats_revenue_days').selectAll().execute();
   const out: Sums = {};
   for (const row of rows) {
-    const sums = { paid: Number(row.paid), balance_paid: Number(row.balance_paid), refunds: Number(row.refunds), credit_notes: Number(row.credit_notes) };
+    const sums = {
+      paid: Number(row.paid),
+      balance_paid: Number(row.balance_paid),
+      refunds: Number(row.refunds),
+      credit_notes: Number(row.credit_notes),
+      usage: Number(row.usage),
+      top_ups: Number(row.top_ups),
+    };
     if (Object.values(sums).some((value) => value !== 0)) out[`${row.day}|${row.currency}`] = sums;
   }
   return out;
@@ -28,11 +36,16 @@ async function direct(db: Kysely<Database>): Promise<Sums> {
   const out: Sums = {};
   const add = (at: string, currency: string, field: keyof Sums[string], amount: number): void => {
     const key = `${at.slice(0, 10)}|${currency}`;
-    out[key] ??= { paid: 0, balance_paid: 0, refunds: 0, credit_notes: 0 };
+    out[key] ??= { paid: 0, balance_paid: 0, refunds: 0, credit_notes: 0, usage: 0, top_ups: 0 };
     out[key][field] += amount;
   };
-  for (const invoice of await db.selectFrom('invoices').selectAll().execute()) {
-    if (invoice.paid_at !== null && (invoice.status === 'paid' || invoice.status === 'refunded')) add(invoice.paid_at, invoice.currency, 'paid', invoice.total);
+  const invoices = await db.selectFrom('invoices').selectAll().execute();
+  const paidInvoices = new Map(invoices.filter((invoice) => invoice.paid_at !== null && (invoice.status === 'paid' || invoice.status === 'refunded')).map((invoice) => [invoice.id, invoice]));
+  for (const invoice of paidInvoices.values()) add(invoice.paid_at!, invoice.currency, 'paid', invoice.total);
+  for (const line of await db.selectFrom('invoice_items').selectAll().execute()) {
+    const invoice = paidInvoices.get(line.invoice_id);
+    if (invoice !== undefined && line.task === 'usage') add(invoice.paid_at!, invoice.currency, 'usage', line.total);
+    if (invoice !== undefined && line.task === 'deposit') add(invoice.paid_at!, invoice.currency, 'top_ups', line.total);
   }
   for (const t of await db.selectFrom('transactions').selectAll().execute()) {
     if (t.type === 'payment' && t.gateway === 'credits' && (t.status === 'processed' || t.status === 'refunded')) add(t.created_at, t.currency, 'balance_paid', t.amount);
@@ -57,6 +70,8 @@ describe('the revenue rollup', () => {
   it('equals the tables’ sums after inserts', async () => {
     const sums = await rollup(t.services.db);
     expect(Object.keys(sums).length).toBeGreaterThan(50);
+    expect(Object.values(sums).filter((day) => day.usage > 0).length).toBeGreaterThan(10);
+    expect(Object.values(sums).filter((day) => day.top_ups > 0).length).toBeGreaterThan(10);
     expect(sums).toEqual(await direct(t.services.db));
   });
 
@@ -81,12 +96,46 @@ describe('the revenue rollup', () => {
     expect(await rollup(db)).toEqual(await direct(db));
   });
 
+  it('follows the usage and top-up lines: new lines, a changed task, total or invoice, deletes, and an invoice deleted with its lines', async () => {
+    const { db } = t.services;
+    const ids = (await db.selectFrom('invoices').select('id').orderBy('id').execute()).map((row) => row.id);
+    // Ten slices of the invoices (each at least one), one per kind of change.
+    const slice = (k: number): number[] => ids.slice(Math.floor((ids.length * k) / 10), Math.max(Math.floor((ids.length * (k + 1)) / 10), Math.floor((ids.length * k) / 10) + 1));
+    const line = { order_id: null, title: 'line', period: null, quantity: 1, executed: 1, product_id: null, priced_until: null, covers_until: null };
+    for (const [k, id] of slice(0).entries()) {
+      const total = 100 + k * 37;
+      await db.insertInto('invoice_items').values({ ...line, invoice_id: id, task: k % 3 === 0 ? 'renew' : k % 3 === 1 ? 'usage' : 'deposit', price: total, total }).execute();
+    }
+    await db.updateTable('invoice_items').set({ task: 'deposit' }).where('task', '=', 'usage').where('invoice_id', 'in', slice(1)).execute();
+    await db.updateTable('invoice_items').set({ task: 'usage' }).where('task', '=', 'renew').where('invoice_id', 'in', slice(2)).execute();
+    await db.updateTable('invoice_items').set({ task: 'activate' }).where('task', '=', 'deposit').where('invoice_id', 'in', slice(3)).execute();
+    await db.updateTable('invoice_items').set({ total: sql`total * 2 + 3` }).where('invoice_id', 'in', slice(4)).execute();
+    await db.updateTable('invoice_items').set({ invoice_id: ids[0]! }).where('invoice_id', 'in', slice(5)).execute();
+    await db.deleteFrom('invoice_items').where('task', 'in', ['usage', 'deposit']).where('invoice_id', 'in', slice(6)).execute();
+    // Lines of an invoice that then changes: paid, unpaid, another day, another currency.
+    await db.updateTable('invoices').set({ status: 'paid', paid_at: '2025-06-30T23:59:59Z' }).where('id', 'in', slice(7)).execute();
+    await db.updateTable('invoices').set({ status: 'unpaid', paid_at: null }).where('id', 'in', slice(8)).execute();
+    await db.updateTable('invoices').set({ paid_at: '2024-12-31T00:00:00Z', currency: 'USD' }).where('id', 'in', slice(9)).where('paid_at', 'is not', null).execute();
+    expect(await rollup(db)).toEqual(await direct(db));
+    // An invoice deleted with its lines still on it (the lines go by the foreign key's cascade where it is enforced).
+    const withLines = await db.selectFrom('invoice_items').select('invoice_id').where('task', 'in', ['usage', 'deposit']).where('invoice_id', '<>', ids[0]!).execute();
+    const doomed = [...new Set(withLines.map((row) => row.invoice_id))].slice(-5);
+    expect(doomed.length).toBeGreaterThan(0);
+    await db.deleteFrom('credit_notes').where('invoice_id', 'in', doomed).execute();
+    await db.deleteFrom('transactions').where('invoice_id', 'in', doomed).execute();
+    await db.deleteFrom('invoices').where('id', 'in', doomed).execute();
+    await db.deleteFrom('invoice_items').where('invoice_id', 'in', doomed).execute();
+    expect(await rollup(db)).toEqual(await direct(db));
+  });
+
   it('rolls back with the change that moved it', async () => {
     const { db } = t.services;
     const before = await rollup(db);
     await expect(
       inTransaction(db, async (trx) => {
         await trx.updateTable('invoices').set({ status: 'paid', paid_at: '2026-01-15T10:00:00Z' }).where('status', '=', 'unpaid').execute();
+        await trx.updateTable('invoice_items').set({ task: 'usage', total: sql`total + 5` }).where('task', '<>', 'usage').execute();
+        await trx.deleteFrom('invoice_items').where('task', '=', 'deposit').execute();
         throw new Error('failure after the change');
       }),
     ).rejects.toThrow('failure after the change');
