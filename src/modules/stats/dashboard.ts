@@ -11,6 +11,7 @@ import { twelveMonthsTo, type StatsRange } from './range.ts';
 import { recurringAt, recurringNowAndScheduled, renewalsDue, scheduledCancellations, type RecurringAmount } from './recurring-orders.ts';
 import { lineRevenueIn, revenueIn, topCustomersIn, type CustomerRevenue, type LineRevenue, type RevenueRow } from './revenue.ts';
 import { TOP_CUSTOMERS } from './money-lists.ts';
+import type { StatsSelling } from './list-types.ts';
 
 export interface PeriodFigures {
   revenue: RevenueRow[];
@@ -46,7 +47,7 @@ async function periodFigures(db: Kysely<Database>, start: string, end: string, b
   return { revenue, lines, new_customers: joined, churned_customers: churned, failed_payments: failed };
 }
 
-export async function dashboardFigures(db: Kysely<Database>, range: StatsRange, now: Date): Promise<DashboardFigures> {
+export async function dashboardFigures(db: Kysely<Database>, selling: StatsSelling, range: StatsRange, now: Date): Promise<DashboardFigures> {
   const nowIso = isoSeconds(now);
   const endsToday = range.current.end > nowIso;
   const months = twelveMonthsTo(range.current.to);

@@ -6,14 +6,19 @@ import type { Database } from '../../db/schema.ts';
 import { formatMoney } from '../../lib/money.ts';
 import { precisionOf } from '../../lib/currency.ts';
 import type { Bounds } from './range.ts';
+import type { Selling } from '../currency/selling.ts';
 
 export type Cell = string | number | null;
 /** A count or sum as a driver returns it: a number on SQLite, a string (bigint, numeric) on PostgreSQL. */
 export type DbNumber = number | string | bigint;
 export type Row = Record<string, Cell>;
 
+/** What the stats read of the currencies: overage priced as the close prices it, amounts converted at stored rates. */
+export type StatsSelling = Pick<Selling, 'describe' | 'storedRateConverter'>;
+
 export interface ListContext {
   db: Kysely<Database>;
+  selling: StatsSelling;
   range: Bounds;
   /** Now, as a stored moment. */
   now: string;

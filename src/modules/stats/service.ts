@@ -10,7 +10,7 @@ import { csvLine } from '../export/csv.ts';
 import { dashboardFigures } from './dashboard.ts';
 import { clientCountries, incomeVsRefunds, ordersStatuses, productSummary, salesCountries, summary, summaryIncome } from './fossbilling.ts';
 import { FIGURE_LISTS, isFigure, type FigureName } from './figure-lists.ts';
-import { amountOf, nameOf, type Row } from './list-types.ts';
+import { amountOf, nameOf, type Row, type StatsSelling } from './list-types.ts';
 import { presentDashboard, type DashboardAnswer } from './present.ts';
 import { rangeOf } from './range.ts';
 
@@ -19,6 +19,8 @@ export interface StatsDeps {
   dialect: DialectName;
   /** The instance's default currency: FOSSBilling's one-number figures are in it (convert.ts). */
   defaultCurrency: () => string;
+  /** The currencies as sales use them: overage priced as the close prices it, amounts converted at stored rates. */
+  selling: StatsSelling;
 }
 
 export interface RangeParams {
@@ -29,7 +31,7 @@ export interface RangeParams {
 /** Rows a CSV export reads per query. */
 const CSV_BATCH = 500;
 
-export function createStatsService({ db, dialect, defaultCurrency }: StatsDeps) {
+export function createStatsService({ db, dialect, defaultCurrency, selling }: StatsDeps) {
   function figureOf(figure: string): FigureName {
     if (!isFigure(figure)) throw errors.invalid('figure', `must be one of ${Object.keys(FIGURE_LISTS).toSorted().join(', ')}`);
     return figure;
@@ -37,7 +39,7 @@ export function createStatsService({ db, dialect, defaultCurrency }: StatsDeps) 
 
   return {
     async dashboard(params: RangeParams, now = new Date()): Promise<DashboardAnswer> {
-      const figures = await dashboardFigures(db, rangeOf(params, now), now);
+      const figures = await dashboardFigures(db, selling, rangeOf(params, now), now);
       const ids = figures.top_customers.map((row) => row.client_id);
       const clients = ids.length === 0 ? [] : await db.selectFrom('clients').select(['id', 'email', 'first_name', 'last_name']).where('id', 'in', ids).execute();
       return presentDashboard(figures, new Map(clients.map((client) => [client.id, { email: client.email, name: nameOf(client.first_name, client.last_name) }])));
@@ -49,7 +51,7 @@ export function createStatsService({ db, dialect, defaultCurrency }: StatsDeps) 
       const range = rangeOf(params, now);
       const request = pageRequest(params);
       const list = FIGURE_LISTS[figure];
-      const { rows, total } = await list.read({ db, range: range.current, now: isoSeconds(now) }, request.offset, request.perPage);
+      const { rows, total } = await list.read({ db, selling, range: range.current, now: isoSeconds(now) }, request.offset, request.perPage);
       return { ...toPage(request, total, rows), figure, columns: list.columns };
     },
 
@@ -57,7 +59,7 @@ export function createStatsService({ db, dialect, defaultCurrency }: StatsDeps) 
     csv(figure: string, params: RangeParams, now = new Date()): AsyncGenerator<string> {
       const list = FIGURE_LISTS[figureOf(figure)];
       const range = rangeOf(params, now);
-      const context = { db, range: range.current, now: isoSeconds(now) };
+      const context = { db, selling, range: range.current, now: isoSeconds(now) };
       return (async function* rows() {
         yield csvLine([...list.columns]);
         for (let offset = 0; ; offset += CSV_BATCH) {
