@@ -349,7 +349,7 @@ export function createServices(config: Config, database: DatabaseHandle, instanc
   });
   const notices = registerNotices({ db, events, mail, clients: clientMailRecipients, invoices: createInvoiceNoticeReads({ db }), orders: orderNoticeReads, outbox, keyIsSwitchedOn, publicUrl: config.publicUrl, reminderDays: () => settings.peek('invoice_reminder_days') });
   const usage = createUsageService({ db, dialect: database.dialect, secrets, log: logSchedulerError });
-  const stats = createStatsService({ db, dialect: database.dialect, defaultCurrency: () => config.currency, selling });
+  const stats = createStatsService({ db, dialect: database.dialect, selling });
   // Prepaid draws first (the balance the check holds is re-read after them), then hard limits (the keys of an order at
   // a limit are refused sooner), then the alerts.
   usage.onMeasured((measured) => apikeys.prepaidMeasured(measured));

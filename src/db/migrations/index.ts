@@ -42,6 +42,7 @@ import * as sellingCurrencies from './048_selling_currencies.ts';
 import * as invoiceTaxRules from './050_invoice_tax_rules.ts';
 import * as vatChecks from './051_vat_checks.ts';
 import * as statsLineRevenue from './052_stats_line_revenue.ts';
+import * as statsRevenueRates from './053_stats_revenue_rates.ts';
 
 export const migrations: Record<string, Migration> = {
   '001_core': core,
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '050_invoice_tax_rules': invoiceTaxRules,
   '051_vat_checks': vatChecks,
   '052_stats_line_revenue': statsLineRevenue,
+  '053_stats_revenue_rates': statsRevenueRates,
 };

@@ -1,16 +1,37 @@
-// The one place amounts in several currencies become one figure. The dashboard itself never converts: it answers
-// every money figure per currency. FOSSBilling's Stats actions answer one number (FOSSBilling sums `base_income`, the
-// amount at the rate of the day), so they call this function, which today keeps the default currency's amounts and
-// leaves the others out (no rate is applied yet). Issue 26 turns it into a conversion at the stored rates; nothing
-// else changes then (docs/dashboard.md, "Currencies").
+// The one place amounts in several currencies become one figure in the default currency (issue 26 item 7). Every
+// money figure of the dashboard is answered per currency as it was charged, and beside it as a total in the default
+// currency; FOSSBilling's Stats actions answer the total alone (FOSSBilling sums its invoices' base income).
+// - What was invoiced (revenue, refunds, credit notes, usage, top-ups, failed payments, top customers) is converted at
+//   the rate stored on its invoice (`currency_rate` against `currency_base`), by currency/selling.ts
+//   storedRateConverter — the exports' conversion — once per group of amounts sharing a rate, rounded half up.
+// - What is not invoiced yet (MRR, ARR, renewals due, scheduled cancellations, projected overage) has no stored rate:
+//   it is converted at today's rate, the rate its next invoice will store.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { StoredRate } from '../currency/selling.ts';
+import type { StatsSelling } from './list-types.ts';
 
-export interface CurrencyAmount {
-  currency: string;
-  /** Minor units. */
-  amount: number;
+export interface DefaultCurrency {
+  code: string;
+  /** An amount of an invoice (or of its transaction or credit note) in the default currency, at the invoice's rate. */
+  atStoredRate(amount: number, stored: StoredRate): number;
+  /** An amount of `currency` in the default currency at today's rate. */
+  atTodaysRate(amount: number, currency: string): number;
 }
 
-/** The amounts as one total in `defaultCurrency`'s minor units. */
-export function inDefaultCurrency(amounts: readonly CurrencyAmount[], defaultCurrency: string): number {
-  return amounts.reduce((sum, row) => (row.currency === defaultCurrency ? sum + row.amount : sum), 0);
+/** The default currency and its conversions, with the currencies and rates as they are now (read once per answer). */
+export async function defaultCurrencyOf(db: Kysely<Database>, selling: StatsSelling): Promise<DefaultCurrency> {
+  const [converter, rows] = await Promise.all([selling.storedRateConverter(db), db.selectFrom('currencies').select(['code', 'conversion_rate']).execute()]);
+  const todays = new Map(rows.map((row) => [row.code, row.conversion_rate]));
+  return {
+    code: converter.defaultCode,
+    atStoredRate: (amount, stored) => converter.toDefault(amount, stored),
+    // A currency the instance no longer lists has no rate: its amount stands as it is (scaled to the default's minor unit).
+    atTodaysRate: (amount, currency) => converter.toDefault(amount, { currency, currency_rate: todays.get(currency) ?? '1', currency_base: todays.has(currency) ? converter.defaultCode : currency }),
+  };
+}
+
+/** The sum of amounts each converted at its stored rate. */
+export function sumAtStoredRates<T extends StoredRate>(rows: readonly T[], amount: (row: T) => number, into: DefaultCurrency): number {
+  return rows.reduce((sum, row) => sum + into.atStoredRate(amount(row), row), 0);
 }

@@ -1,6 +1,7 @@
 // Customers won and lost, and payments that failed and were recovered, in a range: grouped counts in SQL (read only).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import { sumAtStoredRates, type DefaultCurrency } from './convert.ts';
 import type { Bounds } from './range.ts';
 import type { DbNumber } from './list-types.ts';
 
@@ -62,10 +63,12 @@ export interface FailedPayments {
   recovered: number;
   /** Per currency: what the failed invoices were for, and what of it was recovered (minor units). */
   amounts: Array<{ currency: string; failed: number; recovered: number }>;
+  /** The same in the default currency, at the invoices' stored rates. */
+  total: { failed: number; recovered: number };
 }
 
 /** Failed payments in the range, counted per invoice (three declines of one invoice are one failed payment). */
-export async function failedPayments(db: Kysely<Database>, range: Bounds): Promise<FailedPayments> {
+export async function failedPayments(db: Kysely<Database>, range: Bounds, into: DefaultCurrency): Promise<FailedPayments> {
   const rows = await db
     .selectFrom((eb) =>
       eb
@@ -81,19 +84,29 @@ export async function failedPayments(db: Kysely<Database>, range: Bounds): Promi
     .innerJoin('invoices', 'invoices.id', 'failures.invoice_id')
     .select((eb) => [
       'invoices.currency as currency',
+      'invoices.currency_rate as currency_rate',
+      'invoices.currency_base as currency_base',
       eb.fn.countAll<DbNumber>().as('failed'),
       eb.fn.sum<DbNumber>('invoices.total').as('failed_amount'),
       eb.fn.sum<DbNumber>(eb.case().when('invoices.status', 'in', ['paid', 'refunded']).then(1).else(0).end()).as('recovered'),
       eb.fn.sum<DbNumber>(eb.case().when('invoices.status', 'in', ['paid', 'refunded']).then(eb.ref('invoices.total')).else(0).end()).as('recovered_amount'),
     ])
-    .groupBy('invoices.currency')
+    .groupBy(['invoices.currency', 'invoices.currency_rate', 'invoices.currency_base'])
     .execute();
-  const amounts = rows
-    .map((row) => ({ currency: row.currency, failed: Number(row.failed_amount ?? 0), recovered: Number(row.recovered_amount ?? 0) }))
-    .toSorted((a, b) => a.currency.localeCompare(b.currency));
+  const perCurrency = new Map<string, { currency: string; failed: number; recovered: number }>();
+  for (const row of rows) {
+    const entry = perCurrency.get(row.currency) ?? { currency: row.currency, failed: 0, recovered: 0 };
+    entry.failed += Number(row.failed_amount ?? 0);
+    entry.recovered += Number(row.recovered_amount ?? 0);
+    perCurrency.set(row.currency, entry);
+  }
   return {
     failed: rows.reduce((sum, row) => sum + Number(row.failed), 0),
     recovered: rows.reduce((sum, row) => sum + Number(row.recovered ?? 0), 0),
-    amounts,
+    amounts: [...perCurrency.values()].toSorted((a, b) => a.currency.localeCompare(b.currency)),
+    total: {
+      failed: sumAtStoredRates(rows, (row) => Number(row.failed_amount ?? 0), into),
+      recovered: sumAtStoredRates(rows, (row) => Number(row.recovered_amount ?? 0), into),
+    },
   };
 }

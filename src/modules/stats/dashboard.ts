@@ -1,21 +1,24 @@
 // admin/stats/dashboard: every figure of the admin home for a range, with the same figures for the range before it.
 // Each figure is one or a few grouped SQL sums (revenue.ts, recurring-orders.ts, customers.ts, projected-overage.ts),
-// run concurrently; money is per currency in minor units here and formatted by the service.
+// run concurrently; money is per currency in minor units here, with totals in the default currency (convert.ts), and
+// formatted by the service.
 import type { Kysely } from 'kysely';
+import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { isoSeconds } from '../../lib/time.ts';
+import { defaultCurrencyOf, type DefaultCurrency } from './convert.ts';
 import { churnedCustomers, failedPayments, newCustomers, type FailedPayments } from './customers.ts';
 import { renewalWindowEnd } from './order-lists.ts';
 import { projectedOverage, type OverageProjection } from './projected-overage.ts';
 import { twelveMonthsTo, type StatsRange } from './range.ts';
 import { recurringAt, recurringNowAndScheduled, renewalsDue, scheduledCancellations, type RecurringAmount } from './recurring-orders.ts';
-import { lineRevenueIn, revenueIn, topCustomersIn, type CustomerRevenue, type LineRevenue, type RevenueRow } from './revenue.ts';
+import { revenueIn, type Revenue } from './revenue.ts';
+import { topCustomersIn, type CustomerRevenue } from './top-customers.ts';
 import { TOP_CUSTOMERS } from './money-lists.ts';
 import type { StatsSelling } from './list-types.ts';
 
 export interface PeriodFigures {
-  revenue: RevenueRow[];
-  lines: LineRevenue[];
+  revenue: Revenue;
   new_customers: number;
   churned_customers: number;
   failed_payments: FailedPayments;
@@ -23,31 +26,28 @@ export interface PeriodFigures {
 
 export interface DashboardFigures {
   range: StatsRange;
+  /** The default currency and its conversions, as they were when the figures were read. */
+  currency: DefaultCurrency;
   now: string;
   /** MRR at the end of the range (now, when it ends today) and at its start. */
   recurring: { current: RecurringAmount[]; previous: RecurringAmount[] };
   current: PeriodFigures;
   previous: PeriodFigures;
   months: string[];
-  by_month: RevenueRow[];
+  by_month: Revenue;
   cancellations_scheduled: RecurringAmount[];
   renewals_due: { until: string; amounts: RecurringAmount[] };
   projected_overage: OverageProjection[];
   top_customers: CustomerRevenue[];
 }
 
-async function periodFigures(db: Kysely<Database>, start: string, end: string, bounds: StatsRange['current']): Promise<PeriodFigures> {
-  const [revenue, lines, joined, churned, failed] = await Promise.all([
-    revenueIn(db, start, end, false),
-    lineRevenueIn(db, start, end),
-    newCustomers(db, bounds),
-    churnedCustomers(db, bounds),
-    failedPayments(db, bounds),
-  ]);
-  return { revenue, lines, new_customers: joined, churned_customers: churned, failed_payments: failed };
+async function periodFigures(db: Kysely<Database>, start: string, end: string, bounds: StatsRange['current'], into: DefaultCurrency): Promise<PeriodFigures> {
+  const [revenue, joined, churned, failed] = await Promise.all([revenueIn(db, start, end, false, into), newCustomers(db, bounds), churnedCustomers(db, bounds), failedPayments(db, bounds, into)]);
+  return { revenue, new_customers: joined, churned_customers: churned, failed_payments: failed };
 }
 
-export async function dashboardFigures(db: Kysely<Database>, selling: StatsSelling, range: StatsRange, now: Date): Promise<DashboardFigures> {
+export async function dashboardFigures(db: Kysely<Database>, dialect: DialectName, selling: StatsSelling, range: StatsRange, now: Date): Promise<DashboardFigures> {
+  const into = await defaultCurrencyOf(db, selling);
   const nowIso = isoSeconds(now);
   const endsToday = range.current.end > nowIso;
   const months = twelveMonthsTo(range.current.to);
@@ -58,16 +58,17 @@ export async function dashboardFigures(db: Kysely<Database>, selling: StatsSelli
   const [recurringCurrent, recurringPrevious, current, previous, byMonth, cancellations, renewals, overage, top] = await Promise.all([
     nowAndScheduled === null ? recurringAt(db, range.current.end) : nowAndScheduled.then((found) => found.active),
     recurringAt(db, range.current.start),
-    periodFigures(db, range.current.start, range.current.end, range.current),
-    periodFigures(db, range.previous.start, range.previous.end, range.previous),
-    revenueIn(db, monthsStart, range.current.end, true),
+    periodFigures(db, range.current.start, range.current.end, range.current, into),
+    periodFigures(db, range.previous.start, range.previous.end, range.previous, into),
+    revenueIn(db, monthsStart, range.current.end, true, into),
     nowAndScheduled === null ? scheduledCancellations(db) : nowAndScheduled.then((found) => found.scheduled),
     renewalsDue(db, nowIso, renewalWindowEnd(nowIso)),
     projectedOverage(db, nowIso),
-    topCustomersIn(db, range.current.start, range.current.end, TOP_CUSTOMERS),
+    topCustomersIn(db, dialect, range.current, TOP_CUSTOMERS, into),
   ]);
   return {
     range,
+    currency: into,
     now: nowIso,
     recurring: { current: recurringCurrent, previous: recurringPrevious },
     current,

@@ -1,11 +1,11 @@
 // FOSSBilling's Stats figures with its names and shapes (src/modules/Stats/Service.php there): the summary counts,
 // the income summary, orders per status, active orders per product, income against refunds, and clients and sales
 // per country. FOSSBilling answers money as one number in its base currency; here it is a decimal string in the
-// instance's default currency, through convert.ts.
+// instance's default currency: amounts in other currencies converted at their invoices' stored rates (convert.ts).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { DialectName } from '../../db/database.ts';
-import { inDefaultCurrency } from './convert.ts';
+import type { DefaultCurrency } from './convert.ts';
 import { revenueIn } from './revenue.ts';
 import type { DbNumber } from './list-types.ts';
 
@@ -50,34 +50,31 @@ export async function summary(db: Kysely<Database>, now: Date): Promise<Record<s
 }
 
 /** Net income (paid − refunds − credit notes) in [start, end), in the default currency's minor units. */
-async function netIn(db: Kysely<Database>, start: string, end: string, currency: string): Promise<number> {
-  const rows = await revenueIn(db, start, end, false);
-  return inDefaultCurrency(rows.map((row) => ({ currency: row.currency, amount: row.net })), currency);
+async function netIn(db: Kysely<Database>, start: string, end: string, into: DefaultCurrency): Promise<number> {
+  const revenue = await revenueIn(db, start, end, false, into);
+  return revenue.total[0]?.net ?? 0;
 }
 
 /** The first and last stored moments anything can have: the whole history. */
 const EVER = { start: '0000-01-01T00:00:00Z', end: '9999-12-31T23:59:59Z' };
 
 /** `get_summary_income`: net income in total, today, yesterday, this month and last month (minor units). */
-export async function summaryIncome(db: Kysely<Database>, now: Date, currency: string): Promise<Record<'total' | 'today' | 'yesterday' | 'this_month' | 'last_month', number>> {
+export async function summaryIncome(db: Kysely<Database>, now: Date, into: DefaultCurrency): Promise<Record<'total' | 'today' | 'yesterday' | 'this_month' | 'last_month', number>> {
   const at = summaryMoments(now);
   const [total, today, yesterday, thisMonth, lastMonth] = await Promise.all([
-    netIn(db, EVER.start, EVER.end, currency),
-    netIn(db, at.today, at.tomorrow, currency),
-    netIn(db, at.yesterday, at.today, currency),
-    netIn(db, at.thisMonth, EVER.end, currency),
-    netIn(db, at.lastMonth, at.thisMonth, currency),
+    netIn(db, EVER.start, EVER.end, into),
+    netIn(db, at.today, at.tomorrow, into),
+    netIn(db, at.yesterday, at.today, into),
+    netIn(db, at.thisMonth, EVER.end, into),
+    netIn(db, at.lastMonth, at.thisMonth, into),
   ]);
   return { total, today, yesterday, this_month: thisMonth, last_month: lastMonth };
 }
 
 /** `get_income_vs_refunds`: everything paid and everything refunded, ever (minor units, default currency). */
-export async function incomeVsRefunds(db: Kysely<Database>, currency: string): Promise<{ income: number; refund: number }> {
-  const rows = await revenueIn(db, EVER.start, EVER.end, false);
-  return {
-    income: inDefaultCurrency(rows.map((row) => ({ currency: row.currency, amount: row.paid })), currency),
-    refund: inDefaultCurrency(rows.map((row) => ({ currency: row.currency, amount: row.refunds + row.credit_notes })), currency),
-  };
+export async function incomeVsRefunds(db: Kysely<Database>, into: DefaultCurrency): Promise<{ income: number; refund: number }> {
+  const total = (await revenueIn(db, EVER.start, EVER.end, false, into)).total[0];
+  return { income: total?.paid ?? 0, refund: (total?.refunds ?? 0) + (total?.credit_notes ?? 0) };
 }
 
 export const ORDER_STATUSES = ['pending_setup', 'failed_setup', 'failed_renew', 'active', 'suspended', 'canceled'] as const;

@@ -2,11 +2,13 @@
 // and reads one page of rows for a range. Rows are flat (column → text, number or null), so one table view and one
 // CSV writer serve every figure.
 import type { Kysely } from 'kysely';
+import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { formatMoney } from '../../lib/money.ts';
 import { precisionOf } from '../../lib/currency.ts';
+import type { DefaultCurrency } from './convert.ts';
 import type { Bounds } from './range.ts';
-import type { Selling } from '../currency/selling.ts';
+import type { Selling, StoredRate } from '../currency/selling.ts';
 
 export type Cell = string | number | null;
 /** A count or sum as a driver returns it: a number on SQLite, a string (bigint, numeric) on PostgreSQL. */
@@ -18,7 +20,10 @@ export type StatsSelling = Pick<Selling, 'describe' | 'storedRateConverter'>;
 
 export interface ListContext {
   db: Kysely<Database>;
+  dialect: DialectName;
   selling: StatsSelling;
+  /** The default currency and its conversions, read once per list or export. */
+  into: DefaultCurrency;
   range: Bounds;
   /** Now, as a stored moment. */
   now: string;
@@ -35,3 +40,8 @@ export const amountOf = (minor: number | string | bigint | null, currency: strin
 
 /** "First Last", or the first name alone. */
 export const nameOf = (first: string | null, last: string | null): string => [first, last].filter((part) => part !== null && part !== '').join(' ');
+
+/** A row's `default_currency` and its amount in it at the invoice's stored rate, under `column`. */
+export function inDefault(into: DefaultCurrency, column: string, amount: number, stored: StoredRate): Row {
+  return { default_currency: into.code, [column]: amountOf(into.atStoredRate(amount, stored), into.code) };
+}

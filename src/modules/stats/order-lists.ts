@@ -27,7 +27,7 @@ export function renewalWindowEnd(now: string): string {
 
 function orderList(filter: (query: OrderQuery, context: ListContext) => OrderQuery, renewing: boolean): FigureList {
   return {
-    columns: ['order_id', 'client_id', 'title', 'period', 'currency', 'quantity', 'price', 'discount', 'amount', 'mrr', 'expires_at'],
+    columns: ['order_id', 'client_id', 'title', 'period', 'currency', 'quantity', 'price', 'discount', 'amount', 'mrr', 'expires_at', 'default_currency', 'amount_in_default', 'mrr_in_default'],
     async read(context, offset, limit) {
       const { db } = context;
       const base = filter(running(db.selectFrom('orders')), context);
@@ -61,6 +61,9 @@ function orderList(filter: (query: OrderQuery, context: ListContext) => OrderQue
         const coupon = row.promo_id === null ? undefined : coupons.get(row.promo_id);
         const discount = coupon === undefined ? 0 : discountOf(coupon, [{ productId: row.product_id, period: row.period, total: line }]);
         const amount = line - discount;
+        const mrr = row.period === null ? 0 : roundedHalfUp(monthlyOf(amount, row.period));
+        // Not invoiced yet: in the default currency at today's rate (convert.ts).
+        const { into } = context;
         return {
           order_id: row.id,
           client_id: row.client_id,
@@ -71,8 +74,11 @@ function orderList(filter: (query: OrderQuery, context: ListContext) => OrderQue
           price: amountOf(row.price, row.currency),
           discount: amountOf(discount, row.currency),
           amount: amountOf(amount, row.currency),
-          mrr: amountOf(row.period === null ? 0 : roundedHalfUp(monthlyOf(amount, row.period)), row.currency),
+          mrr: amountOf(mrr, row.currency),
           expires_at: row.expires_at,
+          default_currency: into.code,
+          amount_in_default: amountOf(into.atTodaysRate(amount, row.currency), into.code),
+          mrr_in_default: amountOf(into.atTodaysRate(mrr, row.currency), into.code),
         };
       });
       return { rows: list, total: Number(total.n) };

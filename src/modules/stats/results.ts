@@ -11,6 +11,26 @@ const Compared = Type.Object({ currency: Currency, amount: Money, previous: Mone
 const CountCompared = Type.Object({ count: Count, previous: Count }, { additionalProperties: false });
 const RecurringAmounts = Type.Array(Type.Object({ currency: Currency, amount: Money, mrr: Money }, { additionalProperties: false }));
 const RevenueFields = { currency: Currency, paid: Money, refunds: Money, credit_notes: Money, net: Money };
+const NowAndBefore = Type.Object({ amount: Money, previous: Money }, { additionalProperties: false });
+const Totals = (fields: Record<string, typeof Money>) => Type.Object(fields, { additionalProperties: false });
+
+/** Every money figure as one total in the default currency (stats/convert.ts says how each is converted). */
+const InDefaultCurrency = Type.Object(
+  {
+    currency: Currency,
+    mrr: NowAndBefore,
+    arr: NowAndBefore,
+    net_revenue: Totals({ paid: Money, refunds: Money, credit_notes: Money, net: Money, previous_net: Money }),
+    revenue_by_month: Type.Array(Type.Object({ month: Month, paid: Money, refunds: Money, credit_notes: Money, net: Money }, { additionalProperties: false })),
+    usage_revenue: NowAndBefore,
+    top_ups: NowAndBefore,
+    failed_payments: Totals({ failed: Money, recovered: Money }),
+    cancellations_scheduled: Totals({ mrr: Money }),
+    renewals_due: Totals({ amount: Money }),
+    projected_overage: Totals({ amount: Money }),
+  },
+  { additionalProperties: false, description: 'The money figures in the default currency: invoiced amounts at each invoice’s stored rate, the rest at today’s rates' },
+);
 
 export const DashboardResult = Type.Object(
   {
@@ -19,6 +39,8 @@ export const DashboardResult = Type.Object(
     previous_from: CalendarDate,
     previous_to: CalendarDate,
     generated_at: Timestamp,
+    default_currency: Type.String({ description: 'The instance’s default currency: `in_default_currency` is in it' }),
+    conversion: Type.String({ description: 'How the amounts in other currencies were converted into the default, in words' }),
     mrr: Type.Array(Type.Object({ currency: Currency, amount: Money, previous: Money, orders: Count }, { additionalProperties: false }), {
       description: 'Monthly recurring revenue at the end of the range (previous: at its start), per currency',
     }),
@@ -46,8 +68,13 @@ export const DashboardResult = Type.Object(
       { additionalProperties: false },
     ),
     top_customers: Type.Array(
-      Type.Object({ client_id: Type.Integer(), email: Nullable(Type.String()), name: Nullable(Type.String()), currency: Currency, amount: Money }, { additionalProperties: false }),
+      Type.Object(
+        { client_id: Type.Integer(), email: Nullable(Type.String()), name: Nullable(Type.String()), currency: Currency, amount: Money, default_amount: Money },
+        { additionalProperties: false },
+      ),
+      { description: 'Ranked by what they paid in the default currency at the stored rates (`default_amount`)' },
     ),
+    in_default_currency: InDefaultCurrency,
   },
   { additionalProperties: false },
 );

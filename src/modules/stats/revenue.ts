@@ -5,15 +5,13 @@
 // - refunds: money given back (refund transactions, except refunds of payments that were never applied, which were
 //   never counted, and balance refunds, which return credit, not money);
 // - credit_notes: notes credited to the client balance (a `refund` note documents a refund already counted above).
-// Every figure is per currency; see convert.ts for the one place currencies meet. The sums by day come from the
-// rollup of migrations 041 and 052 (kept by triggers in the writes' own transactions); the customers from indexes.
+// Every figure is per currency as charged, and in the default currency at the stored rates (convert.ts). The sums by
+// day come from the rollup of migrations 041, 052 and 053 (kept by triggers in the writes' own transactions); the
+// customers from indexes.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import type { DefaultCurrency } from './convert.ts';
 import type { DbNumber } from './list-types.ts';
-
-/** The gateway code of a payment from the client balance (credit/invoice-credits.ts CREDITS_GATEWAY). */
-const BALANCE_GATEWAY = 'credits';
-const PAID = ['paid', 'refunded'] as const;
 
 export interface RevenueRow {
   /** `YYYY-MM`, or '' for a whole range. */
@@ -25,100 +23,91 @@ export interface RevenueRow {
   net: number;
 }
 
-/**
- * Paid, refunds, credit notes and net in [start, end) — day-aligned moments, `YYYY-MM-DDT00:00:00Z` — per currency,
- * and per month when `byMonth`. Read from the daily rollup the database keeps in the same transaction as every write
- * of those rows (migration 041), so twelve months are a few hundred rows whatever the number of invoices.
- */
-export async function revenueIn(db: Kysely<Database>, start: string, end: string, byMonth: boolean): Promise<RevenueRow[]> {
-  const key = byMonth ? sql<string>`substr(day, 1, 7)` : sql<string>`''`;
-  const rows = await db
-    .selectFrom('stats_revenue_days')
-    .select((eb) => [
-      key.as('key'),
-      'currency',
-      eb.fn.sum<DbNumber>('paid').as('paid'),
-      eb.fn.sum<DbNumber>('balance_paid').as('balance_paid'),
-      eb.fn.sum<DbNumber>('refunds').as('refunds'),
-      eb.fn.sum<DbNumber>('credit_notes').as('credit_notes'),
-    ])
-    .where('day', '>=', start.slice(0, 10))
-    .where('day', '<', end.slice(0, 10))
-    // PostgreSQL refuses a constant in GROUP BY: the whole range groups by currency alone.
-    .groupBy(byMonth ? [key, 'currency'] : ['currency'])
-    .execute();
-  return rows
-    .map((row) => {
-      const paid = Number(row.paid ?? 0) - Number(row.balance_paid ?? 0);
-      const refunds = Number(row.refunds ?? 0);
-      const creditNotes = Number(row.credit_notes ?? 0);
-      return { month: row.key, currency: row.currency, paid, refunds, credit_notes: creditNotes, net: paid - refunds - creditNotes };
-    })
-    .filter((row) => row.paid !== 0 || row.refunds !== 0 || row.credit_notes !== 0)
-    .toSorted((a, b) => a.month.localeCompare(b.month) || a.currency.localeCompare(b.currency));
-}
-
 export interface LineRevenue {
   currency: string;
   usage: number;
   top_ups: number;
 }
 
+/** A range's money per currency as charged, and the same in the default currency at the stored rates (convert.ts). */
+export interface Revenue {
+  /** Per month (or '' for the whole range) and currency. */
+  rows: RevenueRow[];
+  /** Per month (or '' for the whole range), in the default currency. */
+  total: RevenueRow[];
+  lines: LineRevenue[];
+  lines_total: Omit<LineRevenue, 'currency'>;
+}
+
+type Sums = Omit<RevenueRow, 'month' | 'currency' | 'net'> & Omit<LineRevenue, 'currency'>;
+
+const ZERO: Sums = { paid: 0, refunds: 0, credit_notes: 0, usage: 0, top_ups: 0 };
+const netOf = (sums: Sums): number => sums.paid - sums.refunds - sums.credit_notes;
+const nonZero = (sums: Sums): boolean => Object.values(sums).some((value) => value !== 0);
+
+/** Adds `sums` into the entry of `key` of `map`. */
+function addInto(map: Map<string, Sums>, key: string, sums: Sums): void {
+  const entry = map.get(key) ?? { ...ZERO };
+  for (const field of Object.keys(ZERO) as Array<keyof Sums>) entry[field] += sums[field];
+  map.set(key, entry);
+}
+
 /**
- * The invoice lines of invoices paid in [start, end) — day-aligned moments — that billed usage (overage) and top-ups,
- * per currency: from the same daily rollup (its `usage` and `top_ups` columns, kept by triggers on invoice_items and
- * invoices, migration 052), not a join over every invoice line.
+ * Paid, refunds, credit notes and net, and the usage and top-up lines, in [start, end) — day-aligned moments,
+ * `YYYY-MM-DDT00:00:00Z` — per currency, per month when `byMonth`, and in the default currency. Read from the daily
+ * rollup the database keeps in the same transaction as every write of those rows (migrations 041, 052, 053), grouped
+ * by the stored rate as well, so twelve months are a few hundred rows whatever the number of invoices, and each rate's
+ * sum is converted once.
  */
-export async function lineRevenueIn(db: Kysely<Database>, start: string, end: string): Promise<LineRevenue[]> {
+export async function revenueIn(db: Kysely<Database>, start: string, end: string, byMonth: boolean, into: DefaultCurrency): Promise<Revenue> {
+  const key = byMonth ? sql<string>`substr(day, 1, 7)` : sql<string>`''`;
   const rows = await db
     .selectFrom('stats_revenue_days')
-    .select((eb) => ['currency', eb.fn.sum<DbNumber>('usage').as('usage'), eb.fn.sum<DbNumber>('top_ups').as('top_ups')])
+    .select((eb) => [
+      key.as('key'),
+      'currency',
+      'rate',
+      'base',
+      eb.fn.sum<DbNumber>('paid').as('paid'),
+      eb.fn.sum<DbNumber>('balance_paid').as('balance_paid'),
+      eb.fn.sum<DbNumber>('refunds').as('refunds'),
+      eb.fn.sum<DbNumber>('credit_notes').as('credit_notes'),
+      eb.fn.sum<DbNumber>('usage').as('usage'),
+      eb.fn.sum<DbNumber>('top_ups').as('top_ups'),
+    ])
     .where('day', '>=', start.slice(0, 10))
     .where('day', '<', end.slice(0, 10))
-    .groupBy('currency')
+    // PostgreSQL refuses a constant in GROUP BY: the whole range groups by currency and rate alone.
+    .groupBy(byMonth ? [key, 'currency', 'rate', 'base'] : ['currency', 'rate', 'base'])
     .execute();
-  return rows
-    .map((row) => ({ currency: row.currency, usage: Number(row.usage ?? 0), top_ups: Number(row.top_ups ?? 0) }))
-    .filter((row) => row.usage !== 0 || row.top_ups !== 0)
-    .toSorted((a, b) => a.currency.localeCompare(b.currency));
-}
-
-export interface CustomerRevenue {
-  client_id: number;
-  currency: string;
-  amount: number;
-}
-
-/**
- * The clients who paid most in [start, end), per currency: their paid invoices less what they paid from the balance,
- * two grouped sums joined and ranked in SQL, so only the top rows leave the database.
- */
-export async function topCustomersIn(db: Kysely<Database>, start: string, end: string, limit: number): Promise<CustomerRevenue[]> {
-  const invoiced = db
-    .selectFrom('invoices')
-    .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('total').as('amount')])
-    .where('paid_at', '>=', start)
-    .where('paid_at', '<', end)
-    .where('status', 'in', PAID)
-    .groupBy(['client_id', 'currency']);
-  const fromBalance = db
-    .selectFrom('transactions')
-    .select((eb) => ['client_id', 'currency', eb.fn.sum<DbNumber>('amount').as('amount')])
-    .where('type', '=', 'payment')
-    .where('created_at', '>=', start)
-    .where('created_at', '<', end)
-    .where('gateway', '=', BALANCE_GATEWAY)
-    .where('status', 'in', ['processed', 'refunded'])
-    .groupBy(['client_id', 'currency']);
-  const net = sql<DbNumber>`paid.amount - coalesce(balance.amount, 0)`;
-  const rows = await db
-    .selectFrom(invoiced.as('paid'))
-    .leftJoin(fromBalance.as('balance'), (join) => join.onRef('balance.client_id', '=', 'paid.client_id').onRef('balance.currency', '=', 'paid.currency'))
-    .select(['paid.client_id as client_id', 'paid.currency as currency', net.as('amount')])
-    .where(net, '>', 0)
-    .orderBy(net, 'desc')
-    .orderBy('paid.client_id')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({ client_id: row.client_id, currency: row.currency, amount: Number(row.amount) }));
+  const byCurrency = new Map<string, Sums>();
+  const inDefault = new Map<string, Sums>();
+  for (const row of rows) {
+    const sums: Sums = {
+      paid: Number(row.paid ?? 0) - Number(row.balance_paid ?? 0),
+      refunds: Number(row.refunds ?? 0),
+      credit_notes: Number(row.credit_notes ?? 0),
+      usage: Number(row.usage ?? 0),
+      top_ups: Number(row.top_ups ?? 0),
+    };
+    addInto(byCurrency, `${row.key}|${row.currency}`, sums);
+    const stored = { currency: row.currency, currency_rate: row.rate, currency_base: row.base };
+    addInto(inDefault, row.key, Object.fromEntries(Object.entries(sums).map(([field, amount]) => [field, into.atStoredRate(amount, stored)])) as Sums);
+  }
+  const revenueRow = (month: string, currency: string, sums: Sums): RevenueRow => ({ month, currency, paid: sums.paid, refunds: sums.refunds, credit_notes: sums.credit_notes, net: netOf(sums) });
+  const perCurrency = [...byCurrency].map(([k, sums]) => ({ month: k.slice(0, k.indexOf('|')), currency: k.slice(k.indexOf('|') + 1), sums }));
+  const byOrder = <T extends { month: string; currency: string }>(a: T, b: T): number => a.month.localeCompare(b.month) || a.currency.localeCompare(b.currency);
+  const wholeRange = [...inDefault.values()].reduce((sum, sums) => ({ usage: sum.usage + sums.usage, top_ups: sum.top_ups + sums.top_ups }), { usage: 0, top_ups: 0 });
+  return {
+    rows: perCurrency
+      .filter(({ sums }) => sums.paid !== 0 || sums.refunds !== 0 || sums.credit_notes !== 0)
+      .map(({ month, currency, sums }) => revenueRow(month, currency, sums))
+      .toSorted(byOrder),
+    total: [...inDefault].filter(([, sums]) => nonZero(sums)).map(([month, sums]) => revenueRow(month, into.code, sums)).toSorted(byOrder),
+    lines: perCurrency
+      .filter(({ sums }) => sums.usage !== 0 || sums.top_ups !== 0)
+      .map(({ currency, sums }) => ({ currency, usage: sums.usage, top_ups: sums.top_ups }))
+      .toSorted((a, b) => a.currency.localeCompare(b.currency)),
+    lines_total: wholeRange,
+  };
 }

@@ -7,6 +7,7 @@ import { errors } from '../../platform/errors.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { csvLine } from '../export/csv.ts';
+import { defaultCurrencyOf } from './convert.ts';
 import { dashboardFigures } from './dashboard.ts';
 import { clientCountries, incomeVsRefunds, ordersStatuses, productSummary, salesCountries, summary, summaryIncome } from './fossbilling.ts';
 import { FIGURE_LISTS, isFigure, type FigureName } from './figure-lists.ts';
@@ -17,8 +18,6 @@ import { rangeOf } from './range.ts';
 export interface StatsDeps {
   db: Kysely<Database>;
   dialect: DialectName;
-  /** The instance's default currency: FOSSBilling's one-number figures are in it (convert.ts). */
-  defaultCurrency: () => string;
   /** The currencies as sales use them: overage priced as the close prices it, amounts converted at stored rates. */
   selling: StatsSelling;
 }
@@ -31,7 +30,7 @@ export interface RangeParams {
 /** Rows a CSV export reads per query. */
 const CSV_BATCH = 500;
 
-export function createStatsService({ db, dialect, defaultCurrency, selling }: StatsDeps) {
+export function createStatsService({ db, dialect, selling }: StatsDeps) {
   function figureOf(figure: string): FigureName {
     if (!isFigure(figure)) throw errors.invalid('figure', `must be one of ${Object.keys(FIGURE_LISTS).toSorted().join(', ')}`);
     return figure;
@@ -39,7 +38,7 @@ export function createStatsService({ db, dialect, defaultCurrency, selling }: St
 
   return {
     async dashboard(params: RangeParams, now = new Date()): Promise<DashboardAnswer> {
-      const figures = await dashboardFigures(db, selling, rangeOf(params, now), now);
+      const figures = await dashboardFigures(db, dialect, selling, rangeOf(params, now), now);
       const ids = figures.top_customers.map((row) => row.client_id);
       const clients = ids.length === 0 ? [] : await db.selectFrom('clients').select(['id', 'email', 'first_name', 'last_name']).where('id', 'in', ids).execute();
       return presentDashboard(figures, new Map(clients.map((client) => [client.id, { email: client.email, name: nameOf(client.first_name, client.last_name) }])));
@@ -51,7 +50,7 @@ export function createStatsService({ db, dialect, defaultCurrency, selling }: St
       const range = rangeOf(params, now);
       const request = pageRequest(params);
       const list = FIGURE_LISTS[figure];
-      const { rows, total } = await list.read({ db, selling, range: range.current, now: isoSeconds(now) }, request.offset, request.perPage);
+      const { rows, total } = await list.read({ db, dialect, selling, into: await defaultCurrencyOf(db, selling), range: range.current, now: isoSeconds(now) }, request.offset, request.perPage);
       return { ...toPage(request, total, rows), figure, columns: list.columns };
     },
 
@@ -59,8 +58,8 @@ export function createStatsService({ db, dialect, defaultCurrency, selling }: St
     csv(figure: string, params: RangeParams, now = new Date()): AsyncGenerator<string> {
       const list = FIGURE_LISTS[figureOf(figure)];
       const range = rangeOf(params, now);
-      const context = { db, selling, range: range.current, now: isoSeconds(now) };
       return (async function* rows() {
+        const context = { db, dialect, selling, into: await defaultCurrencyOf(db, selling), range: range.current, now: isoSeconds(now) };
         yield csvLine([...list.columns]);
         for (let offset = 0; ; offset += CSV_BATCH) {
           const { rows: batch } = await list.read(context, offset, CSV_BATCH);
@@ -73,18 +72,18 @@ export function createStatsService({ db, dialect, defaultCurrency, selling }: St
     getSummary: (now = new Date()) => summary(db, now),
 
     async getSummaryIncome(now = new Date()) {
-      const currency = defaultCurrency();
-      const income = await summaryIncome(db, now, currency);
-      return Object.fromEntries(Object.entries(income).map(([key, value]) => [key, amountOf(value, currency)])) as Record<keyof typeof income, string>;
+      const into = await defaultCurrencyOf(db, selling);
+      const income = await summaryIncome(db, now, into);
+      return Object.fromEntries(Object.entries(income).map(([key, value]) => [key, amountOf(value, into.code)])) as Record<keyof typeof income, string>;
     },
 
     getOrdersStatuses: () => ordersStatuses(db),
     getProductSummary: () => productSummary(db),
 
     async getIncomeVsRefunds() {
-      const currency = defaultCurrency();
-      const { income, refund } = await incomeVsRefunds(db, currency);
-      return { refund: amountOf(refund, currency), income: amountOf(income, currency) };
+      const into = await defaultCurrencyOf(db, selling);
+      const { income, refund } = await incomeVsRefunds(db, into);
+      return { refund: amountOf(refund, into.code), income: amountOf(income, into.code) };
     },
 
     clientCountries: (limit: number) => clientCountries(db, limit),

@@ -1,10 +1,13 @@
-// The stats module's one table: the revenue rollup per UTC day and currency (migrations 041 and 052). The database writes it,
+// The stats module's one table: the revenue rollup per UTC day, currency and stored rate (migrations 041, 052, 053). The database writes it,
 // by triggers on invoices, invoice_items, transactions and credit_notes, in the same transaction as each change of those rows; the
 // stats module only reads it. Amounts are minor units; int8 on PostgreSQL (read them through Number()).
 export interface StatsRevenueDayTable {
   /** `YYYY-MM-DD`, UTC. */
   day: string;
   currency: string;
+  /** The invoice's `currency_rate` ('1' in the default) and `currency_base`: the key amounts are converted by (053). */
+  rate: string;
+  base: string;
   paid: number | string;
   balance_paid: number | string;
   refunds: number | string;

@@ -108,19 +108,6 @@ export function churnedOf(seeded: Seeded, start: string, end: string): number {
   return lost.size;
 }
 
-export function topCustomersOf(seeded: Seeded, start: string, end: string): Array<{ client_id: number; currency: string; amount: number }> {
-  const sums = new Map<string, { client_id: number; currency: string; amount: number }>();
-  for (const invoice of seeded.invoices) {
-    if (!wasPaid(invoice) || !inRange(invoice.paid_at, start, end)) continue;
-    if (seeded.transactions.some((t) => t.invoice_id === invoice.id && t.type === 'payment' && t.gateway === 'credits')) continue;
-    const key = `${invoice.client_id}|${invoice.currency}`;
-    const entry = sums.get(key) ?? { client_id: invoice.client_id, currency: invoice.currency, amount: 0 };
-    entry.amount += invoice.total;
-    sums.set(key, entry);
-  }
-  return [...sums.values()].toSorted((a, b) => b.amount - a.amount || a.client_id - b.client_id).slice(0, 10);
-}
-
 export const scheduledOf = (seeded: Seeded): SeedOrder[] => activeRecurring(seeded).filter((order) => order.cancel_at_period_end === 1);
 
 export function renewalsOf(seeded: Seeded, from: string, to: string): { count: number; amounts: Map<string, number> } {

@@ -26,7 +26,7 @@ async function rollup(db: Kysely<Database>): Promise<Sums> {
       usage: Number(row.usage),
       top_ups: Number(row.top_ups),
     };
-    if (Object.values(sums).some((value) => value !== 0)) out[`${row.day}|${row.currency}`] = sums;
+    if (Object.values(sums).some((value) => value !== 0)) out[`${row.day}|${row.currency}|${row.rate}|${row.base}`] = sums;
   }
   return out;
 }
@@ -34,24 +34,27 @@ async function rollup(db: Kysely<Database>): Promise<Sums> {
 /** The same sums read from the tables, row by row. */
 async function direct(db: Kysely<Database>): Promise<Sums> {
   const out: Sums = {};
-  const add = (at: string, currency: string, field: keyof Sums[string], amount: number): void => {
-    const key = `${at.slice(0, 10)}|${currency}`;
+  const invoices = await db.selectFrom('invoices').selectAll().execute();
+  const byId = new Map(invoices.map((invoice) => [invoice.id, invoice]));
+  // Each amount under its invoice's stored rate and base ('1' and the row's own currency without them).
+  const add = (at: string, currency: string, field: keyof Sums[string], amount: number, invoiceId: number): void => {
+    const invoice = byId.get(invoiceId);
+    const key = `${at.slice(0, 10)}|${currency}|${invoice?.currency_rate ?? '1'}|${invoice?.currency_base ?? currency}`;
     out[key] ??= { paid: 0, balance_paid: 0, refunds: 0, credit_notes: 0, usage: 0, top_ups: 0 };
     out[key][field] += amount;
   };
-  const invoices = await db.selectFrom('invoices').selectAll().execute();
   const paidInvoices = new Map(invoices.filter((invoice) => invoice.paid_at !== null && (invoice.status === 'paid' || invoice.status === 'refunded')).map((invoice) => [invoice.id, invoice]));
-  for (const invoice of paidInvoices.values()) add(invoice.paid_at!, invoice.currency, 'paid', invoice.total);
+  for (const invoice of paidInvoices.values()) add(invoice.paid_at!, invoice.currency, 'paid', invoice.total, invoice.id);
   for (const line of await db.selectFrom('invoice_items').selectAll().execute()) {
     const invoice = paidInvoices.get(line.invoice_id);
-    if (invoice !== undefined && line.task === 'usage') add(invoice.paid_at!, invoice.currency, 'usage', line.total);
-    if (invoice !== undefined && line.task === 'deposit') add(invoice.paid_at!, invoice.currency, 'top_ups', line.total);
+    if (invoice !== undefined && line.task === 'usage') add(invoice.paid_at!, invoice.currency, 'usage', line.total, invoice.id);
+    if (invoice !== undefined && line.task === 'deposit') add(invoice.paid_at!, invoice.currency, 'top_ups', line.total, invoice.id);
   }
   for (const t of await db.selectFrom('transactions').selectAll().execute()) {
-    if (t.type === 'payment' && t.gateway === 'credits' && (t.status === 'processed' || t.status === 'refunded')) add(t.created_at, t.currency, 'balance_paid', t.amount);
-    if (t.type === 'refund' && t.status === 'refunded' && t.refund_of === null && t.gateway !== 'credits') add(t.created_at, t.currency, 'refunds', t.amount);
+    if (t.type === 'payment' && t.gateway === 'credits' && (t.status === 'processed' || t.status === 'refunded')) add(t.created_at, t.currency, 'balance_paid', t.amount, t.invoice_id);
+    if (t.type === 'refund' && t.status === 'refunded' && t.refund_of === null && t.gateway !== 'credits') add(t.created_at, t.currency, 'refunds', t.amount, t.invoice_id);
   }
-  for (const note of await db.selectFrom('credit_notes').selectAll().execute()) if (note.method === 'balance') add(note.created_at, note.currency, 'credit_notes', note.total);
+  for (const note of await db.selectFrom('credit_notes').selectAll().execute()) if (note.method === 'balance') add(note.created_at, note.currency, 'credit_notes', note.total, note.invoice_id);
   for (const [key, sums] of Object.entries(out)) if (Object.values(sums).every((value) => value === 0)) delete out[key];
   return out;
 }

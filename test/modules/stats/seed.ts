@@ -44,6 +44,9 @@ export interface SeedInvoice {
   client_id: number;
   status: 'paid' | 'refunded' | 'unpaid' | 'canceled';
   currency: string;
+  /** As invoice/service.ts stores them against the default USD; null on some, as on invoices issued before migration 048. */
+  currency_rate: string | null;
+  currency_base: string | null;
   total: number;
   paid_at: string | null;
   items: Array<{ task: 'activate' | 'renew' | 'change' | 'usage' | 'deposit'; total: number }>;
@@ -146,15 +149,20 @@ export async function seedBook(db: Kysely<Database>, clients: readonly number[],
     const items = Array.from({ length: 1 + Math.floor(next() * 3) }, () => ({ task: pick(next, ['activate', 'renew', 'change', 'usage', 'deposit'] as const), total: 1 + Math.floor(next() * 20_000) }));
     const total = items.reduce((sum, item) => sum + item.total, 0) + Math.floor(next() * 500);
     const client = pick(next, clients);
+    // Stored rates without drawing from the random stream (the other figures' seeds stay as they were): euros at two
+    // rates, and every seventh invoice without a rate, as those issued before currencies were sold.
+    const legacy = index % 7 === 0;
+    const rate = legacy ? null : currency === 'USD' ? '1' : index % 2 === 0 ? '0.9204' : '0.95';
+    const base = legacy ? null : 'USD';
     const row = await db
       .insertInto('invoices')
-      .values({ hash: `seed${seed}-${index}-${Math.floor(next() * 1e9)}`, client_id: client, status, currency, subtotal: total, total, due_at: null, paid_at: paidAt, created_at: iso(created), updated_at: stamp, number: null, seller: null, buyer: JSON.stringify({ country: pick(next, ['DE', 'FR', 'US', null]) }), tax_name: null, promo_code: null })
+      .values({ hash: `seed${seed}-${index}-${Math.floor(next() * 1e9)}`, client_id: client, status, currency, subtotal: total, total, due_at: null, paid_at: paidAt, created_at: iso(created), updated_at: stamp, number: null, seller: null, buyer: JSON.stringify({ country: pick(next, ['DE', 'FR', 'US', null]) }), tax_name: null, promo_code: null, currency_rate: rate, currency_base: base, currency_rate_at: rate === null ? null : iso(created) })
       .returning('id')
       .executeTakeFirstOrThrow();
     for (const item of items) {
       await db.insertInto('invoice_items').values({ invoice_id: row.id, order_id: null, task: item.task, title: item.task, period: null, quantity: 1, price: item.total, total: item.total, executed: 1, product_id: null, priced_until: null, covers_until: null }).execute();
     }
-    invoices.push({ id: row.id, client_id: client, status, currency, total, paid_at: paidAt, items });
+    invoices.push({ id: row.id, client_id: client, status, currency, currency_rate: rate, currency_base: base, total, paid_at: paidAt, items });
     const transaction = (fields: Omit<SeedTransaction, 'invoice_id' | 'client_id' | 'currency'>): SeedTransaction => ({ invoice_id: row.id, client_id: client, currency, ...fields });
     // Failed attempts first (some on invoices paid later: recovered).
     if (next() < 0.25) {

@@ -110,7 +110,7 @@ describe('stats actions', () => {
       expect(reply.headers['content-type']).toBe('text/csv; charset=utf-8');
       expect(reply.headers['content-disposition']).toMatch(/^attachment; filename="dashboard_mrr-\d{4}-\d{2}-\d{2}\.csv"$/);
       const lines = reply.body.trim().split('\r\n');
-      expect(lines[0]).toBe('"order_id","client_id","title","period","currency","quantity","price","discount","amount","mrr","expires_at"');
+      expect(lines[0]).toBe('"order_id","client_id","title","period","currency","quantity","price","discount","amount","mrr","expires_at","default_currency","amount_in_default","mrr_in_default"');
       expect(lines).toHaveLength(3);
       expect(lines[1]).toContain('"Starter');
       const revenue = await t.app.inject({ method: 'GET', url: '/api/admin/export/dashboard_revenue.csv?from=2020-01-01&to=2021-12-31', headers: auth(t.adminToken) });
