@@ -8,8 +8,10 @@
 //   it is converted at today's rate, the rate its next invoice will store.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { StoredRate } from '../currency/selling.ts';
-import type { StatsSelling } from './list-types.ts';
+import type { Selling, StoredRate } from '../currency/selling.ts';
+
+/** What the stats read of the currencies: overage priced as the close prices it, amounts converted at stored rates. */
+export type StatsSelling = Pick<Selling, 'describe' | 'storedRateConverter'>;
 
 export interface DefaultCurrency {
   code: string;

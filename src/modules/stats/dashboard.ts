@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { isoSeconds } from '../../lib/time.ts';
-import { defaultCurrencyOf, type DefaultCurrency } from './convert.ts';
+import { defaultCurrencyOf, type DefaultCurrency, type StatsSelling } from './convert.ts';
 import { churnedCustomers, failedPayments, newCustomers, type FailedPayments } from './customers.ts';
 import { renewalWindowEnd } from './order-lists.ts';
 import { projectedOverage, type OverageProjection } from './projected-overage.ts';
@@ -15,7 +15,6 @@ import { recurringAt, recurringNowAndScheduled, renewalsDue, scheduledCancellati
 import { revenueIn, type Revenue } from './revenue.ts';
 import { topCustomersIn, type CustomerRevenue } from './top-customers.ts';
 import { TOP_CUSTOMERS } from './money-lists.ts';
-import type { StatsSelling } from './list-types.ts';
 
 export interface PeriodFigures {
   revenue: Revenue;

@@ -6,17 +6,14 @@ import type { DialectName } from '../../db/database.ts';
 import type { Database } from '../../db/schema.ts';
 import { formatMoney } from '../../lib/money.ts';
 import { precisionOf } from '../../lib/currency.ts';
-import type { DefaultCurrency } from './convert.ts';
+import type { DefaultCurrency, StatsSelling } from './convert.ts';
 import type { Bounds } from './range.ts';
-import type { Selling, StoredRate } from '../currency/selling.ts';
+import type { StoredRate } from '../currency/selling.ts';
 
 export type Cell = string | number | null;
 /** A count or sum as a driver returns it: a number on SQLite, a string (bigint, numeric) on PostgreSQL. */
 export type DbNumber = number | string | bigint;
 export type Row = Record<string, Cell>;
-
-/** What the stats read of the currencies: overage priced as the close prices it, amounts converted at stored rates. */
-export type StatsSelling = Pick<Selling, 'describe' | 'storedRateConverter'>;
 
 export interface ListContext {
   db: Kysely<Database>;

@@ -7,11 +7,11 @@ import { errors } from '../../platform/errors.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import { pageRequest, toPage, type Page } from '../../lib/paginator.ts';
 import { csvLine } from '../export/csv.ts';
-import { defaultCurrencyOf } from './convert.ts';
+import { defaultCurrencyOf, type StatsSelling } from './convert.ts';
 import { dashboardFigures } from './dashboard.ts';
 import { clientCountries, incomeVsRefunds, ordersStatuses, productSummary, salesCountries, summary, summaryIncome } from './fossbilling.ts';
 import { FIGURE_LISTS, isFigure, type FigureName } from './figure-lists.ts';
-import { amountOf, nameOf, type Row, type StatsSelling } from './list-types.ts';
+import { amountOf, nameOf, type Row } from './list-types.ts';
 import { presentDashboard, type DashboardAnswer } from './present.ts';
 import { rangeOf } from './range.ts';
 
