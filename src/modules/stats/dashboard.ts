@@ -63,7 +63,7 @@ export async function dashboardFigures(db: Kysely<Database>, selling: StatsSelli
     revenueIn(db, monthsStart, range.current.end, true),
     nowAndScheduled === null ? scheduledCancellations(db) : nowAndScheduled.then((found) => found.scheduled),
     renewalsDue(db, nowIso, renewalWindowEnd(nowIso)),
-    projectedOverage(db, nowIso),
+    projectedOverage(db, selling, nowIso),
     topCustomersIn(db, range.current.start, range.current.end, TOP_CUSTOMERS),
   ]);
   return {
