@@ -109,11 +109,15 @@ describe('the projected overage is what the close would bill now', () => {
     expect((await t.admin('currency/create', { code: 'EUR', conversion_rate: EUR_RATE })).result).toBe('EUR');
     const metered = await plan('AI API', { ...CALLS, meters: [TOKENS, STORAGE] });
     const prepaid = await plan('AI API prepaid', { ...CALLS, meters: [TOKENS], prepaid: true });
+    // Calls included without limit, only the tokens priced: the order is read for its meter's overage rule alone.
+    const tokensOnly = await plan('Tokens API', { meters: [TOKENS] });
 
     const dollars = await buy(metered);
     const euros = await buy(metered, 'EUR');
     const within = await buy(metered);
     const metersOnly = await buy(metered);
+    const meterPriced = await buy(tokensOnly);
+    const tinyOver = await buy(tokensOnly);
     const drawn = await buy(prepaid);
     const suspended = await buy(metered);
     const cancelled = await buy(metered);
@@ -124,6 +128,8 @@ describe('the projected overage is what the close would bill now', () => {
     await send(within.orderId, now, { calls: 10, tokens: [400_000, 600_000], storage: [9, 10] });
     await send(metersOnly.orderId, now, { calls: 0, tokens: [2_234_567], storage: [] });
     await send(drawn.orderId, now, { calls: 30, tokens: [3_000_000], storage: [] });
+    await send(meterPriced.orderId, now, { calls: 40, tokens: [1_500_000], storage: [] });
+    await send(tinyOver.orderId, now, { calls: 40, tokens: [1_000_001], storage: [] });
     await send(suspended.orderId, now, OVER);
     await send(cancelled.orderId, now, OVER);
     expect((await t.admin('order/suspend', { id: suspended.orderId })).body.error).toBeNull();
@@ -133,6 +139,10 @@ describe('the projected overage is what the close would bill now', () => {
     const inDollars = expected(OVER, usd);
     const inEuros = expected(OVER, eur);
     const onlyMeters = expected({ calls: 0, tokens: [2_234_567], storage: [] }, usd);
+    const tokensPriced = expected({ calls: 0, tokens: [1_500_000], storage: [] }, usd);
+    // One token over at 0.000003 is 0.000003 $, rounded once to 0: the close bills nothing.
+    expect(expected({ calls: 0, tokens: [1_000_001], storage: [] }, usd).amount).toBe(0);
+    const dollarTotal = inDollars.amount + onlyMeters.amount + tokensPriced.amount;
     // Not vacuous: the dollar prices read as euros (no conversion) would project 5.04 €, not 5.48 €.
     expect(inEuros.amount).not.toBe(inDollars.amount);
     expect([inDollars.calls, inDollars.meters.tokens, inDollars.meters.storage]).toEqual([9, 370, 125]);
@@ -141,22 +151,23 @@ describe('the projected overage is what the close would bill now', () => {
     // The figure.
     const figure = async () => (await t.admin('stats/dashboard')).result.projected_overage;
     expect(await figure()).toEqual({
-      orders: 3,
+      orders: 4,
       amounts: [
         { currency: 'EUR', amount: formatMoney(inEuros.amount, 2) },
-        { currency: 'USD', amount: formatMoney(inDollars.amount + onlyMeters.amount, 2) },
+        { currency: 'USD', amount: formatMoney(dollarTotal, 2) },
       ],
     });
     // In the default currency before conversion, for a default-currency total.
     expect(await projectedOverage(t.services.db, t.services.selling, now.toISOString())).toEqual([
       { currency: 'EUR', orders: 1, amount: inEuros.amount, default_amount: inDollars.amount },
-      { currency: 'USD', orders: 2, amount: inDollars.amount + onlyMeters.amount, default_amount: inDollars.amount + onlyMeters.amount },
+      { currency: 'USD', orders: 3, amount: dollarTotal, default_amount: dollarTotal },
     ]);
     const byOrder = await overageByOrder(t.services.db, t.services.selling, now.toISOString());
     expect(byOrder.map((row) => [row.order_id, row.period_start, row.period_end, row.amount, row.default_amount])).toEqual([
       [dollars.orderId, '2031-05-01T00:00:00Z', '2031-06-01T00:00:00Z', inDollars.amount, inDollars.amount],
       [euros.orderId, '2031-05-01T00:00:00Z', '2031-06-01T00:00:00Z', inEuros.amount, inDollars.amount],
       [metersOnly.orderId, '2031-05-01T00:00:00Z', '2031-06-01T00:00:00Z', onlyMeters.amount, onlyMeters.amount],
+      [meterPriced.orderId, '2031-05-01T00:00:00Z', '2031-06-01T00:00:00Z', tokensPriced.amount, tokensPriced.amount],
     ]);
 
     // The list, and its CSV.
@@ -167,20 +178,28 @@ describe('the projected overage is what the close would bill now', () => {
       { order_id: dollars.orderId, client_id: dollars.clientId, currency: 'USD', used: 17, included: 10, overage_units: 7, amount: formatMoney(inDollars.amount, 2), meters: metersText(inDollars) },
       { order_id: euros.orderId, client_id: euros.clientId, currency: 'EUR', used: 17, included: 10, overage_units: 7, amount: formatMoney(inEuros.amount, 2), meters: metersText(inEuros) },
       { order_id: metersOnly.orderId, client_id: metersOnly.clientId, currency: 'USD', used: 0, included: 10, overage_units: 0, amount: formatMoney(onlyMeters.amount, 2), meters: metersText(onlyMeters) },
+      // Unlimited calls: included is empty.
+      { order_id: meterPriced.orderId, client_id: meterPriced.clientId, currency: 'USD', used: 40, included: null, overage_units: 0, amount: formatMoney(tokensPriced.amount, 2), meters: metersText(tokensPriced) },
     ];
     expect(rows[0]!.meters).toBe('Tokens: 2,234,567 tokens used, 1,000,000 included, 1,234,567 over = 3.70; Storage: 15 GB used, 10 included, 5 over = 1.25');
     const list = await t.admin('stats/dashboard_list', { figure: 'projected_overage' });
     expect(list.body.error).toBeNull();
-    expect(list.result).toMatchObject({ columns: ['order_id', 'client_id', 'currency', 'used', 'included', 'overage_units', 'amount', 'meters'], total: 3, list: rows });
-    const quoted = (row: Record<string, string | number>) => Object.values(row).map((cell) => `"${cell}"`).join(',');
+    expect(list.result).toMatchObject({ columns: ['order_id', 'client_id', 'currency', 'used', 'included', 'overage_units', 'amount', 'meters'], total: 4, list: rows });
+    const quoted = (row: Record<string, string | number | null>) => Object.values(row).map((cell) => `"${cell ?? ''}"`).join(',');
     expect(await csv()).toEqual(['"order_id","client_id","currency","used","included","overage_units","amount","meters"', ...rows.map(quoted)]);
     // One page at a time, in order.
-    expect((await t.admin('stats/dashboard_list', { figure: 'projected_overage', per_page: 2, page: 2 })).result).toMatchObject({ total: 3, list: [rows[2]] });
+    expect((await t.admin('stats/dashboard_list', { figure: 'projected_overage', per_page: 3, page: 2 })).result).toMatchObject({ total: 4, list: [rows[3]] });
+
+    // Each currency is described once per projection, not once per order (three orders are in dollars).
+    const { selling } = t.services;
+    const describeCurrency = vi.fn(selling.describe);
+    await overageByOrder(t.services.db, { describe: describeCurrency, storedRateConverter: (q) => selling.storedRateConverter(q) }, now.toISOString());
+    expect(describeCurrency.mock.calls.map((call) => String(call[1])).toSorted((a, b) => a.localeCompare(b))).toEqual(['EUR', 'USD']);
 
     // The last minute of the period: the projection made just before the close …
     now = at('2031-05-31T23:59:00Z');
     const projected = await overageByOrder(t.services.db, t.services.selling, now.toISOString());
-    expect(projected.map((row) => row.amount)).toEqual([inDollars.amount, inEuros.amount, onlyMeters.amount]);
+    expect(projected.map((row) => row.amount)).toEqual([inDollars.amount, inEuros.amount, onlyMeters.amount, tokensPriced.amount]);
     // … is what the close bills: one usage invoice per order, its total the projected amount; nothing for the others.
     now = at('2031-06-01T00:01:00Z');
     expect(await t.services.usageCloser.closePeriods(now)).toMatchObject({ failed: 0 });
@@ -193,6 +212,7 @@ describe('the projected overage is what the close would bill now', () => {
     for (const row of projected) expect(await billed(row.order_id), `order ${row.order_id}`).toEqual([row.currency, row.amount]);
     expect(await billed(within.orderId)).toBeNull();
     expect(await billed(drawn.orderId)).toBeNull();
+    expect(await billed(tinyOver.orderId)).toBeNull();
     // A new period has opened with nothing in it yet.
     expect(await figure()).toEqual({ orders: 0, amounts: [] });
   });
