@@ -4,8 +4,9 @@
 // - What was invoiced (revenue, refunds, credit notes, usage, top-ups, failed payments, top customers) is converted at
 //   the rate stored on its invoice (`currency_rate` against `currency_base`), by currency/selling.ts
 //   storedRateConverter — the exports' conversion — once per group of amounts sharing a rate, rounded half up.
-// - What is not invoiced yet (MRR, ARR, renewals due, scheduled cancellations, projected overage) has no stored rate:
-//   it is converted at today's rate, the rate its next invoice will store.
+// - What is not invoiced yet (MRR, ARR, renewals due, scheduled cancellations) has no stored rate: it is converted at
+//   today's rate, the rate its next invoice will store. The projected overage needs no conversion: plans price
+//   overage in the default currency, and the projection keeps that price beside the converted one (default_amount).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Selling, StoredRate } from '../currency/selling.ts';

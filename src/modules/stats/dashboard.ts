@@ -62,7 +62,7 @@ export async function dashboardFigures(db: Kysely<Database>, dialect: DialectNam
     revenueIn(db, monthsStart, range.current.end, true, into),
     nowAndScheduled === null ? scheduledCancellations(db) : nowAndScheduled.then((found) => found.scheduled),
     renewalsDue(db, nowIso, renewalWindowEnd(nowIso)),
-    projectedOverage(db, nowIso),
+    projectedOverage(db, selling, nowIso),
     topCustomersIn(db, dialect, range.current, TOP_CUSTOMERS, into),
   ]);
   return {

@@ -1,11 +1,13 @@
 // The orders behind the recurring figures: MRR, renewals due, cancellations scheduled, and the projected overage. The
-// filters are the ones recurring-orders.ts groups by, so a list's rows add up to its figure.
+// filters are the ones recurring-orders.ts (and projected-overage.ts) group by, so a list's rows add up to its figure.
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { discountOf } from '../product/promos.ts';
 import { monthlyOf, roundedHalfUp } from '../../lib/recurring.ts';
 import { amountOf, type FigureList, type ListContext, type Row } from './list-types.ts';
 import { overageByOrder } from './projected-overage.ts';
+import type { BilledMeter } from '../serviceapikey/usage/close-lines.ts';
+import { unitWords } from '../../lib/usage-terms.ts';
 import type { DbNumber } from './list-types.ts';
 
 const DAY_MS = 86_400_000;
@@ -95,12 +97,42 @@ export const orderLists: Record<'mrr' | 'renewals_due' | 'cancellations_schedule
   cancellations_scheduled: orderList((query) => query.where('orders.cancel_at_period_end', '=', 1), false),
 };
 
+const quantity = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 6 });
+
+/**
+ * What an order's projected amount is made of beyond its calls (which have columns of their own): each of the plan's
+ * meters that would bill something, "Tokens: 2,500,000 tokens used, 1,000,000 included, 1,500,000 over = 3.00",
+ * separated by "; ", amounts in the order's currency; empty when only the calls bill.
+ */
+export function metersText(meters: readonly BilledMeter[], currency: string): string {
+  return meters
+    .filter((meter) => meter.amount > 0)
+    .map((meter) => {
+      const words = unitWords(meter.unit);
+      return `${meter.name}: ${quantity(meter.used)} ${meter.used === 1 ? words.one : words.many} used, ${quantity(meter.included ?? 0)} included, ${quantity(meter.overage_units)} over = ${amountOf(meter.amount, currency)}`;
+    })
+    .join('; ');
+}
+
+/** The orders behind the projected overage: the calls' figures, the amount the close would bill, and the meters in it. */
 export const overageList: FigureList = {
-  columns: ['order_id', 'client_id', 'currency', 'used', 'included', 'overage_units', 'amount'],
-  async read({ db, now }, offset, limit) {
-    const all = await overageByOrder(db, now);
+  columns: ['order_id', 'client_id', 'currency', 'used', 'included', 'overage_units', 'amount', 'meters', 'default_currency', 'amount_in_default'],
+  async read({ db, selling, into, now }, offset, limit) {
+    const all = await overageByOrder(db, selling, now);
     return {
-      rows: all.slice(offset, offset + limit).map((row) => ({ ...row, amount: amountOf(row.amount, row.currency) })),
+      rows: all.slice(offset, offset + limit).map((row) => ({
+        order_id: row.order_id,
+        client_id: row.client_id,
+        currency: row.currency,
+        used: row.used,
+        included: row.included,
+        overage_units: row.overage_units,
+        amount: amountOf(row.amount, row.currency),
+        meters: metersText(row.meters, row.currency),
+        // The plan's own price of the same units: overage is priced in the default currency (convert.ts).
+        default_currency: into.code,
+        amount_in_default: amountOf(row.default_amount, into.code),
+      })),
       total: all.length,
     };
   },

@@ -43,7 +43,7 @@ function monthly(months: readonly string[], rows: readonly RevenueRow[]) {
 
 /** What the totals are and how they were converted: said in the answer, shown under the figures. */
 export const conversionNote = (code: string): string =>
-  `Totals in ${code}: invoiced amounts (revenue, refunds, credit notes, usage, top-ups, failed payments, top customers) converted at the rate stored on each invoice; MRR, ARR, renewals, scheduled cancellations and projected overage at today's rates.`;
+  `Totals in ${code}: invoiced amounts (revenue, refunds, credit notes, usage, top-ups, failed payments, top customers) converted at the rate stored on each invoice; MRR, ARR, renewals and scheduled cancellations at today's rates; projected overage at the plans' prices in ${code}.`;
 
 /** The range's revenue total in the default currency (zeros when nothing moved). */
 function revenueTotal(revenue: Revenue, code: string) {
@@ -72,7 +72,7 @@ function inDefaultCurrency(figures: DashboardFigures, into: DefaultCurrency) {
     failed_payments: { failed: money(current.failed_payments.total.failed), recovered: money(current.failed_payments.total.recovered) },
     cancellations_scheduled: { mrr: money(todays(figures.cancellations_scheduled, (row) => row.mrr)) },
     renewals_due: { amount: money(todays(figures.renewals_due.amounts, (row) => row.amount)) },
-    projected_overage: { amount: money(figures.projected_overage.reduce((sum, row) => sum + into.atTodaysRate(row.amount, row.currency), 0)) },
+    projected_overage: { amount: money(figures.projected_overage.reduce((sum, row) => sum + row.default_amount, 0)) },
   };
 }
 

@@ -5,26 +5,28 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { IngestMeter } from './order-plans.ts';
+import type { UsageMeterDayTable } from './tables.ts';
 
 export type MeterQuantities = Map<string, number>;
 
-/** The quantities of `meters` in the order's period starting at `periodStart` (0 for a meter with no events). */
-export async function periodQuantities(db: Kysely<Database>, orderId: number, periodStart: string, meters: readonly Pick<IngestMeter, 'code' | 'aggregation'>[]): Promise<MeterQuantities> {
+/** A day row of a meter as the period fold reads it. */
+export type MeterDayRow = Pick<UsageMeterDayTable, 'meter' | 'quantity' | 'latest_at'>;
+
+/**
+ * The period quantity of each of `meters` from its day rows of one order's period (0 for a meter with no rows): the
+ * sum of the days for count, sum and unique_count, the greatest day for max, the day with the latest event for latest.
+ * Rows of a meter not in `meters` are ignored. Pure: what the close bills and the dashboard projects fold the same way.
+ */
+export function foldPeriodQuantities(rows: Iterable<MeterDayRow>, meters: readonly Pick<IngestMeter, 'code' | 'aggregation'>[]): MeterQuantities {
   const quantities: MeterQuantities = new Map(meters.map((meter) => [meter.code, 0]));
-  if (meters.length === 0) return quantities;
-  const rows = await db
-    .selectFrom('usage_meter_days')
-    .select(['meter', 'quantity', 'latest_at'])
-    .where('order_id', '=', orderId)
-    .where('period_start', '=', periodStart)
-    .where('meter', 'in', meters.map((meter) => meter.code))
-    .execute();
   const latestAt = new Map<string, string>();
   const aggregationOf = new Map(meters.map((meter) => [meter.code, meter.aggregation]));
   for (const row of rows) {
+    const aggregation = aggregationOf.get(row.meter);
+    if (aggregation === undefined) continue;
     const quantity = row.quantity;
     const so = quantities.get(row.meter) ?? 0;
-    switch (aggregationOf.get(row.meter)) {
+    switch (aggregation) {
       case 'max':
         quantities.set(row.meter, Math.max(so, quantity));
         break;
@@ -41,6 +43,19 @@ export async function periodQuantities(db: Kysely<Database>, orderId: number, pe
     }
   }
   return quantities;
+}
+
+/** The quantities of `meters` in the order's period starting at `periodStart` (0 for a meter with no events). */
+export async function periodQuantities(db: Kysely<Database>, orderId: number, periodStart: string, meters: readonly Pick<IngestMeter, 'code' | 'aggregation'>[]): Promise<MeterQuantities> {
+  if (meters.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('usage_meter_days')
+    .select(['meter', 'quantity', 'latest_at'])
+    .where('order_id', '=', orderId)
+    .where('period_start', '=', periodStart)
+    .where('meter', 'in', meters.map((meter) => meter.code))
+    .execute();
+  return foldPeriodQuantities(rows, meters);
 }
 
 /** One meter's measure on one UTC day of a range: the day's part (count, sum, unique_count: new distinct values), its greatest (max) or its last value (latest). */

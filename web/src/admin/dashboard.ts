@@ -102,7 +102,7 @@ function Figures({ data, range }: { data: Dashboard; range: Range }) {
       ${data.projected_overage.amounts.length === 0
         ? html`<p class="value">0</p>`
         : data.projected_overage.amounts.map((row) => html`<p class="value">${formatMoney(row.amount, row.currency)}</p>`)}
-      <p class="hint">${formatNumber(data.projected_overage.orders)} order${data.projected_overage.orders === 1 ? '' : 's'} past their included calls this period</p>
+      <p class="hint">${formatNumber(data.projected_overage.orders)} order${data.projected_overage.orders === 1 ? '' : 's'} past their included usage this period</p>
     <//>
   </div>`;
 }

@@ -2,11 +2,15 @@
 // the included units, the units beyond them and their price in minor units, rounded half-up once per meter — and the
 // overage invoice's lines: `calls` first, then the plan's meters in the plan's order, one line per meter with an
 // amount. The pricing is meterSummaries' (meter-summary.ts: overageUnits, then overageMinor), so what get_info
-// projected is what the close bills. Pure: no I/O.
+// projected is what the close bills; the dashboard's projected overage (stats/projected-overage.ts) prices with the
+// same billIn. Pure: no I/O.
+import { convertMinor } from '../../../lib/exchange.ts';
 import { overageMinor, overageUnits, type OverageRule } from '../../../lib/usage-pricing.ts';
 import { unitWords } from '../../../lib/usage-terms.ts';
 import type { UsageLine } from '../../invoice/service.ts';
+import type { SaleCurrency } from '../../currency/selling.ts';
 import type { MeterOptions } from './meters-config.ts';
+import type { UsagePlan } from './usage-plan.ts';
 
 /** One meter as billed at a close. */
 export interface BilledMeter {
@@ -30,14 +34,31 @@ export const CALLS_UNIT = 'calls';
 const MAX_TITLE = 255;
 
 /** A meter's figures for the period's quantity `used`, priced by `overage` (null: nothing is billed). */
-export function billMeter(
-  meter: Pick<BilledMeter, 'code' | 'name' | 'unit' | 'aggregation' | 'included'> & { overage: OverageRule | null },
-  used: number,
-  precision: number,
-): BilledMeter {
+export function billMeter(meter: PricedMeter, used: number, precision: number): BilledMeter {
   const units = meter.overage === null ? 0 : overageUnits(used, meter.included);
   const amount = meter.overage === null ? 0 : overageMinor(meter.overage, units, precision);
   return { code: meter.code, name: meter.name, unit: meter.unit, aggregation: meter.aggregation, used, included: meter.included, overage_units: units, amount };
+}
+
+/** A meter as billMeter prices it: its figures' labels, its included units and its overage price. */
+export type PricedMeter = Pick<BilledMeter, 'code' | 'name' | 'unit' | 'aggregation' | 'included'> & { overage: OverageRule | null };
+
+/** The built-in `calls` meter of a plan, priced by the plan's top-level included and overage. */
+export function callsMeter(plan: Pick<UsagePlan, 'included' | 'overage'>): PricedMeter {
+  return { code: 'calls', name: CALLS_NAME, unit: CALLS_UNIT, aggregation: 'count', included: plan.included, overage: plan.overage };
+}
+
+/** Micro-units: the finest a meter price is written in (CONTRACT §12: up to 6 decimals). */
+const MICRO = 6;
+
+/**
+ * One meter's overage in the order's currency. In the default currency as the plan prices it; in another, priced to
+ * the micro-unit and converted at the currency's rate of the close, rounded half up once, as a plan's prices are.
+ */
+export function billIn(meter: PricedMeter, used: number, sale: Pick<SaleCurrency, 'isDefault' | 'minorUnit' | 'rate'>): BilledMeter {
+  if (sale.isDefault) return billMeter(meter, used, sale.minorUnit);
+  const micro = billMeter(meter, used, MICRO);
+  return { ...micro, amount: convertMinor(micro.amount, sale.rate, MICRO, sale.minorUnit) };
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');

@@ -17,13 +17,12 @@ import type { Database } from '../../../db/schema.ts';
 import type { DialectName } from '../../../db/database.ts';
 import { inTransaction } from '../../../platform/transaction.ts';
 import { moneyFor, type Money } from '../../../lib/money.ts';
-import { convertMinor } from '../../../lib/exchange.ts';
-import type { SaleCurrency, Selling } from '../../currency/selling.ts';
+import type { Selling } from '../../currency/selling.ts';
 import { isoSeconds } from '../../../lib/time.ts';
 import { parseObject } from '../../../lib/json.ts';
 import type { InvoiceService } from '../../invoice/service.ts';
 import { periodQuantities } from '../../usage/quantities.ts';
-import { billMeter, CALLS_NAME, CALLS_UNIT, invoiceLines, type BilledMeter } from './close-lines.ts';
+import { billIn, callsMeter, invoiceLines, type BilledMeter, type PricedMeter } from './close-lines.ts';
 import { duePeriods } from './close-due.ts';
 import { orderPeriodUses } from './period-usage.ts';
 import { planOf, usageOptionsOf } from './usage-plan.ts';
@@ -79,19 +78,6 @@ export interface ClosedPeriod {
 const num = (value: number | string): number => Number(value);
 const maybe = (value: number | string | null): number | null => (value === null ? null : Number(value));
 
-/** Micro-units: the finest a meter price is written in (CONTRACT §12: up to 6 decimals). */
-const MICRO = 6;
-
-/**
- * One meter's overage in the order's currency. In the default currency as the plan prices it; in another, priced to
- * the micro-unit and converted at the currency's rate of the close, rounded half up once, as a plan's prices are.
- */
-function billIn(meter: Parameters<typeof billMeter>[0], used: number, sale: SaleCurrency): BilledMeter {
-  if (sale.isDefault) return billMeter(meter, used, sale.minorUnit);
-  const micro = billMeter(meter, used, MICRO);
-  return { ...micro, amount: convertMinor(micro.amount, sale.rate, MICRO, sale.minorUnit) };
-}
-
 export function createUsageCloser({ db, dialect, invoices, money: fallback, selling, flushUsage, drawPrepaid, log }: UsageCloserDeps) {
   /** Closes one order's period: `closed` when this call recorded the close, `invoiced` when it issued an invoice. */
   async function closeOne(orderId: number, periodStart: string, periodEnd: string, now: Date): Promise<{ closed: boolean; invoiced: boolean }> {
@@ -117,14 +103,11 @@ export function createUsageCloser({ db, dialect, invoices, money: fallback, sell
       // (amount 0), and no overage invoice is issued; the plan's recurring price is invoiced by renewals as before.
       const prepaid = options.prepaid === true;
       const sale = await selling.describe(trx, order.currency);
-      const bill = (meter: Parameters<typeof billMeter>[0], used: number): BilledMeter => {
+      const bill = (meter: PricedMeter, used: number): BilledMeter => {
         const billed = billIn(meter, used, sale);
         return prepaid ? { ...billed, amount: 0 } : billed;
       };
-      const calls = bill(
-        { code: 'calls', name: CALLS_NAME, unit: CALLS_UNIT, aggregation: 'count', included: plan.included, overage: plan.overage },
-        await orderPeriodUses(trx, orderId, periodStart),
-      );
+      const calls = bill(callsMeter(plan), await orderPeriodUses(trx, orderId, periodStart));
       const quantities = await periodQuantities(trx, orderId, periodStart, meters);
       const billed: BilledMeter[] = meters.map((meter) => bill(meter, quantities.get(meter.code) ?? 0));
 
