@@ -56,6 +56,15 @@ describe.runIf(HAVE_CHROMIUM)('the dashboard, in the browser', () => {
     const net = await page.getByTestId('figure-net-revenue').textContent();
     for (const row of answer.net_revenue) expect(net).toContain(`${row.net} ${row.currency}`);
     expect(await page.getByTestId('figure-failed').textContent()).toContain(`${answer.failed_payments.recovered} recovered`);
+    // Dollars and euros: each money figure adds its total in the default currency, and the page says how it converted.
+    expect(answer.default_currency).toBe('USD');
+    expect(net).toContain(`All currencies: ${answer.in_default_currency.net_revenue.net} USD`);
+    expect(mrr).toContain(`All currencies: ${answer.in_default_currency.mrr.amount} USD`);
+    expect(await page.getByTestId('conversion-note').textContent()).toBe(answer.conversion);
+    await page.getByTestId('revenue-chart-all').waitFor();
+    const topTable = page.getByTestId('top-customers');
+    expect(await topTable.locator('thead').textContent()).toContain('In USD');
+    expect(await topTable.locator('tbody tr').first().textContent()).toContain(`${answer.top_customers[0].default_amount} USD`);
     expect(await page.getByTestId('range-line').textContent()).toBe(`${answer.from} to ${answer.to}, compared with ${answer.previous_from} to ${answer.previous_to}.`);
     // One chart per currency; the canvas is hidden from screen readers, its table is not.
     const usd = page.getByTestId('revenue-chart-USD');

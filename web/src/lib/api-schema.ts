@@ -8398,6 +8398,10 @@ export interface operations {
               previous_to: string;
               /** Format: date-time */
               generated_at: string;
+              /** @description The instance’s default currency: `in_default_currency` is in it */
+              default_currency: string;
+              /** @description How the amounts in other currencies were converted into the default, in words */
+              conversion: string;
               /** @description Monthly recurring revenue at the end of the range (previous: at its start), per currency */
               mrr: {
                   /** @description ISO 4217 code */
@@ -8496,6 +8500,7 @@ export interface operations {
                     amount: string;
                   }[];
               };
+              /** @description Ranked by what they paid in the default currency at the stored rates (`default_amount`) */
               top_customers: ({
                   client_id: number;
                   email: string | null;
@@ -8503,7 +8508,57 @@ export interface operations {
                   /** @description ISO 4217 code */
                   currency: string;
                   amount: string;
+                  default_amount: string;
                 })[];
+              /** @description The money figures in the default currency: invoiced amounts at each invoice’s stored rate, the rest at today’s rates */
+              in_default_currency: {
+                /** @description ISO 4217 code */
+                currency: string;
+                mrr: {
+                  amount: string;
+                  previous: string;
+                };
+                arr: {
+                  amount: string;
+                  previous: string;
+                };
+                net_revenue: {
+                  paid: string;
+                  refunds: string;
+                  credit_notes: string;
+                  net: string;
+                  previous_net: string;
+                };
+                revenue_by_month: {
+                    /** @description YYYY-MM */
+                    month: string;
+                    paid: string;
+                    refunds: string;
+                    credit_notes: string;
+                    net: string;
+                  }[];
+                usage_revenue: {
+                  amount: string;
+                  previous: string;
+                };
+                top_ups: {
+                  amount: string;
+                  previous: string;
+                };
+                failed_payments: {
+                  failed: string;
+                  recovered: string;
+                };
+                cancellations_scheduled: {
+                  mrr: string;
+                };
+                renewals_due: {
+                  amount: string;
+                };
+                projected_overage: {
+                  amount: string;
+                };
+              };
             };
             error: null;
           };
