@@ -2,7 +2,9 @@
 // on a database seeded with BENCH_INVOICES (default 1,000,000) invoices over the last three years, BENCH_ORDERS
 // (100,000) orders and as many clients, a payment for each paid invoice, a failed attempt on one invoice in 20, a
 // refund on one in 50, usage and top-up lines on one in 10, and a credit note on one in 200 — bulk SQL, one statement
-// per table. Then admin/stats/dashboard is called over HTTP (the default 30 days, then a year, then 2 years) and one
+// per table. Nine invoices in ten are in euros, each storing one of two rates against the default USD (so the totals in
+// the default currency convert at stored rates, migration 053), EUR being one of the instance's currencies. Then
+// admin/stats/dashboard is called over HTTP (the default 30 days, then a year, then 2 years) and one
 // figure's list, 5 times each; the median and the first call are reported. Target ≤ 200 ms. BENCH_DATABASES=sqlite,pg.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +31,10 @@ export function dashboardSeed(invoices: number, orders: number, postgres: boolea
   const invoiceAt = ago(`(${invoices} - i) * ${step} + 60`);
   const orderAt = ago(`(${orders} - i) * ${Math.floor(SPAN_SECONDS / orders)} + 60`);
   const currency = `(case when i % 10 = 0 then 'USD' else 'EUR' end)`;
+  const rate = `(case when i % 10 = 0 then '1' when i % 20 < 10 then '0.92' else '0.95' end)`;
   return [
+    `insert into currencies (code, is_default, conversion_rate, is_rate_manual, rate_updated_at, created_at, updated_at)
+     values ('EUR', 0, '0.9', 1, '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z')`,
     `insert into clients (email, first_name, last_name, company, country, currency, status, api_token_hash, api_token_enc, created_at, updated_at)
      select 'user' || i || '@example.com', 'Client', 'Number ' || i, null, ${pick(['DE', 'FR', 'US', 'NL', 'IT'])}, 'EUR', 'active', 'seed-token-' || i, 'x', ${orderAt}, ${orderAt} from ${series(orders)}`,
     `insert into products (title, slug, type, status, hidden, setup, pricing, config, created_at, updated_at)
@@ -43,10 +48,10 @@ export function dashboardSeed(invoices: number, orders: number, postgres: boolea
             ${orderAt}, case when i % 8 = 0 then ${ago(`(i % 90) * 86400`)} end, case when i % 10 = 1 then 1 else 0 end,
             case when i % 15 = 2 then 'running' end, case when i % 15 = 2 then ${ago('-864000')} end, ${ago(`-((i % 60) * 86400 + 3600)`)}
      from ${series(orders)}`,
-    `insert into invoices (hash, number, client_id, status, currency, subtotal, total, created_at, updated_at, paid_at)
+    `insert into invoices (hash, number, client_id, status, currency, subtotal, total, created_at, updated_at, paid_at, currency_rate, currency_rate_at, currency_base)
      select 'seed-invoice-' || i, case when i % 9 = 0 then null else 'INV-' || i end, 1 + i % ${orders},
             case when i % 9 = 0 then 'unpaid' when i % 50 = 7 then 'refunded' else 'paid' end, ${currency}, 1000 + i % 7000, 1000 + i % 7000,
-            ${invoiceAt}, ${invoiceAt}, case when i % 9 = 0 then null else ${invoiceAt} end
+            ${invoiceAt}, ${invoiceAt}, case when i % 9 = 0 then null else ${invoiceAt} end, ${rate}, '2020-01-01T00:00:00Z', 'USD'
      from ${series(invoices)}`,
     `insert into invoice_items (invoice_id, order_id, task, title, period, quantity, price, total, executed)
      select id, null, case when id % 20 = 3 then 'usage' when id % 10 = 5 then 'deposit' else 'renew' end, 'Seed line', null, 1, total, total, 1

@@ -6,6 +6,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { resolveInstanceSecret } from './platform/instance-secret.ts';
 import { createServices, type Services } from './services.ts';
 import { randomString } from './lib/crypto.ts';
+import { storedDefaultCode } from './modules/currency/service.ts';
 import { ADMINISTRATORS_GROUP_ID } from './modules/staff/service.ts';
 
 /** `opened`: a database already open to use instead of config.databaseUrl (the tests hand in a copy of a template). */
@@ -18,10 +19,14 @@ export async function bootstrap(config: Config = loadConfig(), opened?: Database
     await database.close();
     throw error;
   }
-  const services = createServices(config, database, secret);
+  // Amounts are formatted in the database's default currency: CURRENCY names only the first one, and staff may have
+  // chosen another since with admin/currency/set_default (docs/currencies.md, "The default currency").
+  const stored = await storedDefaultCode(database.db);
+  const effective = stored === undefined || stored === config.currency ? config : { ...config, currency: stored };
+  const services = createServices(effective, database, secret);
   // The first start after migration 038 makes CURRENCY the default currency, so the instance keeps its money as it was;
   // here rather than in the migration, which does not read the configuration.
-  await services.currencies.seedDefault(config.currency);
+  await services.currencies.seedDefault(effective.currency);
   // Stored settings are in the in-process copy from the first request: the Stripe gateway and the mail transport
   // read their secrets from it at each use (src/modules/payment/stripe/switch.ts).
   await services.settings.preload();

@@ -59,6 +59,16 @@ export function normaliseCode(code: string, param = 'code'): string {
 
 export type CurrencyService = ReturnType<typeof createCurrencyService>;
 
+/**
+ * The default currency the database holds, or undefined before the first start has seeded one. Read before the
+ * services are built (bootstrap.ts), so a process formats amounts in the default staff chose with set_default, not in
+ * the `CURRENCY` setting, which only names the first default.
+ */
+export async function storedDefaultCode(db: Kysely<Database>): Promise<string | undefined> {
+  const row = await db.selectFrom('currencies').select('code').where('is_default', '=', 1).executeTakeFirst();
+  return row?.code;
+}
+
 export function createCurrencyService({ db, dialect }: CurrencyServiceDeps) {
   /** The exclusive lock every change takes first (see the top of this file). */
   async function lockForChange(trx: Kysely<Database>): Promise<void> {

@@ -64,7 +64,7 @@ export function CurrenciesPage() {
   const makeDefault = (code: string): void =>
     act(`default-${code}`, async () => {
       await call('admin/currency/set_default', { code });
-      setMessage(`${code} is now the default currency; the other rates are restated against it.`);
+      setMessage(`${code} is now the default currency; the other rates are restated against it. Restart Tollgate (every process) so plan prices and usage amounts are read and shown in ${code}.`);
       list.reload();
     });
   const remove = (code: string): void =>
