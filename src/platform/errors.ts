@@ -1,5 +1,6 @@
 // The error catalogue: every failure the API can answer, with its fixed envelope code and HTTP status (CONTRACT §2).
 // Code throws `errors.notFound('Order')`; nothing else composes codes or statuses.
+import { isTransientConflict } from '../db/errors.ts';
 import { InvalidInput } from '../lib/invalid-input.ts';
 
 export class ApiError extends Error {
@@ -59,10 +60,12 @@ export function envelopeOf(error: ApiError): { result: null; error: { message: s
 
 /**
  * The catalogue's answer for anything thrown: an ApiError as it is, a pure helper's InvalidInput as the 422 naming its
- * parameter, and null for anything else (a bug: the caller answers 500 and logs it).
+ * parameter, a transaction PostgreSQL undid for meeting another (a deadlock) as the 503 "send it again", and null for
+ * anything else (a bug: the caller answers 500 and logs it).
  */
 export function asApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof InvalidInput) return errors.invalid(error.param, error.problem);
+  if (isTransientConflict(error)) return errors.tryAgain('The request met another change of the same records at the same moment and was undone: send it again');
   return null;
 }

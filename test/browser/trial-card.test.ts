@@ -1,6 +1,6 @@
 // Free trials in a real Chromium (issue 24): a trial that needs a card, checked out by a client with no saved card,
 // goes through Stripe Checkout in setup mode (the local stand-in's hosted page) and the order shows the trial once
-// Stripe's webhook arrives; the client area's banner reminds of a trial ending within three days ("— add a card",
+// Stripe's webhook arrives, or — the client back without saving a card — is cancelled from the orders page; the client area's banner reminds of a trial ending within three days ("— add a card",
 // linking to the profile's "Add a card"); staff see the trial on the orders list and the order page, extend it and
 // end it now. Tollgate and the stand-in each listen on a real socket (free ports). Screenshots land in test-results/.
 /// <reference lib="dom" />
@@ -88,6 +88,24 @@ describe.runIf(HAVE_CHROMIUM)('free trials with a card, the trial banner and the
     expect((await badge.textContent())?.trim()).toBe(`Free trial until ${String(order.trial_ends_at).slice(0, 10)}`);
     expect((await asClient(t, client.token, 'payment_method/get_list')).result).toHaveLength(1);
     await page.screenshot({ path: join(SHOTS, 'orders-trial-after-setup.png'), fullPage: true });
+  });
+
+  it('an order whose trial waits for a card is cancelled from the orders page when the client leaves Stripe without saving one', async () => {
+    const client = await t.createClient();
+    expect((await asClient(t, client.token, 'cart/add_item', { id: cardPlan, period: '1M' })).body.error).toBeNull();
+    await logIn(client);
+    await page.goto(`${base}/cart`);
+    await page.getByRole('button', { name: 'Check out' }).click();
+    await page.getByRole('heading', { name: 'Stripe Checkout (test): save a card' }).waitFor();
+    // Back without saving a card: the order waits, with "Add a card" and "Cancel order".
+    await page.goto(`${base}/orders`);
+    await page.getByTestId('order-trial-waiting').waitFor();
+    const waiting = (await asClient(t, client.token, 'order/get_list')).result.list[0];
+    expect(waiting).toMatchObject({ status: 'pending_setup', trial_awaiting_card: true });
+    await page.getByRole('button', { name: `Cancel order ${waiting.id}` }).click();
+    await page.getByTestId('order-trial-waiting').waitFor({ state: 'detached' });
+    expect((await asClient(t, client.token, 'order/get', { id: waiting.id })).result).toMatchObject({ status: 'canceled', trial_awaiting_card: false });
+    await settled(page);
   });
 
   it('reminds of a trial ending within three days, and "add a card" leads to the profile\'s Add a card', async () => {

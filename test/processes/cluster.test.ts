@@ -13,6 +13,7 @@ import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentedMaxPerWindow, rateLimitRun } from '../helpers/apikey.ts';
+import { freshPostgresDatabase } from '../helpers/test-database.ts';
 
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const PG = process.env.TEST_DATABASE_URL ?? '';
@@ -79,20 +80,9 @@ describe('WORKERS=2', () => {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-'));
     databaseUrl = `sqlite:${join(dir, 'tollgate.db')}`;
     if (PG !== '') {
-      const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
-      const server = new pg.Client({ connectionString: PG });
-      await server.connect();
-      await server.query(`CREATE DATABASE ${name}`);
-      await server.end();
-      const url = new URL(PG);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = async () => {
-        const client = new pg.Client({ connectionString: PG });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await client.end();
-      };
+      const fresh = await freshPostgresDatabase(PG);
+      databaseUrl = fresh.url;
+      dropDatabase = fresh.drop;
     }
     child = spawn(process.execPath, ['scripts/start.mjs'], {
       env: {

@@ -11,9 +11,9 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDIT_REFRESH_MS } from '../../src/modules/serviceapikey/check/credit-state.ts';
+import { freshPostgresDatabase } from '../helpers/test-database.ts';
 
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const PG = process.env.TEST_DATABASE_URL ?? '';
@@ -59,20 +59,9 @@ describe('a prepaid plan run dry under WORKERS=2', () => {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-prepaid-cluster-'));
     let databaseUrl = `sqlite:${join(dir, 'tollgate.db')}`;
     if (PG !== '') {
-      const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
-      const server = new pg.Client({ connectionString: PG });
-      await server.connect();
-      await server.query(`CREATE DATABASE ${name}`);
-      await server.end();
-      const url = new URL(PG);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = async () => {
-        const client = new pg.Client({ connectionString: PG });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await client.end();
-      };
+      const fresh = await freshPostgresDatabase(PG);
+      databaseUrl = fresh.url;
+      dropDatabase = fresh.drop;
     }
     child = spawn(process.execPath, ['scripts/start.mjs'], {
       env: {

@@ -163,11 +163,13 @@ export function GuestInvoicePage({ hash }: { hash: string }) {
       : null}`;
 }
 
-/** Cancel at period end, take that back, or go to the plan change page (CONTRACT §8 self-service). */
+/**
+ * Cancel at period end, take that back, or go to the plan change page (CONTRACT §8 self-service); an order whose trial
+ * waits for a card can be cancelled at once (it has no period to run to).
+ */
 function OrderSelfService({ order, onDone }: { order: Order; onDone: () => void }) {
   const action = useAction();
   const running = order.status === 'active' && order.period !== null;
-  if (!running) return null;
   const run = (path: 'client/order/cancel' | 'client/order/uncancel', message: string): void => {
     void action.run(async () => {
       await call(path, { id: order.id });
@@ -175,6 +177,11 @@ function OrderSelfService({ order, onDone }: { order: Order; onDone: () => void 
       onDone();
     });
   };
+  if (order.trial_awaiting_card) {
+    return html`<${Button} busy=${action.busy} onClick=${() => run('client/order/cancel', 'The order is cancelled')} label=${`Cancel order ${order.id}`}>Cancel order<//>
+      <${ErrorMessage} error=${action.error} />`;
+  }
+  if (!running) return null;
   return html`${order.cancel_at_period_end
       ? html`<${Button} busy=${action.busy} onClick=${() => run('client/order/uncancel', 'The order continues')} label=${`Keep order ${order.id}`}>Keep order<//>`
       : html`<${Link} href=${`/orders/${order.id}/plan`}>Change plan<//>
