@@ -69,14 +69,20 @@ describe.runIf(HAVE_CHROMIUM)('free trials with a card, the trial banner and the
     await page.getByText(`Signed in as ${client.email}`).waitFor();
   }
 
-  it('checks out a card trial without a card: Stripe saves the card, then the order shows the trial', async () => {
+  /** A new client checks out the card trial with no card saved: Stripe's hosted page in setup mode (the stand-in). */
+  async function checkOutWithoutCard(): Promise<{ token: string }> {
     const client = await t.createClient();
     expect((await asClient(t, client.token, 'cart/add_item', { id: cardPlan, period: '1M' })).body.error).toBeNull();
     await logIn(client);
     await page.goto(`${base}/cart`);
     await page.getByRole('button', { name: 'Check out' }).click();
-    // Stripe's hosted page in setup mode (the stand-in): nothing is charged.
     await page.getByRole('heading', { name: 'Stripe Checkout (test): save a card' }).waitFor();
+    return client;
+  }
+
+  it('checks out a card trial without a card: Stripe saves the card, then the order shows the trial', async () => {
+    // Stripe's hosted page in setup mode: nothing is charged.
+    const client = await checkOutWithoutCard();
     expect(page.url().startsWith(`${stripe.url}/pay/cs_test_`)).toBe(true);
     await page.screenshot({ path: join(SHOTS, 'stripe-setup.png'), fullPage: true });
     await page.getByRole('button', { name: 'Save card' }).click();
@@ -91,12 +97,7 @@ describe.runIf(HAVE_CHROMIUM)('free trials with a card, the trial banner and the
   });
 
   it('an order whose trial waits for a card is cancelled from the orders page when the client leaves Stripe without saving one', async () => {
-    const client = await t.createClient();
-    expect((await asClient(t, client.token, 'cart/add_item', { id: cardPlan, period: '1M' })).body.error).toBeNull();
-    await logIn(client);
-    await page.goto(`${base}/cart`);
-    await page.getByRole('button', { name: 'Check out' }).click();
-    await page.getByRole('heading', { name: 'Stripe Checkout (test): save a card' }).waitFor();
+    const client = await checkOutWithoutCard();
     // Back without saving a card: the order waits, with "Add a card" and "Cancel order".
     await page.goto(`${base}/orders`);
     await page.getByTestId('order-trial-waiting').waitFor();

@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inTransaction } from '../../../src/platform/transaction.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { at } from '../../helpers/clock.ts';
 import { asClient, MONTHLY } from '../../helpers/selling-fixtures.ts';
 
 let t: TestApp;
@@ -23,13 +24,6 @@ afterAll(async () => {
 afterEach(() => {
   vi.useRealTimers();
 });
-
-function at(iso: string): Date {
-  const ms = Date.parse(iso);
-  vi.useFakeTimers({ toFake: ['Date'], now: ms });
-  vi.setSystemTime(ms);
-  return new Date(ms);
-}
 
 /** The "AI API" of issue 23: tokens on graduated tiers, requests per unit, distinct users per unit. */
 const AI_METERS = [

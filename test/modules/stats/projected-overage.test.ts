@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { formatMoney } from '../../../src/lib/money.ts';
 import { overageByOrder, projectedOverage } from '../../../src/modules/stats/projected-overage.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { at } from '../../helpers/clock.ts';
 import { MONTHLY } from '../../helpers/selling-fixtures.ts';
 
 let t: TestApp;
@@ -24,13 +25,6 @@ afterAll(async () => {
 afterEach(() => {
   vi.useRealTimers();
 });
-
-function at(iso: string): Date {
-  const ms = Date.parse(iso);
-  vi.useFakeTimers({ toFake: ['Date'], now: ms });
-  vi.setSystemTime(ms);
-  return new Date(ms);
-}
 
 // Prices chosen so that rounding once per meter in euros differs from converting the dollar amount or pricing in euros.
 const CALLS = { included: 10, overage: { mode: 'per_unit', unit_price: '0.013' } };
