@@ -96,8 +96,10 @@ export const ERROR_RESPONSES: Record<string, { name: string; description: string
   '503': {
     name: 'ServiceUnavailable',
     description:
-      'The process is shutting down and takes no new requests: send the call again (to another process, or to this one once restarted). ' +
-      'Fastify answers it before any action runs, with its own body (`{"error": "Service Unavailable", "statusCode": 503}`), not the envelope',
+      'Send the call again: nothing of it was kept. Either the process is shutting down and takes no new requests (Fastify answers before any action runs, ' +
+      'with its own body `{"error": "Service Unavailable", "statusCode": 503}`, not the envelope: send it to another process, or to this one once restarted), ' +
+      'or the action undid its work and answers the envelope with code 503 (a usage batch that took too long to store; a transaction PostgreSQL undid ' +
+      'because another held the same records, a deadlock)',
     headers: { Connection: { description: '`close`', schema: { type: 'string' } } },
     // No schema: generated clients then keep one error type (the envelope) for everything an action answers.
     content: null,
