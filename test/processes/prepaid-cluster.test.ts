@@ -4,116 +4,38 @@
 // set (LISTEN/NOTIFY). Tokens ingested through one worker take the balance below zero: every worker refuses the key
 // within a second; a top-up lets it through on every worker again. Twenty connections hammering a key over both
 // workers never take the balance below −allow_negative beyond the documented overshoot.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDIT_REFRESH_MS } from '../../src/modules/serviceapikey/check/credit-state.ts';
-import { freshPostgresDatabase } from '../helpers/test-database.ts';
+import { clusterCall, startCluster, type Cluster } from '../helpers/cluster.ts';
 
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
 const PG = process.env.TEST_DATABASE_URL ?? '';
 
-/** One request on a connection of its own, so node:cluster's round-robin spreads the requests over the workers. */
-function call(port: number, path: string, params: Record<string, unknown>, asAdmin = false): Promise<{ status: number; result: unknown }> {
-  const body = JSON.stringify(params);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-    if (asAdmin) headers.authorization = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
-    const req = request({ host: '127.0.0.1', port, path: `/api/${path}`, method: 'POST', agent: false, headers }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, result: (JSON.parse(text) as { result: unknown }).result });
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-    req.on('error', reject);
-    req.setTimeout(5000, () => req.destroy(new Error('timed out')));
-    req.end(body);
-  });
-}
+const call = (port: number, path: string, params: Record<string, unknown>, asAdmin = false) => clusterCall(port, path, params, asAdmin ? ADMIN_TOKEN : undefined);
 
 describe('a prepaid plan run dry under WORKERS=2', () => {
-  let dir: string;
-  let child: ChildProcess;
-  let port = 0;
-  let listening = 0;
-  let dropDatabase = async (): Promise<void> => {};
-  const output: string[] = [];
+  let cluster: Cluster;
 
   async function admin(path: string, params: Record<string, unknown>): Promise<unknown> {
-    const answer = await call(port, `admin/${path}`, params, true);
+    const answer = await call(cluster.port, `admin/${path}`, params, true);
     if (answer.status !== 200) throw new Error(`${path}: ${answer.status} ${JSON.stringify(answer.result)}`);
     return answer.result;
   }
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tollgate-prepaid-cluster-'));
-    let databaseUrl = `sqlite:${join(dir, 'tollgate.db')}`;
-    if (PG !== '') {
-      const fresh = await freshPostgresDatabase(PG);
-      databaseUrl = fresh.url;
-      dropDatabase = fresh.drop;
-    }
-    child = spawn(process.execPath, ['scripts/start.mjs'], {
-      env: {
-        PATH: process.env.PATH,
-        WORKERS: '2',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATA_DIR: dir,
-        DATABASE_URL: databaseUrl,
-        TOLLGATE_SECRET: randomBytes(32).toString('hex'),
-        TOLLGATE_ADMIN_EMAIL: 'admin@example.com',
-        TOLLGATE_ADMIN_PASSWORD: 'Admin-Passw0rd',
-        TOLLGATE_ADMIN_API_TOKEN: ADMIN_TOKEN,
-        RATE_LIMIT_ENABLED: 'false',
-        SCHEDULER: 'off',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      output.push(line);
-      const found = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
-      if (found !== null) {
-        listening++;
-        port = Number(found[1]);
-      }
-    });
-    const deadline = Date.now() + 90_000;
-    // `listening` is counted by the line handler above while this waits.
-    const bothListening = () => listening >= 2;
-    while (!bothListening()) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the workers did not start\n${output.join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    cluster = await startCluster('prepaid-cluster', ADMIN_TOKEN, { RATE_LIMIT_ENABLED: 'false' });
   }, 120_000);
 
   afterAll(async () => {
-    if (child?.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await dropDatabase();
-    rmSync(dir, { recursive: true, force: true });
+    await cluster?.stop();
   });
 
   /** Eight checks at once on connections of their own (both workers answer some): the time until all are `expected`. */
   async function everyWorker(key: string, expected: boolean, limitMs: number): Promise<number> {
     const started = Date.now();
     for (;;) {
-      const answers = await Promise.all(Array.from({ length: 8 }, () => call(port, 'guest/serviceapikey/check', { key })));
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call(cluster.port, 'guest/serviceapikey/check', { key })));
       if (answers.every((answer) => answer.result === expected)) return Date.now() - started;
       if (Date.now() - started > limitMs) throw new Error(`not every worker answered ${expected} within ${limitMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -154,7 +76,7 @@ describe('a prepaid plan run dry under WORKERS=2', () => {
       let refusedInRow = 0;
       const started = Date.now();
       while (refusedInRow < 20 && Date.now() - started < 15_000) {
-        if ((await call(port, 'guest/serviceapikey/check', { key })).result === true) {
+        if ((await call(cluster.port, 'guest/serviceapikey/check', { key })).result === true) {
           admitted++;
           refusedInRow = 0;
         } else refusedInRow++;

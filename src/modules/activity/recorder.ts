@@ -36,6 +36,21 @@ function describe(action: string, target: Target, changes: Change[]): string {
 
 export function createActionRecorder(deps: { db: Kysely<Database>; activity: Pick<ActivityService, 'write'> }): ActionRecorder {
   const { db, activity } = deps;
+
+  /** The entry of one staff action, on `q` (the action's transaction, or the pool after a provider call). */
+  async function writeEntry(q: Kysely<Database>, call: AuditedCall, final: Target, changes: Change[]): Promise<void> {
+    const { staff } = call.identity;
+    await activity.write(q, {
+      actorType: actorOf(call.identity),
+      staff: { id: staff.id, name: staff.name, email: staff.email },
+      ip: call.ip,
+      action: call.action,
+      target: { type: final.type, id: final.id },
+      changes,
+      message: describe(call.action, final, changes),
+    });
+  }
+
   return {
     runChanging(call: AuditedCall, work: () => unknown): Promise<unknown> {
       return inActionTransaction(db as Kysely<never>, async (handle) => {
@@ -50,16 +65,7 @@ export function createActionRecorder(deps: { db: Kysely<Database>; activity: Pic
         if (target.type === 'setting') changes = diffRows(before, await readSettings(trx, settingNames), isSecretSetting);
         else if (final.rule.table !== undefined && final.id !== null) changes = diffRows(final.id === target.id ? before : null, await readTarget(trx, final));
         else changes = paramChanges(call.params);
-        const staff = call.identity.staff;
-        await activity.write(trx, {
-          actorType: actorOf(call.identity),
-          staff: { id: staff.id, name: staff.name, email: staff.email },
-          ip: call.ip,
-          action: call.action,
-          target: { type: final.type, id: final.id },
-          changes,
-          message: describe(call.action, final, changes),
-        });
+        await writeEntry(trx, call, final, changes);
         return result;
       });
     },
@@ -72,17 +78,7 @@ export function createActionRecorder(deps: { db: Kysely<Database>; activity: Pic
       const result = await work();
       const final = targetAfter(target, result);
       const diff = final.rule.table !== undefined && final.id !== null ? diffRows(final.id === target.id ? before : null, await readTarget(db, final)) : [];
-      const changes = diff.length > 0 ? diff : paramChanges(call.params);
-      const staff = call.identity.staff;
-      await activity.write(db, {
-        actorType: actorOf(call.identity),
-        staff: { id: staff.id, name: staff.name, email: staff.email },
-        ip: call.ip,
-        action: call.action,
-        target: { type: final.type, id: final.id },
-        changes,
-        message: describe(call.action, final, changes),
-      });
+      await writeEntry(db, call, final, diff.length > 0 ? diff : paramChanges(call.params));
       return result;
     },
 

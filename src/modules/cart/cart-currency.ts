@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { isoSeconds } from '../../lib/time.ts';
 import type { SaleCurrency, Selling } from '../currency/selling.ts';
-import type { CartOwner } from './owner.ts';
+import { ownerColumns, type CartOwner } from './owner.ts';
 
 export type CartCurrencies = ReturnType<typeof createCartCurrencies>;
 
@@ -43,8 +43,7 @@ export function createCartCurrencies(selling: Pick<Selling, 'describe' | 'forCli
       await trx
         .insertInto('cart_currencies')
         .values({
-          client_id: 'clientId' in owner ? owner.clientId : null,
-          session_hash: 'sessionHash' in owner ? owner.sessionHash : null,
+          ...ownerColumns(owner),
           currency: sale.code,
           created_at: isoSeconds(now),
         })

@@ -16,7 +16,7 @@ import type { ProductRow, ProductService } from '../product/service.ts';
 import { usageTermsOf } from '../product/usage-terms.ts';
 import { inTransaction } from '../../platform/transaction.ts';
 
-import type { CartOwner } from './owner.ts';
+import { ownerColumns, type CartOwner } from './owner.ts';
 import { createCartCurrencies } from './cart-currency.ts';
 import type { SaleCurrency, Selling } from '../currency/selling.ts';
 import { amountIn } from '../currency/selling.ts';
@@ -209,8 +209,7 @@ export function createCartService({ db, events, products, placing, gateways, sel
         await trx
           .insertInto('cart_items')
           .values({
-            client_id: 'clientId' in owner ? owner.clientId : null,
-            session_hash: 'sessionHash' in owner ? owner.sessionHash : null,
+            ...ownerColumns(owner),
             product_id: input.id,
             period: q.period,
             quantity: input.quantity ?? 1,
@@ -305,8 +304,7 @@ export function createCartService({ db, events, products, placing, gateways, sel
         await trx
           .insertInto('cart_promos')
           .values({
-            client_id: 'clientId' in owner ? owner.clientId : null,
-            session_hash: 'sessionHash' in owner ? owner.sessionHash : null,
+            ...ownerColumns(owner),
             promo_id: promo.id,
             created_at: isoSeconds(now),
           })
