@@ -58,12 +58,20 @@ export interface Money {
   format(minor: number): string;
 }
 
+/** One Money per currency code, made once: callers on the key check's path (a wallet's `credit`) ask per answer. */
+const MONEY_BY_CODE = new Map<string, Money>();
+
 export function moneyFor(currency: string): Money {
+  const known = MONEY_BY_CODE.get(currency);
+  if (known !== undefined) return known;
   const precision = precisionOf(currency);
-  return {
+  const money: Money = Object.freeze({
     currency,
     precision,
-    parse: (value, param) => parseMoney(value, param, precision),
-    format: (minor) => formatMoney(minor, precision),
-  };
+    parse: (value: unknown, param: string) => parseMoney(value, param, precision),
+    format: (minor: number) => formatMoney(minor, precision),
+  });
+  // Only three capital letters are kept (at most 17,576 entries), whatever a caller hands in.
+  if (/^[A-Z]{3}$/.test(currency)) MONEY_BY_CODE.set(currency, money);
+  return money;
 }
